@@ -1,0 +1,131 @@
+#include "shards/manifest.h"
+
+#include <cstdlib>
+
+#include "shards/checksum.h"
+#include "shards/file.h"
+
+namespace sluice::shards {
+
+double Manifest::seconds() const { return sample_rate > 0 ? static_cast<double>(duration()) / sample_rate : 0.0; }
+
+uint64_t Manifest::bytes() const {
+  uint64_t n = 0;
+  for (const auto& s : shards) n += s.bytes;
+  return n;
+}
+
+uint64_t Manifest::raw_bytes() const {
+  uint64_t n = 0;
+  for (const auto& s : shards) n += s.raw_bytes;
+  return n;
+}
+
+uint64_t Manifest::duration() const {
+  uint64_t n = 0;
+  for (const auto& s : shards) n += s.duration;
+  return n;
+}
+
+nlohmann::json ManifestToJson(const Manifest& m) {
+  nlohmann::json j;
+  j["format"] = "sluice-dataset";
+  j["version"] = m.version;
+  j["kind"] = m.kind;
+  j["sample_rate"] = m.sample_rate;
+  j["codec"] = m.codec;
+  j["fields"] = m.fields;
+  j["features"] = m.features;
+  j["tokenizer"] = m.tokenizer;
+  j["records"] = m.records;
+  j["rejected"] = m.rejected;
+  j["seconds"] = m.seconds();
+  j["tokens"] = m.tokens;
+  j["bytes"] = m.bytes();
+  j["raw_bytes"] = m.raw_bytes();
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& s : m.shards) {
+    shards.push_back({{"file", s.file},
+                      {"records", s.records},
+                      {"bytes", s.bytes},
+                      {"raw_bytes", s.raw_bytes},
+                      {"duration", s.duration},
+                      {"tokens", s.tokens},
+                      {"xxh3", ChecksumHex(s.xxh3)}});
+  }
+  j["shards"] = shards;
+  j["created_by"] = m.created_by;
+  j["source"] = m.source;
+  return j;
+}
+
+Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manifest* m) {
+  try {
+    if (!j.is_object() || j.value("format", "") != "sluice-dataset") {
+      return Status::Corruption(where + ": not a sluice dataset manifest (no \"format\": \"sluice-dataset\")");
+    }
+    m->version = j.at("version").get<int>();
+    if (m->version != kManifestVersion) {
+      return Status::Unsupported(where + ": manifest version " + std::to_string(m->version) +
+                                 ", this build knows version " + std::to_string(kManifestVersion));
+    }
+    m->kind = j.at("kind").get<std::string>();
+    m->sample_rate = j.at("sample_rate").get<int>();
+    m->codec = j.at("codec").get<std::string>();
+    m->fields = j.at("fields").get<std::vector<std::string>>();
+    m->features = j.value("features", nlohmann::json());
+    m->tokenizer = j.value("tokenizer", nlohmann::json());
+    m->records = j.at("records").get<uint64_t>();
+    m->rejected = j.at("rejected").get<uint64_t>();
+    m->tokens = j.value("tokens", uint64_t{0});
+    m->created_by = j.value("created_by", "");
+    m->source = j.value("source", nlohmann::json());
+    m->shards.clear();
+    uint64_t total = 0;
+    for (const auto& s : j.at("shards")) {
+      ShardEntry e;
+      e.file = s.at("file").get<std::string>();
+      if (e.file.empty() || e.file.find('/') != std::string::npos) {
+        return Status::Corruption(where + ": shard file name '" + e.file + "' must be a plain name in the directory");
+      }
+      e.records = s.at("records").get<uint64_t>();
+      e.bytes = s.at("bytes").get<uint64_t>();
+      e.raw_bytes = s.value("raw_bytes", uint64_t{0});
+      e.duration = s.at("duration").get<uint64_t>();
+      e.tokens = s.value("tokens", uint64_t{0});
+      const std::string hex = s.at("xxh3").get<std::string>();
+      char* end = nullptr;
+      e.xxh3 = std::strtoull(hex.c_str(), &end, 16);
+      if (hex.size() != 16 || *end != '\0') return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e.file);
+      total += e.records;
+      m->shards.push_back(std::move(e));
+    }
+    if (total != m->records) {
+      return Status::Corruption(where + ": shards hold " + std::to_string(total) + " records, manifest says " +
+                                std::to_string(m->records));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corruption(where + ": " + e.what());
+  }
+  return Status::OK();
+}
+
+Status LoadManifest(const std::string& dir, Manifest* m) {
+  const std::string path = dir + "/" + kManifestName;
+  std::string text;
+  Status s = ReadFileToString(path, &text);
+  if (s.IsNotFound()) {
+    return Status::NotFound(path + ": no manifest (not a dataset directory, or shardify did not finish: "
+                                   "HINT: re-run shardify with --resume)");
+  }
+  SLUICE_RETURN_IF_ERROR(s);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Corruption(path + ": not valid JSON");
+  return ManifestFromJson(j, path, m);
+}
+
+Status SaveManifest(const std::string& dir, const Manifest& m) {
+  return WriteFileAtomic(dir + "/" + kManifestName, ManifestToJson(m).dump(2) + "\n");
+}
+
+}  // namespace sluice::shards

@@ -1,0 +1,55 @@
+// manifest.json: the dataset directory's table of contents
+// (docs/formats/manifest.md). Written last and atomically by shardify, so a
+// directory with a manifest is complete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace sluice::shards {
+
+inline constexpr int kManifestVersion = 1;
+inline constexpr const char* kManifestName = "manifest.json";
+
+struct ShardEntry {
+  std::string file;        // name relative to the dataset directory
+  uint64_t records = 0;
+  uint64_t bytes = 0;      // file size
+  uint64_t raw_bytes = 0;  // record payload bytes before compression
+  uint64_t duration = 0;   // samples at the dataset's sample rate
+  uint64_t tokens = 0;
+  uint64_t xxh3 = 0;       // XXH3-64 of the whole file
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string kind;                 // "audio" or "text"
+  int sample_rate = 0;              // audio datasets: Hz of every record
+  std::string codec;                // audio datasets: "pcm16" or "flac"
+  std::vector<std::string> fields;  // field names present in records, e.g. ["audio", "text"]
+  nlohmann::json features;          // null, or the options of precomputed features
+  nlohmann::json tokenizer;         // null, or the tokenizer description
+  uint64_t records = 0;
+  uint64_t rejected = 0;            // input lines listed in rejects.jsonl
+  uint64_t tokens = 0;
+  std::vector<ShardEntry> shards;
+  std::string created_by;           // "shardify 0.1.0"
+  nlohmann::json source;            // what was read: manifest path, line count, part
+
+  double seconds() const;  // total audio duration
+  uint64_t bytes() const;  // total shard bytes
+  uint64_t raw_bytes() const;
+  uint64_t duration() const;
+};
+
+nlohmann::json ManifestToJson(const Manifest& m);
+Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manifest* m);
+Status LoadManifest(const std::string& dir, Manifest* m);
+Status SaveManifest(const std::string& dir, const Manifest& m);  // atomic
+
+}  // namespace sluice::shards

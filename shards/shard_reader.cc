@@ -1,0 +1,204 @@
+#include "shards/shard_reader.h"
+
+#include <zstd.h>
+
+#include "shards/checksum.h"
+#include "shards/coding.h"
+#include "shards/format.h"
+
+namespace sluice::shards {
+namespace {
+
+// One decompression context per thread: creating one costs more than
+// decompressing a small block, and contexts are not thread-safe.
+ZSTD_DCtx* ThreadDCtx() {
+  struct Holder {
+    ZSTD_DCtx* ctx = ZSTD_createDCtx();
+    ~Holder() { ZSTD_freeDCtx(ctx); }
+  };
+  thread_local Holder holder;
+  return holder.ctx;
+}
+
+}  // namespace
+
+Status ShardReader::Open(const std::string& path, const ReadOptions& options, std::unique_ptr<ShardReader>* out) {
+  std::unique_ptr<RandomAccessFile> file;
+  SLUICE_RETURN_IF_ERROR(OpenRandomAccessFile(path, &file));
+  return Open(std::move(file), options, out);
+}
+
+Status ShardReader::Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
+                         std::unique_ptr<ShardReader>* out) {
+  std::unique_ptr<ShardReader> r(new ShardReader);
+  r->file_ = std::move(file);
+  r->options_ = options;
+  SLUICE_RETURN_IF_ERROR(r->Init());
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Status ShardReader::Init() {
+  const std::string& name = file_->name();
+  const uint64_t size = file_->Size();
+  auto corrupt = [&](uint64_t offset, const std::string& why) {
+    return Status::Corruption(name + ": offset " + std::to_string(offset) + ": " + why);
+  };
+  if (size < kHeaderSize + kFooterSize) {
+    return corrupt(0, "file of " + std::to_string(size) + " bytes is too small to be a shard (truncated?)");
+  }
+  char header[kHeaderSize];
+  SLUICE_RETURN_IF_ERROR(file_->Read(0, kHeaderSize, header));
+  if (DecodeFixed64(header) != kMagic) return corrupt(0, "bad magic: not a sluice shard");
+  if (DecodeFixed32(header + 8) != kFormatVersion) {
+    return Status::Unsupported(name + ": shard format version " + std::to_string(DecodeFixed32(header + 8)) +
+                               ", this reader knows version " + std::to_string(kFormatVersion) +
+                               ". HINT: rebuild sluice from a newer checkout, or re-run shardify with this one");
+  }
+  if (DecodeFixed32(header + 12) != 0) return corrupt(12, "reserved header bytes are not zero");
+
+  const uint64_t footer_at = size - kFooterSize;
+  char f[kFooterSize];
+  SLUICE_RETURN_IF_ERROR(file_->Read(footer_at, kFooterSize, f));
+  if (DecodeFixed64(f + 40) != kMagic) {
+    return corrupt(footer_at, "no footer magic at the end of the file (truncated, or bytes appended after the footer)");
+  }
+  if (DecodeFixed64(f + 32) != Checksum(f, 32)) return corrupt(footer_at, "footer checksum mismatch");
+  if (DecodeFixed32(f + 28) != kFormatVersion) {
+    return Status::Unsupported(name + ": footer says format version " + std::to_string(DecodeFixed32(f + 28)) +
+                               ", this reader knows version " + std::to_string(kFormatVersion));
+  }
+  if (DecodeFixed32(f + 24) != 0) return corrupt(footer_at + 24, "reserved footer flags are not zero");
+  const uint64_t index_offset = DecodeFixed64(f);
+  const uint64_t index_size = DecodeFixed64(f + 8);
+  if (index_offset < kHeaderSize || index_offset > footer_at || index_size != footer_at - index_offset) {
+    return corrupt(footer_at, "index offset " + std::to_string(index_offset) + " / size " +
+                                  std::to_string(index_size) + " do not fit the file");
+  }
+  if (index_size < kIndexHeaderSize) return corrupt(index_offset, "index too small");
+
+  std::string index(index_size, '\0');
+  SLUICE_RETURN_IF_ERROR(file_->Read(index_offset, index_size, index.data()));
+  if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16)) return corrupt(index_offset, "index checksum mismatch");
+  const char* p = index.data();
+  if (DecodeFixed32(p) != kIndexMagic) return corrupt(index_offset, "bad index magic");
+  const uint64_t nblocks = DecodeFixed32(p + 4);
+  const uint64_t nrecords = DecodeFixed64(p + 8);
+  const uint64_t key_bytes = DecodeFixed64(p + 16);
+  if (DecodeFixed64(p + 24) != 0) return corrupt(index_offset + 24, "reserved index bytes are not zero");
+  // Checked in this order so that no product below can overflow.
+  if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize || key_bytes > index_size ||
+      kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes != index_size) {
+    return corrupt(index_offset, "index counts (" + std::to_string(nblocks) + " blocks, " + std::to_string(nrecords) +
+                                     " records, " + std::to_string(key_bytes) + " key bytes) do not match its size");
+  }
+
+  blocks_.resize(nblocks);
+  uint64_t expect_offset = kHeaderSize;
+  const char* bp = p + kIndexHeaderSize;
+  for (uint64_t b = 0; b < nblocks; ++b, bp += kBlockEntrySize) {
+    BlockInfo& bi = blocks_[b];
+    bi.offset = DecodeFixed64(bp);
+    bi.compressed_size = DecodeFixed32(bp + 8);
+    bi.raw_size = DecodeFixed32(bp + 12);
+    bi.checksum = DecodeFixed64(bp + 16);
+    if (bi.offset != expect_offset || bi.compressed_size == 0 || bi.compressed_size > index_offset - bi.offset ||
+        bi.raw_size == 0 || bi.raw_size > kMaxBlockRawSize) {
+      return corrupt(index_offset, "block table entry " + std::to_string(b) + " (offset " + std::to_string(bi.offset) +
+                                       ", " + std::to_string(bi.compressed_size) + " bytes) is inconsistent");
+    }
+    expect_offset = bi.offset + bi.compressed_size;
+  }
+  if (expect_offset != index_offset) {
+    return corrupt(index_offset, "blocks end at " + std::to_string(expect_offset) + ", not where the index starts");
+  }
+
+  if (nblocks == 0 && nrecords != 0) return corrupt(index_offset, "records without blocks");
+  records_.resize(nrecords);
+  block_first_record_.assign(nblocks + 1, nrecords);
+  const char* rp = bp;
+  uint64_t cur_block = 0, cur_offset = 0;
+  if (nblocks > 0) block_first_record_[0] = 0;
+  for (uint64_t i = 0; i < nrecords; ++i, rp += kRecordEntrySize) {
+    RecordEntry& e = records_[i];
+    e.block = DecodeFixed32(rp);
+    e.offset = DecodeFixed32(rp + 4);
+    e.size = DecodeFixed32(rp + 8);
+    e.key_offset = DecodeFixed32(rp + 12);
+    e.key_size = DecodeFixed32(rp + 16);
+    e.tokens = DecodeFixed32(rp + 20);
+    e.duration = DecodeFixed64(rp + 24);
+    // Records tile their blocks in order: each starts where the previous ended,
+    // and a new block starts at offset 0 once the previous one is full.
+    if (e.block != cur_block) {
+      if (e.block != cur_block + 1 || cur_offset != blocks_[cur_block].raw_size || e.offset != 0) {
+        return corrupt(index_offset, "record " + std::to_string(i) + " does not follow block " + std::to_string(cur_block));
+      }
+      cur_block = e.block;
+      cur_offset = 0;
+      block_first_record_[cur_block] = i;
+    }
+    if (e.block >= nblocks || e.offset != cur_offset || e.size > blocks_[e.block].raw_size - e.offset ||
+        e.key_size > kMaxKeySize || e.key_offset > key_bytes || e.key_size > key_bytes - e.key_offset) {
+      return corrupt(index_offset, "record table entry " + std::to_string(i) + " is inconsistent");
+    }
+    cur_offset += e.size;
+  }
+  if (nblocks > 0 && (cur_block != nblocks - 1 || cur_offset != blocks_[cur_block].raw_size)) {
+    return corrupt(index_offset, "records do not cover every block");
+  }
+  keys_.assign(rp, key_bytes);
+  return Status::OK();
+}
+
+std::string ShardReader::Where(size_t b) const {
+  return file_->name() + ": block " + std::to_string(b) + " at offset " + std::to_string(blocks_[b].offset);
+}
+
+Status ShardReader::ReadCompressedBlock(size_t b, Buffer* compressed) const {
+  const BlockInfo& bi = blocks_[b];
+  compressed->Resize(bi.compressed_size);
+  return file_->Read(bi.offset, bi.compressed_size, compressed->data());
+}
+
+Status ShardReader::DecodeBlock(size_t b, std::string_view compressed, Buffer* raw) const {
+  const BlockInfo& bi = blocks_[b];
+  if (compressed.size() != bi.compressed_size) {
+    return Status::Corruption(Where(b) + ": got " + std::to_string(compressed.size()) + " bytes, index says " +
+                              std::to_string(bi.compressed_size));
+  }
+  if (options_.verify_checksums && Checksum(compressed.data(), compressed.size()) != bi.checksum) {
+    return Status::Corruption(Where(b) + ": checksum mismatch");
+  }
+  const unsigned long long content = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  if (content != bi.raw_size) {
+    return Status::Corruption(Where(b) + ": zstd frame header says " +
+                              (ZSTD_isError(content) || content == ZSTD_CONTENTSIZE_UNKNOWN ||
+                                       content == ZSTD_CONTENTSIZE_ERROR
+                                   ? std::string("no valid size")
+                                   : std::to_string(content) + " bytes") +
+                              ", index says " + std::to_string(bi.raw_size));
+  }
+  raw->Resize(bi.raw_size);
+  const size_t n = ZSTD_decompressDCtx(ThreadDCtx(), raw->data(), raw->size(), compressed.data(), compressed.size());
+  if (ZSTD_isError(n)) return Status::Corruption(Where(b) + ": zstd: " + ZSTD_getErrorName(n));
+  if (n != bi.raw_size) {
+    return Status::Corruption(Where(b) + ": decompressed to " + std::to_string(n) + " bytes, index says " +
+                              std::to_string(bi.raw_size));
+  }
+  return Status::OK();
+}
+
+Status ShardReader::ReadBlock(size_t b, Buffer* scratch, Buffer* raw) const {
+  SLUICE_RETURN_IF_ERROR(ReadCompressedBlock(b, scratch));
+  return DecodeBlock(b, scratch->view(), raw);
+}
+
+Status ShardReader::ReadRecord(size_t i, std::string* payload) const {
+  Buffer scratch, raw;
+  SLUICE_RETURN_IF_ERROR(ReadBlock(records_[i].block, &scratch, &raw));
+  payload->assign(RecordPayload(i, raw));
+  return Status::OK();
+}
+
+}  // namespace sluice::shards

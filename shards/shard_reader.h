@@ -1,0 +1,95 @@
+// ShardReader: random access to the records of one shard file.
+//
+// Open() reads and checks the footer and the index (magic, version, checksums,
+// every offset and length against the file size), so afterwards every
+// RecordEntry is known to lie inside its block and every block inside the
+// file. Payload bytes are checked per block: ReadCompressedBlock is the thin
+// I/O step (a pread), DecodeBlock the CPU step (checksum, then zstd). Any
+// damage is a Corruption status naming shard, block and byte offset; the
+// reader never returns bytes that failed their checksum.
+//
+// Thread-safety: after Open, all const methods may be called from many
+// threads at once (pread, and one zstd context per thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "shards/buffer.h"
+#include "shards/file.h"
+#include "shards/record.h"
+
+namespace sluice::shards {
+
+struct ReadOptions {
+  bool verify_checksums = true;  // false skips the per-block XXH3 (zstd still checks frame sizes)
+};
+
+struct BlockInfo {
+  uint64_t offset = 0;           // file offset of the zstd frame
+  uint32_t compressed_size = 0;  // bytes on disk
+  uint32_t raw_size = 0;         // bytes after decompression
+  uint64_t checksum = 0;         // XXH3-64 of the compressed bytes
+};
+
+struct RecordEntry {
+  uint32_t block = 0;      // index into the block table
+  uint32_t offset = 0;     // byte offset of the payload within the raw block
+  uint32_t size = 0;       // payload bytes
+  uint32_t key_offset = 0;
+  uint32_t key_size = 0;
+  uint32_t tokens = 0;     // see RecordMeta
+  uint64_t duration = 0;   // see RecordMeta
+};
+
+class ShardReader {
+ public:
+  static Status Open(const std::string& path, const ReadOptions& options, std::unique_ptr<ShardReader>* out);
+  static Status Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
+                     std::unique_ptr<ShardReader>* out);
+
+  const std::string& name() const { return file_->name(); }
+  uint64_t file_size() const { return file_->Size(); }
+  size_t num_records() const { return records_.size(); }
+  size_t num_blocks() const { return blocks_.size(); }
+  const RecordEntry& record(size_t i) const { return records_[i]; }
+  const BlockInfo& block(size_t b) const { return blocks_[b]; }
+  std::string_view key(size_t i) const {
+    return std::string_view(keys_).substr(records_[i].key_offset, records_[i].key_size);
+  }
+  // Records [first_record(b), first_record(b + 1)) live in block b.
+  size_t first_record(size_t b) const { return block_first_record_[b]; }
+
+  // pread of block b's compressed bytes into `compressed`.
+  Status ReadCompressedBlock(size_t b, Buffer* compressed) const;
+  // Checks the checksum of `compressed` (block b) and decompresses it into `raw`.
+  Status DecodeBlock(size_t b, std::string_view compressed, Buffer* raw) const;
+  // Both of the above; `scratch` holds the compressed bytes.
+  Status ReadBlock(size_t b, Buffer* scratch, Buffer* raw) const;
+  // Payload of record i inside `raw`, which must hold its decoded block.
+  std::string_view RecordPayload(size_t i, const Buffer& raw) const {
+    return std::string_view(raw.data() + records_[i].offset, records_[i].size);
+  }
+  // Convenience for tests and tools: reads the whole block and copies record i.
+  Status ReadRecord(size_t i, std::string* payload) const;
+
+  // "shard-00001.sluice: block 3 at offset 4096" for error messages.
+  std::string Where(size_t b) const;
+
+ private:
+  ShardReader() = default;
+  Status Init();
+
+  std::unique_ptr<RandomAccessFile> file_;
+  ReadOptions options_;
+  std::vector<BlockInfo> blocks_;
+  std::vector<RecordEntry> records_;
+  std::vector<size_t> block_first_record_;  // num_blocks + 1 entries
+  std::string keys_;
+};
+
+}  // namespace sluice::shards

@@ -1,0 +1,162 @@
+#include "shards/shard_writer.h"
+
+#include <zstd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "shards/checksum.h"
+#include "shards/coding.h"
+#include "shards/file.h"
+
+namespace sluice::shards {
+
+struct ShardWriter::Rep {
+  std::string path;
+  std::string tmp_path;
+  ShardWriterOptions options;
+  std::unique_ptr<WritableFile> file;
+  StreamingChecksum file_sum;
+  ZSTD_CCtx* cctx = nullptr;
+
+  std::string block;       // raw records of the block being filled
+  std::string compressed;  // reused compression buffer
+  std::string block_table;
+  std::string record_table;
+  std::string keys;
+  uint32_t num_blocks = 0;
+  ShardStats stats;
+  bool finished = false;
+
+  ~Rep() {
+    ZSTD_freeCCtx(cctx);
+    if (!finished) {
+      file.reset();
+      std::remove(tmp_path.c_str());
+    }
+  }
+
+  Status Write(std::string_view data) {
+    file_sum.Update(data.data(), data.size());
+    return file->Append(data);
+  }
+
+  Status FlushBlock() {
+    if (block.empty()) return Status::OK();
+    compressed.resize(ZSTD_compressBound(block.size()));
+    size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), block.data(), block.size(),
+                                 options.zstd_level);
+    if (ZSTD_isError(n)) return Status::IOError(tmp_path + ": zstd: " + ZSTD_getErrorName(n));
+    compressed.resize(n);
+    PutFixed64(&block_table, file->size());
+    PutFixed32(&block_table, static_cast<uint32_t>(n));
+    PutFixed32(&block_table, static_cast<uint32_t>(block.size()));
+    PutFixed64(&block_table, Checksum(compressed.data(), n));
+    SLUICE_RETURN_IF_ERROR(Write(compressed));
+    ++num_blocks;
+    block.clear();
+    return Status::OK();
+  }
+};
+
+ShardWriter::ShardWriter(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+ShardWriter::~ShardWriter() = default;
+
+Status ShardWriter::Create(const std::string& path, const ShardWriterOptions& options,
+                           std::unique_ptr<ShardWriter>* out) {
+  if (options.block_size == 0 || options.block_size > kMaxBlockRawSize) {
+    return Status::InvalidArgument(path + ": block size " + std::to_string(options.block_size) + " out of range");
+  }
+  auto rep = std::make_unique<Rep>();
+  rep->path = path;
+  rep->tmp_path = path + ".tmp";
+  rep->options = options;
+  rep->cctx = ZSTD_createCCtx();
+  SLUICE_RETURN_IF_ERROR(WritableFile::Create(rep->tmp_path, &rep->file));
+  std::string header;
+  PutFixed64(&header, kMagic);
+  PutFixed32(&header, kFormatVersion);
+  PutFixed32(&header, 0);
+  SLUICE_RETURN_IF_ERROR(rep->Write(header));
+  out->reset(new ShardWriter(std::move(rep)));
+  return Status::OK();
+}
+
+Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
+  Rep& r = *rep_;
+  if (r.finished) return Status::InvalidArgument(r.path + ": Add after Finish");
+  if (meta.key.size() > kMaxKeySize) {
+    return Status::InvalidArgument(r.path + ": key of " + std::to_string(meta.key.size()) + " bytes exceeds " +
+                                   std::to_string(kMaxKeySize));
+  }
+  if (payload.size() > kMaxBlockRawSize) {
+    return Status::InvalidArgument(r.path + ": record '" + std::string(meta.key) + "' of " +
+                                   std::to_string(payload.size()) + " bytes exceeds the 1 GiB record limit");
+  }
+  // A record never spans blocks: close the current one if this would overflow it.
+  if (!r.block.empty() && r.block.size() + payload.size() > r.options.block_size) {
+    SLUICE_RETURN_IF_ERROR(r.FlushBlock());
+  }
+  PutFixed32(&r.record_table, r.num_blocks);
+  PutFixed32(&r.record_table, static_cast<uint32_t>(r.block.size()));
+  PutFixed32(&r.record_table, static_cast<uint32_t>(payload.size()));
+  PutFixed32(&r.record_table, static_cast<uint32_t>(r.keys.size()));
+  PutFixed32(&r.record_table, static_cast<uint32_t>(meta.key.size()));
+  PutFixed32(&r.record_table, meta.tokens);
+  PutFixed64(&r.record_table, meta.duration);
+  r.keys.append(meta.key);
+  r.block.append(payload);
+  r.stats.records++;
+  r.stats.raw_bytes += payload.size();
+  r.stats.duration += meta.duration;
+  r.stats.tokens += meta.tokens;
+  if (r.block.size() >= r.options.block_size) SLUICE_RETURN_IF_ERROR(r.FlushBlock());
+  return Status::OK();
+}
+
+uint64_t ShardWriter::EstimatedFileBytes() const {
+  const Rep& r = *rep_;
+  return r.file->size() + r.block.size() + r.block_table.size() + r.record_table.size() + r.keys.size() +
+         kIndexHeaderSize + kFooterSize;
+}
+
+uint64_t ShardWriter::num_records() const { return rep_->stats.records; }
+
+Status ShardWriter::Finish(ShardStats* stats) {
+  Rep& r = *rep_;
+  if (r.finished) return Status::InvalidArgument(r.path + ": Finish called twice");
+  SLUICE_RETURN_IF_ERROR(r.FlushBlock());
+
+  const uint64_t index_offset = r.file->size();
+  std::string index;
+  PutFixed32(&index, kIndexMagic);
+  PutFixed32(&index, r.num_blocks);
+  PutFixed64(&index, r.stats.records);
+  PutFixed64(&index, r.keys.size());
+  PutFixed64(&index, 0);  // reserved
+  index += r.block_table;
+  index += r.record_table;
+  index += r.keys;
+  SLUICE_RETURN_IF_ERROR(r.Write(index));
+
+  std::string footer;
+  PutFixed64(&footer, index_offset);
+  PutFixed64(&footer, index.size());
+  PutFixed64(&footer, Checksum(index.data(), index.size()));
+  PutFixed32(&footer, 0);  // flags, reserved
+  PutFixed32(&footer, kFormatVersion);
+  PutFixed64(&footer, Checksum(footer.data(), footer.size()));
+  PutFixed64(&footer, kMagic);
+  SLUICE_RETURN_IF_ERROR(r.Write(footer));
+
+  SLUICE_RETURN_IF_ERROR(r.file->Close());
+  SLUICE_RETURN_IF_ERROR(RenameDurable(r.tmp_path, r.path));
+  r.finished = true;
+  r.stats.blocks = r.num_blocks;
+  r.stats.file_bytes = r.file->size();
+  r.stats.file_xxh3 = r.file_sum.Digest();
+  if (stats) *stats = r.stats;
+  return Status::OK();
+}
+
+}  // namespace sluice::shards

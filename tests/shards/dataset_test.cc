@@ -1,0 +1,146 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "shards/dataset.h"
+#include "shards/dataset_writer.h"
+#include "shards/record.h"
+#include "test_util.h"
+
+namespace sluice::shards {
+namespace {
+
+// Writes `n` records through a DatasetWriter with small shards and saves a manifest.
+Manifest WriteDataset(const std::string& dir, int n, uint64_t shard_size) {
+  DatasetWriterOptions opt;
+  opt.shard_size = shard_size;
+  opt.shard.block_size = 2000;
+  int done_calls = 0;
+  DatasetWriter w(dir, opt, [&](const ShardEntry&) {
+    done_calls++;
+    return Status::OK();
+  });
+  for (int i = 0; i < n; ++i) {
+    std::string key = "r" + std::to_string(i);
+    RecordBuilder rb;
+    rb.AddField(FieldType::kAudioPcm16, testing::RandomBytes(i, 500 + i % 700));
+    rb.AddField(FieldType::kText, "text of " + key);
+    EXPECT_TRUE(w.Add({key, uint64_t(1000 + i), 0}, rb.data()).ok());
+  }
+  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_EQ(done_calls, static_cast<int>(w.shards().size()));
+  Manifest m;
+  m.kind = "audio";
+  m.sample_rate = 16000;
+  m.codec = "pcm16";
+  m.fields = {"audio", "text"};
+  m.records = n;
+  m.shards = w.shards();
+  EXPECT_TRUE(SaveManifest(dir, m).ok());
+  return m;
+}
+
+TEST(Dataset, RollsShardsAtTheSizeTarget) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 200, 30000);
+  EXPECT_GT(m.shards.size(), 3u);
+  uint64_t records = 0;
+  for (const auto& s : m.shards) {
+    records += s.records;
+    // A shard may overshoot its target by at most one block plus the index.
+    EXPECT_LT(s.bytes, 30000u + 2000u + 200 * 40);
+  }
+  EXPECT_EQ(records, 200u);
+  EXPECT_EQ(m.shards[0].file, "shard-00000.sluice");
+}
+
+TEST(Dataset, ManifestRoundTrips) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 50, 20000);
+  Manifest back;
+  ASSERT_TRUE(LoadManifest(dir.path(), &back).ok());
+  EXPECT_EQ(ManifestToJson(back), ManifestToJson(m));
+  EXPECT_DOUBLE_EQ(back.seconds(), static_cast<double>(m.duration()) / 16000);
+}
+
+TEST(Dataset, OpensEveryShardAndReportsRecords) {
+  testing::TempDir dir;
+  WriteDataset(dir.path(), 120, 25000);
+  std::unique_ptr<Dataset> ds;
+  Status s = Dataset::Open(dir.path(), {}, &ds);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  uint64_t n = 0;
+  for (size_t i = 0; i < ds->num_shards(); ++i) n += ds->shard(i).num_records();
+  EXPECT_EQ(n, 120u);
+  EXPECT_EQ(ds->shard(0).key(0), "r0");
+}
+
+TEST(Dataset, VerifyPassesOnAnIntactDataset) {
+  testing::TempDir dir;
+  WriteDataset(dir.path(), 80, 25000);
+  VerifyReport rep;
+  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  EXPECT_TRUE(rep.ok()) << rep.problems[0].message;
+  EXPECT_EQ(rep.records, 80u);
+}
+
+TEST(Dataset, VerifyNamesTheDamagedShardAndBlock) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 80, 25000);
+  const std::string victim = dir.Join(m.shards[1].file);
+  std::string bytes = testing::ReadFile(victim);
+  bytes[100] ^= 0x40;  // inside block 0's compressed bytes
+  testing::WriteFile(victim, bytes);
+  VerifyReport rep;
+  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  ASSERT_FALSE(rep.ok());
+  bool whole_file = false, block = false;
+  for (const auto& p : rep.problems) {
+    EXPECT_EQ(p.shard, m.shards[1].file);
+    whole_file |= p.message.find("whole-file checksum") != std::string::npos;
+    block |= p.message.find("block 0 at offset 16: checksum mismatch") != std::string::npos;
+  }
+  EXPECT_TRUE(whole_file);
+  EXPECT_TRUE(block) << rep.problems.back().message;
+}
+
+TEST(Dataset, MissingShardIsReported) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 80, 25000);
+  std::filesystem::remove(dir.Join(m.shards[0].file));
+  VerifyReport rep;
+  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_NE(rep.problems[0].message.find("no such file"), std::string::npos);
+  std::unique_ptr<Dataset> ds;
+  EXPECT_TRUE(Dataset::Open(dir.path(), {}, &ds).IsNotFound());
+}
+
+TEST(Dataset, NoManifestGivesAHint) {
+  testing::TempDir dir;
+  std::unique_ptr<Dataset> ds;
+  Status s = Dataset::Open(dir.path(), {}, &ds);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_NE(s.message().find("--resume"), std::string::npos) << s.ToString();
+}
+
+TEST(Dataset, ManifestRecordCountMismatchIsCorruption) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 30, 25000);
+  m.records = 31;
+  ASSERT_TRUE(SaveManifest(dir.path(), m).ok());
+  Manifest back;
+  EXPECT_TRUE(LoadManifest(dir.path(), &back).IsCorruption());
+}
+
+TEST(Dataset, ManifestThatIsNotJsonIsCorruption) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("manifest.json"), "{\"format\": \"sluice-dataset\", ");
+  Manifest back;
+  Status s = LoadManifest(dir.path(), &back);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("manifest.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::shards
