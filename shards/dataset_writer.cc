@@ -20,6 +20,11 @@ DatasetWriter::~DatasetWriter() = default;
 
 uint64_t DatasetWriter::pending_records() const { return current_ ? current_->num_records() : 0; }
 
+std::pair<uint32_t, uint64_t> DatasetWriter::NextPosition() const {
+  if (!current_) return {next_index_, 0};
+  return {next_index_ - 1, current_->num_records()};
+}
+
 Status DatasetWriter::Add(const RecordMeta& meta, std::string_view payload) {
   if (!current_) {
     current_name_ = ShardFileName(next_index_++);

@@ -37,6 +37,8 @@ class DatasetWriter {
   const std::vector<ShardEntry>& shards() const { return shards_; }
   // Records in the shard that is still open (not yet durable).
   uint64_t pending_records() const;
+  // Where the next Add() will put its record: shard index and record index in it.
+  std::pair<uint32_t, uint64_t> NextPosition() const;
 
  private:
   Status CloseShard();

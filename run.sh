@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# sluice's two entry points (README): ./run.sh demo | ./run.sh test [--sanitize]
+# Each installs what it needs from Debian's packages (as root), builds into
+# build/ (build-asan/ for --sanitize) and runs.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+DEBIAN_PACKAGES=(
+  build-essential meson ninja-build pkg-config python3
+  libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
+  libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
+  espeak-ng sox
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_deps() {
+  local missing=()
+  for p in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "run.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "run.sh: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# build DIR [meson options...]
+build() {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    log "configuring $dir"
+    meson setup "$dir" "$@" >/dev/null
+  fi
+  log "building $dir"
+  ninja -C "$dir"
+}
+
+cmd_test() {
+  local sanitize=0
+  for a in "$@"; do
+    case "$a" in
+      --sanitize) sanitize=1 ;;
+      *) echo "run.sh test: unknown option $a" >&2; exit 2 ;;
+    esac
+  done
+  install_deps
+  if [ $sanitize -eq 1 ]; then
+    # AddressSanitizer + UndefinedBehaviorSanitizer; debug info, -O1 for speed.
+    build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    log "running the test suite under ASan+UBSan"
+    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+  else
+    build build
+    log "running the test suite"
+    meson test -C build --print-errorlogs --num-processes 2
+  fi
+}
+
+cmd_demo() {
+  install_deps
+  build build
+  local corpus=sample/corpus dataset=sample/dataset
+  if [ ! -f "$corpus/manifest.jsonl" ]; then
+    log "generating a sample speech corpus with espeak-ng ($corpus)"
+    tools/make-sample-corpus --out "$corpus" --count 300 --bad
+  fi
+  log "shardify audio (pcm16) -> $dataset"
+  build/tools/shardify audio --manifest "$corpus/manifest.jsonl" --out "$dataset" --max-duration 30 --overwrite
+  log "rejected inputs, each with its reason ($dataset/rejects.jsonl)"
+  cut -c1-200 "$dataset/rejects.jsonl"
+  log "shardify info"
+  build/tools/shardify info "$dataset"
+  log "shardify verify"
+  build/tools/shardify verify "$dataset"
+  if build/tools/sluice-bench epoch --help >/dev/null 2>&1; then
+    log "sluice-bench epoch: one loader epoch over the sample dataset"
+    build/tools/sluice-bench epoch "$dataset" --epochs 1 --kind fbank --num-mel-bins 80 --dither 0
+  fi
+}
+
+usage() {
+  cat <<'USAGE'
+usage: ./run.sh demo              generate a sample corpus, shardify it, print a summary
+       ./run.sh test [--sanitize] build and run the whole test suite (ASan+UBSan build with --sanitize)
+USAGE
+}
+
+case "${1:-}" in
+  demo) shift; cmd_demo "$@" ;;
+  test) shift; cmd_test "$@" ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

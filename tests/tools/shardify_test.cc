@@ -1,0 +1,336 @@
+// End-to-end: the shardify binary on a generated corpus with broken entries.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "features/flac.h"
+#include "shards/checksum.h"
+#include "shards/dataset.h"
+#include "shards/record.h"
+#include "test_util.h"
+
+namespace sluice {
+namespace {
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+
+struct RunResult {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+RunResult Sh(const std::string& cmd) {
+  RunResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Shardify() {
+  const char* p = std::getenv("SHARDIFY");
+  return p ? p : "build/tools/shardify";
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+// Every file of a dataset directory, name -> size and checksum of its bytes.
+std::map<std::string, std::string> DirContents(const std::string& dir) {
+  std::map<std::string, std::string> m;
+  for (const auto& de : fs::directory_iterator(dir)) {
+    const std::string bytes = ReadFile(de.path().string());
+    m[de.path().filename().string()] =
+        std::to_string(bytes.size()) + ":" + shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size()));
+  }
+  return m;
+}
+
+class ShardifyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    corpus_ = new TempDir;
+    const char* gen = std::getenv("MAKE_SAMPLE_CORPUS");
+    RunResult r = Sh(std::string(gen ? gen : "tools/make-sample-corpus") + " --out " + corpus_->path() +
+                      " --count 24 --bad --seed 3");
+    ASSERT_EQ(r.code, 0) << r.out;
+    manifest_ = corpus_->Join("manifest.jsonl");
+    // The same corpus without its broken entries (the last 9 lines).
+    auto lines = Lines(manifest_);
+    std::ofstream clean(corpus_->Join("clean.jsonl"));
+    for (size_t i = 0; i + 9 < lines.size(); ++i) clean << lines[i] << "\n";
+  }
+  static void TearDownTestSuite() { delete corpus_; }
+
+  static RunResult Audio(const std::string& out, const std::string& extra = "") {
+    return Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + out + " --max-duration 30 " + extra);
+  }
+
+  static TempDir* corpus_;
+  static std::string manifest_;
+  TempDir tmp_;
+};
+TempDir* ShardifyTest::corpus_ = nullptr;
+std::string ShardifyTest::manifest_;
+
+TEST_F(ShardifyTest, EveryInputLineIsWrittenOrRejectedWithItsReason) {
+  RunResult r = Audio(tmp_.Join("ds"), "--json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const size_t lines = Lines(manifest_).size();
+  EXPECT_EQ(j["records"].get<uint64_t>() + j["rejected"].get<uint64_t>(), lines);
+  EXPECT_EQ(j["records"], 24);
+  EXPECT_EQ(j["rejected"], 9);
+
+  std::map<uint64_t, std::string> reasons;
+  for (const auto& line : Lines(tmp_.Join("ds/rejects.jsonl"))) {
+    auto rj = nlohmann::json::parse(line);
+    EXPECT_EQ(rj["source"], manifest_);
+    reasons[rj["line"].get<uint64_t>()] = rj["reason"].get<std::string>();
+  }
+  ASSERT_EQ(reasons.size(), 9u);
+  auto has = [&](uint64_t line, const std::string& what) {
+    EXPECT_NE(reasons[line].find(what), std::string::npos) << "line " << line << ": " << reasons[line];
+  };
+  has(25, "missing.wav: cannot open");
+  has(26, "corrupt.wav");
+  has(27, "zero length");
+  has(28, "exceeds --max-duration 30");
+  has(29, "invalid JSON");
+  has(30, "missing \"text\"");
+  has(31, "invalid UTF-8");
+  has(32, "empty line");
+  has(33, "duplicate key 'utt-00003', already written as record 3 of shard-00000.sluice");
+
+  shards::Manifest m;
+  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("ds"), &m).ok());
+  EXPECT_EQ(m.records, 24u);
+  EXPECT_EQ(m.rejected, 9u);
+  EXPECT_EQ(m.sample_rate, 16000);
+}
+
+TEST_F(ShardifyTest, RecordsHoldTheTranscriptAndResampledAudio) {
+  ASSERT_EQ(Audio(tmp_.Join("ds")).code, 0);
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  auto lines = Lines(manifest_);
+  const auto& r = ds->shard(0);
+  for (size_t i = 0; i < 24; ++i) {
+    auto in = nlohmann::json::parse(lines[i]);
+    EXPECT_EQ(r.key(i), in["id"].get<std::string>());
+    std::string payload;
+    ASSERT_TRUE(r.ReadRecord(i, &payload).ok());
+    shards::RecordView v;
+    ASSERT_TRUE(shards::ParseRecord(payload.data(), payload.size(), "t", &v).ok());
+    EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), in["text"].get<std::string>());
+    const auto* audio = v.Find(shards::FieldType::kAudioPcm16);
+    ASSERT_NE(audio, nullptr);
+    EXPECT_EQ(audio->size / 2, r.record(i).duration);
+    // espeak-ng's 22.05 kHz (or the 44.1 kHz stereo copies) resampled to 16 kHz.
+    EXPECT_NEAR(double(r.record(i).duration) / 16000, in["duration"].get<double>(), 0.01) << r.key(i);
+  }
+}
+
+TEST_F(ShardifyTest, OutputIsByteIdenticalForAnyThreadCount) {
+  ASSERT_EQ(Audio(tmp_.Join("j1"), "-j 1 --shard-size 300KiB --block-size 64KiB").code, 0);
+  ASSERT_EQ(Audio(tmp_.Join("j2"), "-j 2 --shard-size 300KiB --block-size 64KiB").code, 0);
+  ASSERT_EQ(Audio(tmp_.Join("j5"), "-j 5 --shard-size 300KiB --block-size 64KiB").code, 0);
+  auto a = DirContents(tmp_.Join("j1"));
+  EXPECT_GT(a.size(), 4u);  // several shards
+  EXPECT_EQ(a, DirContents(tmp_.Join("j2")));
+  EXPECT_EQ(a, DirContents(tmp_.Join("j5")));
+}
+
+TEST_F(ShardifyTest, InterruptedRunResumesToTheSameBytes) {
+  const std::string opts = "--shard-size 200KiB --block-size 32KiB";
+  ASSERT_EQ(Audio(tmp_.Join("full"), opts).code, 0);
+  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " + manifest_ + " -o " +
+                        tmp_.Join("ds") + " --max-duration 30 " + opts);
+  ASSERT_EQ(crash.code, 3) << crash.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json")));
+  EXPECT_TRUE(fs::exists(tmp_.Join("ds/shard-00001.sluice")));
+  EXPECT_TRUE(fs::exists(tmp_.Join("ds/shard-00002.sluice.tmp")));  // the shard being written
+
+  RunResult again = Audio(tmp_.Join("ds"), opts);
+  EXPECT_NE(again.code, 0);
+  EXPECT_NE(again.out.find("--resume"), std::string::npos) << again.out;
+
+  RunResult other = Audio(tmp_.Join("ds"), "--resume --shard-size 100KiB --block-size 32KiB");
+  EXPECT_NE(other.code, 0);
+  EXPECT_NE(other.out.find("other inputs or options"), std::string::npos) << other.out;
+
+  RunResult resumed = Audio(tmp_.Join("ds"), "--resume --json " + opts);
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_TRUE(nlohmann::json::parse(resumed.out)["resumed"].get<bool>());
+  EXPECT_EQ(DirContents(tmp_.Join("full")), DirContents(tmp_.Join("ds")));
+}
+
+TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  auto run = [&](const std::string& out, const std::string& extra) {
+    return Sh(Shardify() + " audio -q -m " + clean + " -o " + out + " " + extra);
+  };
+  ASSERT_EQ(run(tmp_.Join("single"), "").code, 0);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(run(tmp_.Join("p" + std::to_string(i)), "--part " + std::to_string(i) + "/3").code, 0);
+  RunResult m = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " " + tmp_.Join("p2") +
+                    " -o " + tmp_.Join("merged"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  std::unique_ptr<shards::Dataset> a, b;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("single"), {}, &a).ok());
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("merged"), {}, &b).ok());
+  EXPECT_EQ(b->num_shards(), 3u);
+  std::vector<std::string> ka, kb, pa, pb;
+  for (auto* ds : {a.get(), b.get()}) {
+    for (size_t s = 0; s < ds->num_shards(); ++s) {
+      for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
+        std::string p;
+        ASSERT_TRUE(ds->shard(s).ReadRecord(i, &p).ok());
+        (ds == a.get() ? ka : kb).emplace_back(ds->shard(s).key(i));
+        (ds == a.get() ? pa : pb).push_back(p);
+      }
+    }
+  }
+  EXPECT_EQ(ka, kb);
+  EXPECT_EQ(pa, pb);
+  EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("merged")).code, 0);
+
+  RunResult bad = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p0") + " -o " + tmp_.Join("dup"));
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("more than one part"), std::string::npos) << bad.out;
+}
+
+TEST_F(ShardifyTest, VerifyNamesTheDamagedShardBlockAndOffset) {
+  ASSERT_EQ(Audio(tmp_.Join("ds"), "--block-size 64KiB").code, 0);
+  EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("ds")).code, 0);
+  const std::string shard = tmp_.Join("ds/shard-00000.sluice");
+  uint64_t block1 = 0;
+  {
+    std::unique_ptr<shards::ShardReader> r;
+    ASSERT_TRUE(shards::ShardReader::Open(shard, {}, &r).ok());
+    ASSERT_GT(r->num_blocks(), 2u);
+    block1 = r->block(1).offset;
+  }
+  std::string bytes = ReadFile(shard);
+  bytes[block1 + 1000] ^= 0x01;  // inside the second block
+  testing::WriteFile(shard, bytes);
+  RunResult r = Sh(Shardify() + " verify -q " + tmp_.Join("ds"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("DAMAGED shard-00000.sluice"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checksum mismatch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("block 1 at offset " + std::to_string(block1)), std::string::npos) << r.out;
+
+  testing::WriteFile(shard, bytes.substr(0, bytes.size() - 10));  // truncated
+  r = Sh(Shardify() + " verify -q --json " + tmp_.Join("ds"));
+  EXPECT_EQ(r.code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["ok"].get<bool>());
+  EXPECT_GE(j["problems"].size(), 1u);
+}
+
+TEST_F(ShardifyTest, FlacCodecIsLosslessAgainstPcm16) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("pcm")).code, 0);
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("flac") + " --codec flac").code, 0);
+  std::unique_ptr<shards::Dataset> pcm, flac;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("pcm"), {}, &pcm).ok());
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("flac"), {}, &flac).ok());
+  EXPECT_EQ(flac->manifest().codec, "flac");
+  EXPECT_LT(flac->manifest().bytes(), pcm->manifest().bytes());
+  for (size_t i = 0; i < pcm->shard(0).num_records(); ++i) {
+    std::string p1, p2;
+    ASSERT_TRUE(pcm->shard(0).ReadRecord(i, &p1).ok());
+    ASSERT_TRUE(flac->shard(0).ReadRecord(i, &p2).ok());
+    shards::RecordView v1, v2;
+    ASSERT_TRUE(shards::ParseRecord(p1.data(), p1.size(), "pcm", &v1).ok());
+    ASSERT_TRUE(shards::ParseRecord(p2.data(), p2.size(), "flac", &v2).ok());
+    const auto* f = v2.Find(shards::FieldType::kAudioFlac);
+    ASSERT_NE(f, nullptr);
+    std::vector<int16_t> decoded;
+    int rate = 0;
+    ASSERT_TRUE(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, "flac", &decoded, &rate).ok());
+    EXPECT_EQ(rate, 16000);
+    const auto* p = v1.Find(shards::FieldType::kAudioPcm16);
+    ASSERT_EQ(decoded.size() * 2, p->size);
+    EXPECT_EQ(std::memcmp(decoded.data(), p->data, p->size), 0) << "record " << i;
+    EXPECT_EQ(flac->shard(0).record(i).duration, pcm->shard(0).record(i).duration);
+  }
+}
+
+TEST_F(ShardifyTest, TextLinesAndDocuments) {
+  const std::string in = tmp_.Join("in.txt");
+  testing::WriteFile(in, "first line\nsecond line\n\nbad \xff byte\r\nfourth\n\n\nlast doc line one\nline two\n");
+  RunResult r = Sh(Shardify() + " text -q --json -i " + in + " -o " + tmp_.Join("lines"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 5);
+  EXPECT_EQ(j["rejected"], 4);  // three empty lines and one invalid UTF-8
+  auto rejects = Lines(tmp_.Join("lines/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 4u);
+  auto first = nlohmann::json::parse(rejects[0]);
+  EXPECT_EQ(first["line"], 3);
+  EXPECT_EQ(first["reason"], "empty line");
+  EXPECT_EQ(nlohmann::json::parse(rejects[1])["line"], 4);
+
+  r = Sh(Shardify() + " text -q --json --docs -i " + in + " -o " + tmp_.Join("docs"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 2);
+  EXPECT_EQ(j["rejected"], 1);  // the document holding the invalid byte
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("docs"), {}, &ds).ok());
+  EXPECT_EQ(ds->manifest().kind, "text");
+  std::string p;
+  ASSERT_TRUE(ds->shard(0).ReadRecord(1, &p).ok());
+  shards::RecordView v;
+  ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+  EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), "last doc line one\nline two");
+  EXPECT_EQ(ds->shard(0).key(1), "in.txt:8");
+}
+
+TEST_F(ShardifyTest, InfoJsonHasTheAdvertisedFields) {
+  ASSERT_EQ(Audio(tmp_.Join("ds")).code, 0);
+  RunResult r = Sh(Shardify() + " info --json " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"records", "rejected", "seconds", "bytes"}) EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["records"], 24);
+  EXPECT_GT(j["seconds"].get<double>(), 24.0);
+}
+
+TEST_F(ShardifyTest, UsageErrorsAreClear) {
+  EXPECT_EQ(Sh(Shardify() + " --help").code, 0);
+  RunResult r = Sh(Shardify() + " audio -o " + tmp_.Join("x"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--manifest"), std::string::npos) << r.out;
+  r = Sh(Shardify() + " audio -m /nonexistent.jsonl -o " + tmp_.Join("x"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("/nonexistent.jsonl"), std::string::npos) << r.out;
+  r = Sh(Shardify() + " audio -m " + manifest_ + " -o " + tmp_.Join("x") + " --part 3/3");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("i/N"), std::string::npos) << r.out;
+  r = Sh(Shardify() + " info " + tmp_.Join("nothing"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("no manifest"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace sluice

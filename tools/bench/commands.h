@@ -1,0 +1,10 @@
+// Subcommands of sluice-bench; each lives in its own bench_<name>.cc.
+// Every one takes the arguments after its name and returns a process exit code.
+#pragma once
+
+namespace sluice::bench {
+
+int RunFeatures(int argc, char** argv);  // bench_features.cc: feature extraction per core
+int RunEpoch(int argc, char** argv);     // bench_epoch.cc: whole loader epochs
+
+}  // namespace sluice::bench

@@ -1,0 +1,42 @@
+// sluice-bench: throughput benchmarks. Measurements live here, never in tests.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: sluice-bench <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  features   feature extraction (fbank / spectrogram) clips/s and real-time factor\n"
+               "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
+               "\n"
+               "Run 'sluice-bench <command> --help' for the options of one command.\n"
+               "docs/benchmarks.md explains the method.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    Usage(stdout);
+    return 0;
+  }
+  // Hand the subcommand its own argv, with argv[0] naming it for --help output.
+  std::string name = "sluice-bench " + cmd;
+  argv[1] = name.data();
+  if (cmd == "features") return sluice::bench::RunFeatures(argc - 1, argv + 1);
+  if (cmd == "epoch") return sluice::bench::RunEpoch(argc - 1, argv + 1);
+  std::fprintf(stderr, "sluice-bench: unknown command '%s'\n", cmd.c_str());
+  Usage(stderr);
+  return 2;
+}

@@ -1,0 +1,207 @@
+// shardify audio: a NeMo-style JSONL manifest of audio files and transcripts.
+//
+// Each line: {"audio_filepath": "a.wav", "text": "...", "duration": 3.2,
+// "offset": 0.0, "id": "utt1"}; duration, offset and id are optional.
+// Relative paths resolve against the manifest's folder.
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "commands.h"
+#include "features/audio.h"
+#include "features/flac.h"
+#include "features/pcm.h"
+#include "features/resample.h"
+#include "line_source.h"
+#include "shards/record.h"
+#include "utf8.h"
+
+namespace sluice::shardify {
+namespace fs = std::filesystem;
+namespace {
+
+struct AudioArgs {
+  WriteArgs write;
+  std::string manifest;
+  int sample_rate = 16000;
+  std::string codec = "pcm16";
+  double max_duration = 600;
+  double min_duration = 0;
+};
+
+struct AudioConfig {
+  std::string base_dir;  // the manifest's folder
+  int sample_rate;
+  bool flac;
+  double max_duration;
+  double min_duration;
+};
+
+// Per-thread scratch, reused across items so decoding allocates little.
+struct Scratch {
+  features::DecodedAudio decoded;
+  std::vector<float> resampled;
+  std::vector<int16_t> pcm;
+  std::vector<uint8_t> flac;
+  shards::RecordBuilder record;
+};
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
+  thread_local Scratch s;
+  auto reject = [&](std::string why) {
+    r->ok = false;
+    r->reason = std::move(why);
+  };
+  if (item.text.find_first_not_of(" \t") == std::string::npos) return reject("empty line");
+  size_t bad = 0;
+  if (!ValidUtf8(item.text, &bad)) return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(item.text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return reject(std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) return reject("not a JSON object");
+  auto path_it = j.find("audio_filepath");
+  if (path_it == j.end() || !path_it->is_string() || path_it->get_ref<const std::string&>().empty()) {
+    return reject("missing \"audio_filepath\" (a non-empty string)");
+  }
+  auto text_it = j.find("text");
+  if (text_it == j.end() || !text_it->is_string()) return reject("missing \"text\" (a string)");
+  features::DecodeOptions dopt;
+  for (const char* field : {"offset", "duration"}) {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+      return reject(std::string("\"") + field + "\" must be a non-negative number of seconds");
+    }
+    (std::string(field) == "offset" ? dopt.offset_seconds : dopt.duration_seconds) = it->get<double>();
+  }
+  std::string key;
+  if (auto it = j.find("id"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || it->get_ref<const std::string&>().empty()) return reject("\"id\" must be a non-empty string");
+    key = it->get<std::string>();
+  } else {
+    key = path_it->get<std::string>();
+    if (dopt.offset_seconds > 0 || dopt.duration_seconds >= 0) {
+      key += "@" + Fmt(dopt.offset_seconds) + "+" + (dopt.duration_seconds >= 0 ? Fmt(dopt.duration_seconds) : "end");
+    }
+  }
+  if (key.size() > shards::kMaxKeySize) return reject("key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
+
+  const std::string& rel = path_it->get_ref<const std::string&>();
+  const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
+  std::error_code ec;
+  r->input_bytes = fs::file_size(path, ec);
+  if (ec) r->input_bytes = 0;
+  Status st = features::DecodeFile(path, dopt, &s.decoded);
+  if (!st.ok()) return reject(st.message());
+  if (s.decoded.samples.empty()) return reject(path + ": zero-length audio");
+  if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size())) {
+    return reject(path + ": NaN or Inf samples");
+  }
+  const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
+  if (seconds > cfg.max_duration) {
+    return reject(path + ": " + Fmt(seconds) + " s of audio exceeds --max-duration " + Fmt(cfg.max_duration));
+  }
+  if (seconds < cfg.min_duration) {
+    return reject(path + ": " + Fmt(seconds) + " s of audio is below --min-duration " + Fmt(cfg.min_duration));
+  }
+  st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate, cfg.sample_rate,
+                          &s.resampled);
+  if (!st.ok()) return reject(path + ": resample: " + st.message());
+  if (s.resampled.empty()) return reject(path + ": zero-length audio after resampling");
+  s.pcm.resize(s.resampled.size());
+  features::FloatToPcm16(s.resampled.data(), s.resampled.size(), s.pcm.data());
+
+  s.record.Clear();
+  if (cfg.flac) {
+    st = features::EncodeFlac(s.pcm.data(), s.pcm.size(), cfg.sample_rate, &s.flac);
+    if (!st.ok()) return reject(path + ": FLAC encode: " + st.message());
+    s.record.AddField(shards::FieldType::kAudioFlac, s.flac.data(), s.flac.size());
+  } else {
+    s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
+  }
+  s.record.AddField(shards::FieldType::kText, text_it->get_ref<const std::string&>());
+  r->ok = true;
+  r->key = std::move(key);
+  r->duration = s.pcm.size();
+  r->payload = s.record.data();
+}
+
+int Run(const AudioArgs& a) {
+  IngestOptions opt;
+  Status st = MakeIngestOptions(a.write, &opt);
+  if (!st.ok()) return ReportError(st);
+  if (a.codec != "pcm16" && a.codec != "flac") {
+    return ReportError(Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac"));
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(a.manifest, ec)) return ReportError(Status::NotFound(a.manifest + ": no such manifest file"));
+  AudioConfig cfg;
+  cfg.base_dir = fs::absolute(a.manifest).parent_path().string();
+  cfg.sample_rate = a.sample_rate;
+  cfg.flac = a.codec == "flac";
+  cfg.max_duration = a.max_duration;
+  cfg.min_duration = a.min_duration;
+
+  opt.progress_what = "files";
+  opt.fingerprint = {{"command", "audio"},
+                     {"manifest", fs::absolute(a.manifest).string()},
+                     {"manifest_bytes", fs::file_size(a.manifest, ec)},
+                     {"sample_rate", a.sample_rate},
+                     {"codec", a.codec},
+                     {"max_duration", a.max_duration},
+                     {"min_duration", a.min_duration},
+                     {"shard_size", opt.writer.shard_size},
+                     {"block_size", opt.writer.shard.block_size},
+                     {"zstd_level", opt.writer.shard.zstd_level},
+                     {"part", a.write.part}};
+  shards::Manifest m;
+  m.kind = "audio";
+  m.sample_rate = a.sample_rate;
+  m.codec = a.codec;
+  m.fields = {"audio", "text"};
+  m.created_by = kVersion;
+  m.source = {{"manifest", a.manifest}};
+
+  LineSource source({a.manifest}, /*docs=*/false);
+  IngestSummary summary;
+  st = RunIngest(&source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt, m,
+                 &summary);
+  if (!st.ok()) return ReportError(st);
+  PrintSummary(summary, a.write.json);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterAudio(CLI::App* app, int* exit_code) {
+  auto args = std::make_shared<AudioArgs>();
+  CLI::App* sub = app->add_subcommand("audio", "Shardify audio files listed in a NeMo-style JSONL manifest");
+  sub->add_option("-m,--manifest", args->manifest,
+                  "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", \"id\"]} per line")
+      ->required();
+  sub->add_option("-r,--sample-rate", args->sample_rate, "Resample every clip to this rate (Hz)")
+      ->check(CLI::Range(1000, 384000))
+      ->capture_default_str();
+  sub->add_option("--codec", args->codec, "Audio in shards: pcm16 (fast to read) or flac (about half the disk)")
+      ->check(CLI::IsMember({"pcm16", "flac"}))
+      ->capture_default_str();
+  sub->add_option("--max-duration", args->max_duration, "Reject clips longer than this (seconds)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  AddWriteOptions(sub, &args->write);
+  sub->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace sluice::shardify

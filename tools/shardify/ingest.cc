@@ -1,0 +1,378 @@
+#include "ingest.h"
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_arena.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unordered_map>
+
+#include "progress.h"
+#include "rejects.h"
+#include "shards/checksum.h"
+#include "shards/file.h"
+#include "shards/shard_reader.h"
+
+namespace sluice::shardify {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kJournalName = ".shardify-journal.jsonl";
+constexpr const char* kRejectsName = "rejects.jsonl";
+
+struct ResumePoint {
+  bool active = false;
+  uint64_t next_item = 0;
+  uint64_t rejects_bytes = 0;
+  uint64_t rejected = 0;
+  std::vector<shards::ShardEntry> shards;
+};
+
+nlohmann::json EntryToJson(const shards::ShardEntry& e) {
+  return {{"file", e.file},   {"records", e.records}, {"bytes", e.bytes},
+          {"raw_bytes", e.raw_bytes}, {"duration", e.duration}, {"tokens", e.tokens},
+          {"xxh3", shards::ChecksumHex(e.xxh3)}};
+}
+
+shards::ShardEntry EntryFromJson(const nlohmann::json& j) {
+  shards::ShardEntry e;
+  e.file = j.at("file").get<std::string>();
+  e.records = j.at("records").get<uint64_t>();
+  e.bytes = j.at("bytes").get<uint64_t>();
+  e.raw_bytes = j.at("raw_bytes").get<uint64_t>();
+  e.duration = j.at("duration").get<uint64_t>();
+  e.tokens = j.at("tokens").get<uint64_t>();
+  e.xxh3 = std::stoull(j.at("xxh3").get<std::string>(), nullptr, 16);
+  return e;
+}
+
+bool IsOurFile(const std::string& name) {
+  return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
+         name == std::string(shards::kManifestName) + ".tmp" ||
+         (name.rfind("shard-", 0) == 0 && (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));
+}
+
+// Reads the journal of an interrupted run. Shard files it lists must exist
+// with the recorded size; files it does not list are leftovers of the shard
+// that was being written and are removed.
+Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, ResumePoint* rp) {
+  const std::string path = dir + "/" + kJournalName;
+  std::ifstream in(path);
+  if (!in) return Status::OK();  // nothing to resume: start from the beginning
+  std::string line;
+  uint64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      // A torn last line (crash while appending) is expected; anything else is not.
+      if (in.peek() == EOF) break;
+      return Status::Corruption(path + ": line " + std::to_string(lineno) + ": not valid JSON");
+    }
+    try {
+      if (lineno == 1) {
+        if (j.at("fingerprint") != fingerprint) {
+          return Status::InvalidArgument(
+              dir + ": the interrupted run used other inputs or options (" + j.at("fingerprint").dump() +
+              "). HINT: resume with the same command line, or pass --overwrite to start over");
+        }
+        continue;
+      }
+      rp->shards.push_back(EntryFromJson(j.at("shard")));
+      rp->next_item = j.at("next_item").get<uint64_t>();
+      rp->rejects_bytes = j.at("rejects_bytes").get<uint64_t>();
+      rp->rejected = j.at("rejected").get<uint64_t>();
+    } catch (const std::exception& e) {
+      return Status::Corruption(path + ": line " + std::to_string(lineno) + ": " + e.what());
+    }
+  }
+  rp->active = true;
+  for (const auto& e : rp->shards) {
+    std::error_code ec;
+    const auto size = fs::file_size(dir + "/" + e.file, ec);
+    if (ec || size != e.bytes) {
+      return Status::Corruption(dir + "/" + e.file + ": listed in the journal with " + std::to_string(e.bytes) +
+                                " bytes but " + (ec ? "missing" : "has " + std::to_string(size)) +
+                                ". HINT: pass --overwrite to start over");
+    }
+  }
+  return Status::OK();
+}
+
+Status PrepareOutDir(const IngestOptions& opt, ResumePoint* rp, bool* already_complete) {
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec) return Status::IOError(opt.out_dir + ": cannot create directory: " + ec.message());
+  const bool has_manifest = fs::exists(opt.out_dir + "/" + shards::kManifestName);
+  const bool has_journal = fs::exists(opt.out_dir + "/" + kJournalName);
+  bool has_shards = false;
+  for (const auto& de : fs::directory_iterator(opt.out_dir)) {
+    if (de.path().filename().string().rfind("shard-", 0) == 0) has_shards = true;
+  }
+  if (opt.overwrite) {
+    for (const auto& de : fs::directory_iterator(opt.out_dir)) {
+      if (IsOurFile(de.path().filename().string())) fs::remove(de.path(), ec);
+    }
+    return Status::OK();
+  }
+  if (has_manifest) {
+    if (opt.resume) {
+      *already_complete = true;
+      return Status::OK();
+    }
+    return Status::InvalidArgument(opt.out_dir + " already holds a dataset (manifest.json). HINT: choose another --out, or pass --overwrite to replace it");
+  }
+  if (!opt.resume && (has_journal || has_shards)) {
+    return Status::InvalidArgument(opt.out_dir + " holds the shards of an interrupted run. HINT: pass --resume to continue it, or --overwrite to start over");
+  }
+  if (opt.resume) SLUICE_RETURN_IF_ERROR(LoadJournal(opt.out_dir, opt.fingerprint, rp));
+  // Remove what the journal does not vouch for: temporary files and a shard
+  // renamed after the last journal line was written (it will be rewritten identically).
+  for (const auto& de : fs::directory_iterator(opt.out_dir)) {
+    const std::string name = de.path().filename().string();
+    if (!IsOurFile(name) || name == kJournalName || name == kRejectsName) continue;
+    bool listed = false;
+    for (const auto& e : rp->shards) listed |= e.file == name;
+    if (!listed) fs::remove(de.path(), ec);
+  }
+  return Status::OK();
+}
+
+struct Work {
+  InputItem item;
+  ItemResult result;
+};
+
+}  // namespace
+
+Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
+  unsigned a = 0, b = 0;
+  char extra = 0;
+  if (std::sscanf(spec.c_str(), "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
+    return Status::InvalidArgument("--part '" + spec + "': expected i/N with 0 <= i < N, e.g. 0/8");
+  }
+  *part = a;
+  *parts = b;
+  return Status::OK();
+}
+
+Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt, shards::Manifest manifest,
+                 IngestSummary* summary) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ResumePoint rp;
+  bool already_complete = false;
+  SLUICE_RETURN_IF_ERROR(PrepareOutDir(opt, &rp, &already_complete));
+  if (already_complete) {
+    SLUICE_RETURN_IF_ERROR(shards::LoadManifest(opt.out_dir, &summary->manifest));
+    summary->records = summary->manifest.records;
+    summary->rejected = summary->manifest.rejected;
+    summary->resumed = true;
+    return Status::OK();
+  }
+
+  uint64_t total = 0;
+  SLUICE_RETURN_IF_ERROR(source->Count(&total));
+  const uint64_t begin = total * opt.part / opt.parts;
+  const uint64_t end = total * (opt.part + 1) / opt.parts;
+  const uint64_t start = std::max(begin, rp.next_item);
+  summary->items = end - begin;
+  summary->resumed = rp.active && !rp.shards.empty();
+  summary->resumed_at_item = start;
+
+  RejectsWriter rejects;
+  SLUICE_RETURN_IF_ERROR(rejects.Open(opt.out_dir + "/" + kRejectsName, rp.active ? rp.rejects_bytes : 0));
+  rejects.set_count(rp.active ? rp.rejected : 0);
+
+  const std::string journal_path = opt.out_dir + "/" + kJournalName;
+  // The journal is rewritten from what was loaded, which drops a torn last line.
+  std::string journal_text = nlohmann::json{{"journal", 1}, {"fingerprint", opt.fingerprint}}.dump() + "\n";
+  // Keys already written, to reject duplicates; the journal's shards seed it.
+  // Each maps to where it was written ("record 3 of shard-00000.sluice"), which
+  // a resumed run can tell as well as an uninterrupted one.
+  std::unordered_map<std::string, std::string> seen_keys;
+  uint64_t records_before = 0;
+  for (const auto& e : rp.shards) {
+    std::unique_ptr<shards::ShardReader> r;
+    SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(opt.out_dir + "/" + e.file, {}, &r));
+    for (size_t i = 0; i < r->num_records(); ++i) {
+      seen_keys.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
+    }
+    records_before += e.records;
+    journal_text += nlohmann::json{{"shard", EntryToJson(e)}, {"next_item", rp.next_item},
+                                   {"rejects_bytes", rp.rejects_bytes}, {"rejected", rp.rejected}}
+                        .dump() +
+                    "\n";
+  }
+  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path, journal_text));
+  FILE* journal = std::fopen(journal_path.c_str(), "ab");
+  if (!journal) return Status::IOError(journal_path + ": cannot open for append");
+
+  // Fault injection for the interrupted-run test (docs/shardify.md): exit
+  // abruptly once N shards are durable and the next one has been started.
+  const char* fault = std::getenv("SHARDIFY_TEST_EXIT_AFTER_SHARDS");
+  const long exit_after_shards = fault ? std::atol(fault) : -1;
+  long shards_done = 0;
+
+  uint64_t next_item_after_shard = start;
+  auto on_shard_done = [&](const shards::ShardEntry& e) -> Status {
+    SLUICE_RETURN_IF_ERROR(rejects.Flush());
+    const std::string line = nlohmann::json{{"shard", EntryToJson(e)}, {"next_item", next_item_after_shard},
+                                            {"rejects_bytes", rejects.bytes()}, {"rejected", rejects.count()}}
+                                 .dump() +
+                             "\n";
+    if (std::fwrite(line.data(), 1, line.size(), journal) != line.size() || std::fflush(journal) != 0 ||
+        ::fsync(fileno(journal)) != 0) {
+      return Status::IOError(journal_path + ": append failed");
+    }
+    ++shards_done;
+    return Status::OK();
+  };
+
+  shards::DatasetWriterOptions wopt = opt.writer;
+  wopt.first_shard_index = static_cast<uint32_t>(rp.shards.size());
+  shards::DatasetWriter writer(opt.out_dir, wopt, on_shard_done);
+
+  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Progress progress(opt.progress_what, end - start, opt.progress);
+  std::atomic<bool> stop{false};
+  Status failure;
+  uint64_t done = 0, input_bytes = 0, written = 0;
+
+  auto read_stage = [&](tbb::flow_control& fc) -> Work* {
+    while (!stop.load(std::memory_order_relaxed)) {
+      auto w = std::make_unique<Work>();
+      Status st;
+      if (!source->Next(&w->item, &st)) {
+        if (!st.ok()) {
+          failure = st;
+          stop = true;
+        }
+        break;
+      }
+      if (w->item.index < start) continue;
+      if (w->item.index >= end) break;
+      return w.release();
+    }
+    fc.stop();
+    return nullptr;
+  };
+  auto process_stage = [&](Work* w) -> Work* {
+    process(w->item, &w->result);
+    return w;
+  };
+  auto write_stage = [&](Work* raw) {
+    std::unique_ptr<Work> w(raw);
+    if (stop.load(std::memory_order_relaxed)) return;
+    Status st;
+    ItemResult& r = w->result;
+    if (r.ok) {
+      const auto [shard, record] = writer.NextPosition();
+      auto [it, inserted] =
+          seen_keys.emplace(r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
+      if (!inserted) {
+        r.ok = false;
+        r.reason = "duplicate key '" + r.key + "', already written as " + it->second;
+      }
+    }
+    if (r.ok) {
+      next_item_after_shard = w->item.index + 1;
+      st = writer.Add({r.key, r.duration, r.tokens}, r.payload);
+      written++;
+      if (exit_after_shards >= 0 && shards_done >= exit_after_shards && writer.pending_records() > 0) {
+        std::fprintf(stderr, "shardify: SHARDIFY_TEST_EXIT_AFTER_SHARDS: exiting abruptly\n");
+        std::_Exit(3);
+      }
+    } else {
+      st = rejects.Add(w->item.source, w->item.line, r.reason, w->item.text);
+    }
+    input_bytes += r.input_bytes;
+    progress.Update(++done, input_bytes);
+    if (!st.ok()) {
+      failure = st;
+      stop = true;
+    }
+  };
+
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    // Items in flight: enough to keep every thread busy while the in-order
+    // writer waits for a slow item, few enough to bound memory (each holds
+    // one decoded clip).
+    tbb::parallel_pipeline(static_cast<size_t>(threads) * 4,
+                           tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, read_stage) &
+                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, process_stage) &
+                               tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, write_stage));
+  });
+  progress.Finish();
+  if (failure.ok()) {
+    next_item_after_shard = end;
+    failure = writer.Finish();
+  }
+  std::fclose(journal);
+  SLUICE_RETURN_IF_ERROR(failure);
+  SLUICE_RETURN_IF_ERROR(rejects.Close());
+
+  manifest.shards = rp.shards;
+  for (const auto& e : writer.shards()) manifest.shards.push_back(e);
+  manifest.records = records_before + written;
+  manifest.rejected = rejects.count();
+  manifest.tokens = 0;
+  for (const auto& e : manifest.shards) manifest.tokens += e.tokens;
+  if (opt.parts > 1) {
+    manifest.source["part"] = std::to_string(opt.part) + "/" + std::to_string(opt.parts);
+    manifest.source["items"] = {begin, end};
+  }
+  SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt.out_dir, manifest));
+  std::error_code ec;
+  fs::remove(journal_path, ec);
+
+  summary->records = manifest.records;
+  summary->rejected = manifest.rejected;
+  summary->input_bytes = input_bytes;
+  summary->manifest = manifest;
+  summary->wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Status::OK();
+}
+
+void PrintSummary(const IngestSummary& s, bool json) {
+  const shards::Manifest& m = s.manifest;
+  const double seconds = m.seconds();
+  const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
+  const double zstd_ratio = m.bytes() ? double(m.raw_bytes()) / m.bytes() : 0;
+  const double pcm_ratio = m.bytes() && m.kind == "audio" ? double(m.duration()) * 2 / m.bytes() : 0;
+  if (json) {
+    nlohmann::json j = {{"records", m.records},
+                        {"rejected", m.rejected},
+                        {"items", s.items},
+                        {"shards", m.shards.size()},
+                        {"seconds", seconds},
+                        {"tokens", m.tokens},
+                        {"bytes", m.bytes()},
+                        {"raw_bytes", m.raw_bytes()},
+                        {"input_bytes", s.input_bytes},
+                        {"wall_seconds", s.wall_seconds},
+                        {"hours_per_second", seconds / 3600 / wall},
+                        {"input_mb_per_second", s.input_bytes / 1e6 / wall},
+                        {"zstd_ratio", zstd_ratio},
+                        {"pcm16_ratio", pcm_ratio},
+                        {"resumed", s.resumed}};
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  std::printf("shardify: %" PRIu64 " records written, %" PRIu64 " rejected%s; %zu shards, %.2f h of audio, %.1f MB "
+              "(zstd %.2fx%s) in %s: %.1f h/s (%.0fx real time), %.1f MB/s in\n",
+              m.records, m.rejected, m.rejected ? " (see rejects.jsonl)" : "", m.shards.size(), seconds / 3600,
+              m.bytes() / 1e6, zstd_ratio,
+              pcm_ratio > 0 ? (", " + std::to_string(pcm_ratio).substr(0, 4) + "x smaller than PCM16").c_str() : "",
+              FormatDuration(s.wall_seconds).c_str(), seconds / 3600 / wall, seconds / wall, s.input_bytes / 1e6 / wall);
+}
+
+}  // namespace sluice::shardify

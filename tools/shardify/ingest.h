@@ -1,0 +1,91 @@
+// The engine shared by `shardify audio` and `shardify text`:
+//
+//   ItemSource (serial, in order) -> Process (parallel) -> write (serial, in order)
+//
+// on a oneTBB parallel_pipeline. The write stage sees items in input order,
+// so the shards are byte-identical whatever the thread count. Every item ends
+// as a record or as a line of rejects.jsonl. Crash safety: shards appear under
+// their final name only when complete; after each one, a journal line records
+// how far the input got, so --resume restarts at the first unfinished shard
+// and produces the same bytes as an uninterrupted run. manifest.json is
+// written last, atomically, and the journal removed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "shards/dataset_writer.h"
+#include "shards/manifest.h"
+
+namespace sluice::shardify {
+
+struct InputItem {
+  uint64_t index = 0;  // position in the whole input, 0-based
+  std::string source;  // file the item came from, for rejects and errors
+  uint64_t line = 0;   // 1-based line of the item in `source`
+  std::string text;    // the raw manifest line, text line or document
+};
+
+struct ItemResult {
+  bool ok = false;
+  std::string reason;      // when !ok: why the item was rejected
+  std::string key;
+  uint64_t duration = 0;   // samples at the dataset's rate
+  uint32_t tokens = 0;
+  std::string payload;     // record fields (shards/record.h)
+  uint64_t input_bytes = 0;
+};
+
+class ItemSource {
+ public:
+  virtual ~ItemSource() = default;
+  // Counts the items (a cheap first pass), for progress and --part.
+  virtual Status Count(uint64_t* n) = 0;
+  // Next item, in order; false at the end. Sets *status on a read error.
+  virtual bool Next(InputItem* item, Status* status) = 0;
+};
+
+// Must be thread-safe: called for many items at once.
+using ProcessFn = std::function<void(const InputItem&, ItemResult*)>;
+
+struct IngestOptions {
+  std::string out_dir;
+  shards::DatasetWriterOptions writer;
+  int threads = 0;           // 0: all cores
+  uint32_t part = 0;         // this run handles part `part` of `parts` (contiguous item ranges)
+  uint32_t parts = 1;
+  bool resume = false;
+  bool overwrite = false;
+  bool progress = true;      // drawn only on a terminal
+  std::string progress_what = "items";
+  nlohmann::json fingerprint;  // input + options; --resume refuses a journal made with others
+};
+
+struct IngestSummary {
+  uint64_t items = 0;        // inputs of this part
+  uint64_t records = 0;
+  uint64_t rejected = 0;
+  uint64_t input_bytes = 0;
+  double wall_seconds = 0;
+  bool resumed = false;
+  uint64_t resumed_at_item = 0;
+  shards::Manifest manifest;
+};
+
+// Parses "i/N" into part and parts.
+Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts);
+
+// Runs the whole ingest. `manifest` comes in with the dataset-level fields set
+// (kind, sample_rate, codec, fields, features, tokenizer, created_by, source)
+// and is completed and saved as DIR/manifest.json.
+Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& options,
+                 shards::Manifest manifest, IngestSummary* summary);
+
+// Prints the summary: one line, or one JSON object with --json.
+void PrintSummary(const IngestSummary& s, bool json);
+
+}  // namespace sluice::shardify

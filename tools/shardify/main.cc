@@ -1,0 +1,92 @@
+// shardify: turns a corpus into a sluice dataset (docs/shardify.md).
+#include <cstdio>
+
+#include "commands.h"
+
+namespace sluice::shardify {
+
+void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
+  sub->add_option("-o,--out", a->out, "Output dataset directory")->required();
+  sub->add_option("--shard-size", a->shard_size, "Target size of one shard file (e.g. 256MiB, 1GiB)")
+      ->capture_default_str();
+  sub->add_option("--block-size", a->block_size, "Raw bytes per zstd block, the unit of random access and checksums")
+      ->capture_default_str();
+  sub->add_option("--zstd-level", a->zstd_level, "zstd level, 1 (fast) to 19 (small)")
+      ->check(CLI::Range(1, 19))
+      ->capture_default_str();
+  sub->add_option("-j,--threads", a->threads, "Worker threads (0: all cores); output is identical for any value")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--part", a->part,
+                  "Process part i of N (i/N, 0-based) of the input, for a batch scheduler's array job; "
+                  "combine the parts with 'shardify merge'");
+  sub->add_flag("--resume", a->resume, "Continue an interrupted run in --out from its last complete shard");
+  sub->add_flag("--overwrite", a->overwrite, "Replace a dataset or an interrupted run already in --out");
+  sub->add_flag("--json", a->json, "Print the summary as one JSON object");
+  sub->add_flag("-q,--quiet", a->quiet, "No progress line, even on a terminal");
+}
+
+namespace {
+
+Status ParseSize(const std::string& text, const char* what, uint64_t* out) {
+  // CLI11's AsSizeValue understands "256MiB", "1GB", "4096"; binary units as written.
+  try {
+    std::string s = text;
+    CLI::AsSizeValue conv(false);
+    const std::string err = conv(s);
+    if (!err.empty()) throw CLI::ValidationError(err);
+    *out = std::stoull(s);
+  } catch (const std::exception&) {
+    return Status::InvalidArgument(std::string(what) + " '" + text + "': expected a size such as 4096, 1MiB or 2GiB");
+  }
+  if (*out == 0) return Status::InvalidArgument(std::string(what) + " must be positive");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status MakeIngestOptions(const WriteArgs& a, IngestOptions* o) {
+  o->out_dir = a.out;
+  SLUICE_RETURN_IF_ERROR(ParseSize(a.shard_size, "--shard-size", &o->writer.shard_size));
+  uint64_t block = 0;
+  SLUICE_RETURN_IF_ERROR(ParseSize(a.block_size, "--block-size", &block));
+  if (block > shards::kMaxBlockRawSize) return Status::InvalidArgument("--block-size must be at most 1GiB");
+  o->writer.shard.block_size = block;
+  o->writer.shard.zstd_level = a.zstd_level;
+  o->threads = a.threads;
+  if (!a.part.empty()) SLUICE_RETURN_IF_ERROR(ParsePart(a.part, &o->part, &o->parts));
+  o->resume = a.resume;
+  o->overwrite = a.overwrite;
+  o->progress = !a.quiet;
+  if (a.resume && a.overwrite) return Status::InvalidArgument("--resume and --overwrite exclude each other");
+  return Status::OK();
+}
+
+int ReportError(const Status& s) {
+  std::fprintf(stderr, "shardify: error: %s\n", s.ToString().c_str());
+  return s.IsCorruption() ? 1 : 2;
+}
+
+}  // namespace sluice::shardify
+
+int main(int argc, char** argv) {
+  using namespace sluice::shardify;
+  CLI::App app{
+      "shardify: turn an audio or text corpus into a sluice dataset of zstd-compressed, checksummed,\n"
+      "indexed shards plus manifest.json. See docs/shardify.md.",
+      "shardify"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  RegisterAudio(&app, &exit_code);
+  RegisterText(&app, &exit_code);
+  RegisterInfo(&app, &exit_code);
+  RegisterVerify(&app, &exit_code);
+  RegisterMerge(&app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}
