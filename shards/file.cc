@@ -122,7 +122,12 @@ Status WritableFile::Append(std::string_view data) {
     buf_.append(data);
     return Status::OK();
   }
+  // Large appends (whole compressed blocks) skip the buffer.
   SLUICE_RETURN_IF_ERROR(Flush());
+  return WriteAll(data);
+}
+
+Status WritableFile::WriteAll(std::string_view data) {
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
@@ -138,17 +143,7 @@ Status WritableFile::Append(std::string_view data) {
 }
 
 Status WritableFile::Flush() {
-  const char* p = buf_.data();
-  size_t left = buf_.size();
-  while (left > 0) {
-    ssize_t w = ::write(fd_, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError(path_ + ": write: " + ErrnoText(errno));
-    }
-    p += w;
-    left -= static_cast<size_t>(w);
-  }
+  SLUICE_RETURN_IF_ERROR(WriteAll(buf_));
   buf_.clear();
   return Status::OK();
 }

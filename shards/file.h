@@ -37,6 +37,7 @@ class WritableFile {
  private:
   WritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status Flush();
+  Status WriteAll(std::string_view data);
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
