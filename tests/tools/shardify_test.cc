@@ -303,7 +303,7 @@ TEST_F(ShardifyTest, TextLinesAndDocuments) {
   shards::RecordView v;
   ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
   EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), "last doc line one\nline two");
-  EXPECT_EQ(ds->shard(0).key(1), "in.txt:8");
+  EXPECT_EQ(ds->shard(0).key(1), in + ":8");
 }
 
 TEST_F(ShardifyTest, InfoJsonHasTheAdvertisedFields) {

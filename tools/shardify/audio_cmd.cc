@@ -46,10 +46,14 @@ struct Scratch {
   shards::RecordBuilder record;
 };
 
+// Seconds with millisecond precision and no trailing zeros: "12.5", "0.25", "3600".
 std::string Fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  std::string s = buf;
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
 }
 
 void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {

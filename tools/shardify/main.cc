@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::exception& e) {
+    // Data errors are Status values; an exception here is a bug or out of memory.
+    std::fprintf(stderr, "shardify: internal error: %s\n", e.what());
+    return 2;
   }
   return exit_code;
 }

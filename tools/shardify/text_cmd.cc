@@ -33,7 +33,8 @@ void ProcessText(const InputItem& item, ItemResult* r) {
   shards::RecordBuilder b;
   b.AddField(shards::FieldType::kText, item.text);
   r->ok = true;
-  r->key = fs::path(item.source).filename().string() + ":" + std::to_string(item.line);
+  // The path as given, so that equal file names in different folders stay distinct.
+  r->key = item.source + ":" + std::to_string(item.line);
   r->payload = b.data();
 }
 
