@@ -13,10 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "features/flac.h"
+#include "features/text_normalize.h"
+#include "features/tokenizer.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/record.h"
 #include "test_util.h"
+#include "tokenize.h"
 
 namespace sluice {
 namespace {
@@ -304,6 +307,96 @@ TEST_F(ShardifyTest, TextLinesAndDocuments) {
   ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
   EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), "last doc line one\nline two");
   EXPECT_EQ(ds->shard(0).key(1), in + ":8");
+}
+
+// The token ids of record i, read back from the dataset.
+std::vector<int32_t> RecordTokens(const shards::Dataset& ds, size_t shard, size_t i, std::string* text) {
+  std::string p;
+  EXPECT_TRUE(ds.shard(shard).ReadRecord(i, &p).ok());
+  shards::RecordView v;
+  EXPECT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+  const auto* f = v.Find(shards::FieldType::kTokens);
+  if (text) *text = std::string(v.Find(shards::FieldType::kText)->bytes());
+  if (!f) return {};
+  std::vector<int32_t> ids(f->size / 4);
+  std::memcpy(ids.data(), f->data, f->size);
+  return ids;
+}
+
+TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds") + " --tokenizer char");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  const auto& m = ds->manifest();
+  EXPECT_EQ(m.tokenizer["type"], "char");
+  EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "tokens"}));
+  std::unique_ptr<features::Tokenizer> tok;
+  Status st = shardify::LoadTokenizer(m.tokenizer, tmp_.Join("ds"), &tok);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  uint64_t total = 0;
+  for (size_t i = 0; i < ds->shard(0).num_records(); ++i) {
+    std::string text, decoded;
+    auto ids = RecordTokens(*ds, 0, i, &text);
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(ds->shard(0).record(i).tokens, ids.size());
+    total += ids.size();
+    ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
+    EXPECT_EQ(decoded, features::NormalizeText(text, tok->normalize()));
+  }
+  EXPECT_EQ(m.tokens, total);
+}
+
+TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  for (const char* d : {"a", "b"}) {
+    RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join(d) + " --tokenizer bpe:60");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  EXPECT_EQ(DirContents(tmp_.Join("a")), DirContents(tmp_.Join("b")));
+  EXPECT_TRUE(fs::exists(tmp_.Join("a/tokenizer.model")));
+  shards::Manifest m;
+  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("a"), &m).ok());
+  std::unique_ptr<features::Tokenizer> tok;
+  ASSERT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("a"), &tok).ok());
+  EXPECT_EQ(tok->type(), "sentencepiece");
+
+  // A replaced model is caught by its checksum.
+  testing::WriteFile(tmp_.Join("a/tokenizer.model"), "not the model");
+  EXPECT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("a"), &tok).IsCorruption());
+}
+
+TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
+  const std::string in = tmp_.Join("in.txt");
+  testing::WriteFile(in, "Hello world.\nSecond line here\n\nAnother document!\n");
+  RunResult r = Sh(Shardify() + " text -q --docs --tokenizer char -i " + in + " -o " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  ASSERT_EQ(ds->shard(0).num_records(), 2u);
+  auto ids = RecordTokens(*ds, 0, 0, nullptr);
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.back(), features::kEndOfDocumentId);
+  EXPECT_EQ(ds->shard(0).record(0).tokens, ids.size());
+  std::unique_ptr<features::Tokenizer> tok;
+  ASSERT_TRUE(shardify::LoadTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok).ok());
+  std::string decoded;
+  ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
+  EXPECT_EQ(decoded, "hello world second line here");
+}
+
+TEST_F(ShardifyTest, TokenizerErrorsAreClear) {
+  RunResult r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer bpe:x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("bpe:N"), std::string::npos) << r.out;
+  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer spm:/nonexistent.model");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("/nonexistent.model"), std::string::npos) << r.out;
+  testing::WriteFile(tmp_.Join("bad.model"), "garbage");
+  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer spm:" + tmp_.Join("bad.model"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("not a SentencePiece model"), std::string::npos) << r.out;
 }
 
 TEST_F(ShardifyTest, InfoJsonHasTheAdvertisedFields) {

@@ -12,9 +12,9 @@
 #include "features/flac.h"
 #include "features/pcm.h"
 #include "features/resample.h"
+#include "features/utf8.h"
 #include "line_source.h"
 #include "shards/record.h"
-#include "utf8.h"
 
 namespace sluice::shardify {
 namespace fs = std::filesystem;
@@ -22,6 +22,7 @@ namespace {
 
 struct AudioArgs {
   WriteArgs write;
+  TokenizerArgs tokenizer;
   std::string manifest;
   int sample_rate = 16000;
   std::string codec = "pcm16";
@@ -35,6 +36,7 @@ struct AudioConfig {
   bool flac;
   double max_duration;
   double min_duration;
+  const features::Tokenizer* tokenizer = nullptr;  // null: no token ids
 };
 
 // Per-thread scratch, reused across items so decoding allocates little.
@@ -44,6 +46,7 @@ struct Scratch {
   std::vector<int16_t> pcm;
   std::vector<uint8_t> flac;
   shards::RecordBuilder record;
+  std::vector<int32_t> ids;
 };
 
 // Seconds with millisecond precision and no trailing zeros: "12.5", "0.25", "3600".
@@ -64,7 +67,7 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   };
   if (item.text.find_first_not_of(" \t") == std::string::npos) return reject("empty line");
   size_t bad = 0;
-  if (!ValidUtf8(item.text, &bad)) return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
+  if (!features::ValidUtf8(item.text, &bad)) return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(item.text);
@@ -78,6 +81,11 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   }
   auto text_it = j.find("text");
   if (text_it == j.end() || !text_it->is_string()) return reject("missing \"text\" (a string)");
+  if (cfg.tokenizer) {
+    s.ids.clear();
+    Status st = cfg.tokenizer->Encode(text_it->get_ref<const std::string&>(), &s.ids);
+    if (!st.ok()) return reject("transcript: " + st.message());
+  }
   features::DecodeOptions dopt;
   for (const char* field : {"offset", "duration"}) {
     auto it = j.find(field);
@@ -133,10 +141,29 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
   }
   s.record.AddField(shards::FieldType::kText, text_it->get_ref<const std::string&>());
+  if (cfg.tokenizer) {
+    static_assert(sizeof(int32_t) == sizeof(uint32_t), "token ids are stored as u32");
+    s.record.AddField(shards::FieldType::kTokens, s.ids.data(), s.ids.size() * sizeof(int32_t));
+    r->tokens = static_cast<uint32_t>(s.ids.size());
+  }
   r->ok = true;
   r->key = std::move(key);
   r->duration = s.pcm.size();
   r->payload = s.record.data();
+}
+
+// Every transcript of the manifest (valid lines only): what a tokenizer is built from.
+Status CollectTranscripts(const std::string& manifest, std::vector<std::string>* texts) {
+  LineSource source({manifest}, false);
+  InputItem item;
+  Status st;
+  while (source.Next(&item, &st)) {
+    size_t bad = 0;
+    if (!features::ValidUtf8(item.text, &bad)) continue;
+    nlohmann::json j = nlohmann::json::parse(item.text, nullptr, false);
+    if (j.is_object() && j.contains("text") && j["text"].is_string()) texts->push_back(j["text"].get<std::string>());
+  }
+  return st;
 }
 
 int Run(const AudioArgs& a) {
@@ -155,6 +182,16 @@ int Run(const AudioArgs& a) {
   cfg.max_duration = a.max_duration;
   cfg.min_duration = a.min_duration;
 
+  DatasetTokenizer tok;
+  if (!a.tokenizer.spec.empty()) {
+    std::vector<std::string> texts;
+    st = CollectTranscripts(a.manifest, &texts);
+    if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
+    if (!st.ok()) return ReportError(st);
+    cfg.tokenizer = tok.tokenizer.get();
+    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(kTokenizerModelName, tok.model_bytes);
+  }
+
   opt.progress_what = "files";
   opt.fingerprint = {{"command", "audio"},
                      {"manifest", fs::absolute(a.manifest).string()},
@@ -166,12 +203,17 @@ int Run(const AudioArgs& a) {
                      {"shard_size", opt.writer.shard_size},
                      {"block_size", opt.writer.shard.block_size},
                      {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", a.write.part}};
+                     {"part", a.write.part},
+                     {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
   m.codec = a.codec;
   m.fields = {"audio", "text"};
+  if (cfg.tokenizer) {
+    m.fields.push_back("tokens");
+    m.tokenizer = tok.description;
+  }
   m.created_by = kVersion;
   m.source = {{"manifest", a.manifest}};
 
@@ -204,6 +246,7 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ingest.h"
+#include "tokenize.h"
 
 namespace sluice::shardify {
 
@@ -27,6 +28,9 @@ struct WriteArgs {
 };
 
 void AddWriteOptions(CLI::App* sub, WriteArgs* a);
+void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a);
+// The tokenizer's part of the --resume fingerprint.
+nlohmann::json TokenizerFingerprint(const TokenizerArgs& a);
 // Fills IngestOptions from WriteArgs; InvalidArgument for bad sizes or --part.
 Status MakeIngestOptions(const WriteArgs& a, IngestOptions* o);
 // Prints "shardify: error: ..." on stderr and returns the exit code for it.

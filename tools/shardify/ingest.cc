@@ -55,7 +55,7 @@ shards::ShardEntry EntryFromJson(const nlohmann::json& j) {
 }
 
 bool IsOurFile(const std::string& name) {
-  return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
+  return name == shards::kManifestName || name == kJournalName || name == kRejectsName || name == "tokenizer.model" ||
          name == std::string(shards::kManifestName) + ".tmp" ||
          (name.rfind("shard-", 0) == 0 && (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));
 }
@@ -329,6 +329,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   if (opt.parts > 1) {
     manifest.source["part"] = std::to_string(opt.part) + "/" + std::to_string(opt.parts);
     manifest.source["items"] = {begin, end};
+  }
+  for (const auto& [name, bytes] : opt.extra_files) {
+    SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt.out_dir + "/" + name, bytes));
   }
   SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt.out_dir, manifest));
   std::error_code ec;

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +65,9 @@ struct IngestOptions {
   bool progress = true;      // drawn only on a terminal
   std::string progress_what = "items";
   nlohmann::json fingerprint;  // input + options; --resume refuses a journal made with others
+  // Files written (atomically) into the dataset just before manifest.json,
+  // e.g. the tokenizer model: name -> bytes.
+  std::vector<std::pair<std::string, std::string>> extra_files;
 };
 
 struct IngestSummary {

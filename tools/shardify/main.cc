@@ -26,6 +26,25 @@ void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
   sub->add_flag("-q,--quiet", a->quiet, "No progress line, even on a terminal");
 }
 
+void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
+  sub->add_option("--tokenizer", a->spec,
+                  "Store token ids: char (character vocabulary), bpe:N or unigram:N (SentencePiece trained on "
+                  "the texts), or spm:PATH (a trained .model)");
+  sub->add_flag("--keep-case", a->keep_case, "Tokenize without lowercasing");
+  sub->add_flag("--keep-punctuation", a->keep_punctuation, "Tokenize without stripping punctuation");
+  sub->add_flag("--allow-unknown", a->allow_unknown,
+                "With spm:PATH, keep texts that map to <unk> instead of rejecting them");
+  sub->add_option("--tokenizer-seed", a->seed, "Seed of SentencePiece training")->capture_default_str();
+}
+
+nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
+  return {{"spec", a.spec},
+          {"keep_case", a.keep_case},
+          {"keep_punctuation", a.keep_punctuation},
+          {"allow_unknown", a.allow_unknown},
+          {"seed", a.seed}};
+}
+
 namespace {
 
 Status ParseSize(const std::string& text, const char* what, uint64_t* out) {

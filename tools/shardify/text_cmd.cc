@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "commands.h"
+#include "features/utf8.h"
 #include "line_source.h"
 #include "shards/record.h"
-#include "utf8.h"
 
 namespace sluice::shardify {
 namespace fs = std::filesystem;
@@ -13,14 +13,17 @@ namespace {
 
 struct TextArgs {
   WriteArgs write;
+  TokenizerArgs tokenizer;
   std::vector<std::string> inputs;
   bool docs = false;
 };
 
-void ProcessText(const InputItem& item, ItemResult* r) {
+// Documents are stored with their ids followed by the end-of-document id, so a
+// language model's packed stream (loader) keeps the boundaries.
+void ProcessText(const features::Tokenizer* tokenizer, const InputItem& item, ItemResult* r) {
   size_t bad = 0;
   r->input_bytes = item.text.size() + 1;
-  if (!ValidUtf8(item.text, &bad)) {
+  if (!features::ValidUtf8(item.text, &bad)) {
     r->ok = false;
     r->reason = "invalid UTF-8 at byte " + std::to_string(bad);
     return;
@@ -32,6 +35,18 @@ void ProcessText(const InputItem& item, ItemResult* r) {
   }
   shards::RecordBuilder b;
   b.AddField(shards::FieldType::kText, item.text);
+  if (tokenizer) {
+    std::vector<int32_t> ids;
+    Status st = tokenizer->Encode(item.text, &ids);
+    if (!st.ok()) {
+      r->ok = false;
+      r->reason = st.message();
+      return;
+    }
+    ids.push_back(features::kEndOfDocumentId);
+    b.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
+    r->tokens = static_cast<uint32_t>(ids.size());
+  }
   r->ok = true;
   // The path as given, so that equal file names in different folders stay distinct.
   r->key = item.source + ":" + std::to_string(item.line);
@@ -48,6 +63,20 @@ int Run(const TextArgs& a) {
     if (!fs::is_regular_file(f, ec)) return ReportError(Status::NotFound(f + ": no such input file"));
     inputs.push_back({{"file", fs::absolute(f).string()}, {"bytes", fs::file_size(f, ec)}});
   }
+  DatasetTokenizer tok;
+  if (!a.tokenizer.spec.empty()) {
+    // Train on every valid item of the input (all parts alike).
+    std::vector<std::string> texts;
+    LineSource all(a.inputs, a.docs);
+    InputItem item;
+    while (all.Next(&item, &st)) {
+      size_t bad = 0;
+      if (features::ValidUtf8(item.text, &bad)) texts.push_back(std::move(item.text));
+    }
+    if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
+    if (!st.ok()) return ReportError(st);
+    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(kTokenizerModelName, tok.model_bytes);
+  }
   opt.progress_what = a.docs ? "documents" : "lines";
   opt.fingerprint = {{"command", "text"},
                      {"inputs", inputs},
@@ -55,15 +84,21 @@ int Run(const TextArgs& a) {
                      {"shard_size", opt.writer.shard_size},
                      {"block_size", opt.writer.shard.block_size},
                      {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", a.write.part}};
+                     {"part", a.write.part},
+                     {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
+  if (tok.tokenizer) {
+    m.fields.push_back("tokens");
+    m.tokenizer = tok.description;
+  }
   m.created_by = kVersion;
   m.source = {{"inputs", a.inputs}, {"docs", a.docs}};
   LineSource source(a.inputs, a.docs);
   IngestSummary summary;
-  st = RunIngest(&source, ProcessText, opt, m, &summary);
+  const features::Tokenizer* t = tok.tokenizer.get();
+  st = RunIngest(&source, [t](const InputItem& item, ItemResult* r) { ProcessText(t, item, r); }, opt, m, &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -76,6 +111,7 @@ void RegisterText(CLI::App* app, int* exit_code) {
   CLI::App* sub = app->add_subcommand("text", "Shardify plain-text files: one record per line, or per document");
   sub->add_option("-i,--input", args->inputs, "Text files (UTF-8)")->required()->expected(1, -1);
   sub->add_flag("--docs", args->docs, "One record per document: runs of lines separated by blank lines");
+  AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
 }

@@ -1,0 +1,48 @@
+// --tokenizer for shardify: builds or loads the dataset's tokenizer before the
+// ingest starts, so every record's token ids come from one tokenizer, and
+// describes it for manifest.json (docs/formats/manifest.md, "tokenizer").
+//
+//   char           character vocabulary of the normalised transcripts
+//   bpe:N          SentencePiece BPE with N pieces, trained on the transcripts
+//   unigram:N      SentencePiece unigram, likewise
+//   spm:PATH       a trained SentencePiece .model file
+//
+// Training uses every transcript of the input (not only this --part), so the
+// parts of a --part i/N run share one tokenizer and merge.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "features/tokenizer.h"
+
+namespace sluice::shardify {
+
+struct TokenizerArgs {
+  std::string spec;            // empty: no tokenization
+  bool keep_case = false;      // --keep-case: no lowercasing
+  bool keep_punctuation = false;
+  bool allow_unknown = false;  // spm:PATH only: text that maps to <unk> is kept, not rejected
+  int seed = 1;                // SentencePiece training seed
+};
+
+struct DatasetTokenizer {
+  std::unique_ptr<features::Tokenizer> tokenizer;
+  nlohmann::json description;  // manifest.json "tokenizer"
+  std::string model_bytes;     // SentencePiece model to store as DIR/tokenizer.model (empty for char)
+};
+
+inline constexpr const char* kTokenizerModelName = "tokenizer.model";
+
+// Builds the tokenizer named by args.spec from `texts` (all transcripts).
+Status PrepareTokenizer(const TokenizerArgs& args, const std::vector<std::string>& texts, DatasetTokenizer* out);
+
+// Re-creates a dataset's tokenizer from its manifest description and directory.
+Status LoadTokenizer(const nlohmann::json& description, const std::string& dir,
+                     std::unique_ptr<features::Tokenizer>* out);
+
+}  // namespace sluice::shardify
