@@ -1,0 +1,199 @@
+#include "features/audio.h"
+
+#include <fcntl.h>
+#include <sndfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "features/sndfile_io.h"
+
+namespace sluice::features {
+namespace {
+
+using internal::SndfileError;
+
+// Closes the SNDFILE on every return path.
+struct SndfileCloser {
+  SNDFILE* sf;
+  ~SndfileCloser() {
+    if (sf != nullptr) sf_close(sf);
+  }
+};
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f s", s);
+  return buf;
+}
+
+Status OpenError(const std::string& name) {
+  // A system error while opening is I/O; anything else means the bytes are not audio we know.
+  if (sf_error(nullptr) == SF_ERR_SYSTEM) {
+    return Status::IOError(SndfileError(name, "cannot read audio", nullptr));
+  }
+  return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
+}
+
+// Reads the requested span of an opened file, downmixing to mono.
+Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
+                  const DecodeOptions& opt, DecodedAudio* out) {
+  out->samples.clear();
+  if (info.channels <= 0 || info.samplerate <= 0) {
+    return Status::Corruption(name + ": audio header has " + std::to_string(info.channels) +
+                              " channels at " + std::to_string(info.samplerate) + " Hz");
+  }
+  if (!std::isfinite(opt.offset_seconds) || opt.offset_seconds < 0) {
+    return Status::InvalidArgument(name + ": offset must be a finite number of seconds >= 0");
+  }
+  if (std::isnan(opt.duration_seconds)) {
+    return Status::InvalidArgument(name + ": duration is NaN");
+  }
+  out->sample_rate = info.samplerate;
+  out->channels_in = info.channels;
+  const double rate = info.samplerate;
+  // Some containers (streams, MP3 without a header) do not know their length up front.
+  const bool length_known = info.frames > 0 && info.frames < std::numeric_limits<sf_count_t>::max() / 2;
+  const auto start = static_cast<sf_count_t>(std::llround(opt.offset_seconds * rate));
+  if (length_known && start >= info.frames) {
+    return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
+                                   " is at or beyond the end of the audio (" +
+                                   Seconds(info.frames / rate) + ")");
+  }
+  sf_count_t want = std::numeric_limits<sf_count_t>::max();
+  if (opt.duration_seconds >= 0) {
+    want = static_cast<sf_count_t>(std::llround(std::min(opt.duration_seconds, 1e9) * rate));
+    if (want == 0) {
+      return Status::InvalidArgument(name + ": duration " + Seconds(opt.duration_seconds) +
+                                     " is shorter than one sample");
+    }
+  }
+  if (length_known) want = std::min(want, info.frames - start);
+
+  if (start > 0) {
+    bool seeked = info.seekable && sf_seek(sf, start, SEEK_SET) == start;
+    if (!seeked) {
+      // Unseekable stream: read and drop.
+      std::vector<float> skip(4096 * static_cast<size_t>(info.channels));
+      sf_count_t left = start;
+      while (left > 0) {
+        const sf_count_t got = sf_readf_float(sf, skip.data(), std::min<sf_count_t>(left, 4096));
+        if (got <= 0) break;
+        left -= got;
+      }
+      if (left > 0) {
+        return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
+                                       " is beyond the end of the audio");
+      }
+    }
+  }
+
+  const sf_count_t kChunk = 8192;  // frames per libsndfile call
+  if (length_known) out->samples.reserve(static_cast<size_t>(want));
+  if (info.channels == 1) {
+    // Mono (the common PCM16 case): libsndfile converts straight into the output.
+    sf_count_t done = 0;
+    while (done < want) {
+      const sf_count_t ask = std::min(kChunk, want - done);
+      out->samples.resize(static_cast<size_t>(done + ask));
+      const sf_count_t got = sf_readf_float(sf, out->samples.data() + done, ask);
+      if (got <= 0) break;
+      done += got;
+    }
+    out->samples.resize(static_cast<size_t>(done));
+  } else {
+    const int ch = info.channels;
+    const float inv = 1.0f / static_cast<float>(ch);
+    std::vector<float> buf(static_cast<size_t>(kChunk) * ch);
+    sf_count_t done = 0;
+    while (done < want) {
+      const sf_count_t got = sf_readf_float(sf, buf.data(), std::min(kChunk, want - done));
+      if (got <= 0) break;
+      out->samples.resize(static_cast<size_t>(done + got));
+      float* dst = out->samples.data() + done;
+      for (sf_count_t i = 0; i < got; ++i) {
+        const float* frame = buf.data() + i * ch;
+        float sum = 0;
+        for (int c = 0; c < ch; ++c) sum += frame[c];
+        dst[i] = sum * inv;
+      }
+      done += got;
+    }
+  }
+  if (sf_error(sf) != SF_ERR_NO_ERROR) {
+    return Status::Corruption(SndfileError(name, "error while decoding audio", sf));
+  }
+  if (out->samples.empty()) {
+    if (start > 0) {
+      return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
+                                     " is at or beyond the end of the audio");
+    }
+    return Status::InvalidArgument(name + ": audio has no samples (zero length)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudio* out) {
+  // Open the descriptor ourselves so a missing file is NotFound and a permission problem an
+  // IOError, both with errno's reason; libsndfile would report either as a generic failure.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    std::string msg = path + ": cannot open: " + std::strerror(err);
+    if (err == ENOENT || err == ENOTDIR) return Status::NotFound(std::move(msg));
+    return Status::IOError(std::move(msg));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } fd_closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return Status::IOError(path + ": cannot stat: " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return Status::IOError(path + ": is a directory, not an audio file");
+  if (S_ISREG(st.st_mode) && st.st_size == 0) {
+    return Status::InvalidArgument(path + ": file is empty (zero length)");
+  }
+  SF_INFO info{};
+  // close_desc = FALSE: the descriptor is ours to close whether or not the open succeeds.
+  SndfileCloser sf{sf_open_fd(fd, SFM_READ, &info, SF_FALSE)};
+  if (sf.sf == nullptr) return OpenError(path);
+  return ReadOpened(sf.sf, info, path, opt, out);
+}
+
+Status DecodeMemory(const void* data, size_t size, const std::string& name,
+                    const DecodeOptions& opt, DecodedAudio* out) {
+  if (size == 0) return Status::InvalidArgument(name + ": audio buffer is empty (zero length)");
+  internal::MemoryReader reader{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size),
+                                0};
+  SF_INFO info{};
+  SndfileCloser sf{sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &info, &reader)};
+  if (sf.sf == nullptr) {
+    return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
+  }
+  return ReadOpened(sf.sf, info, name, opt, out);
+}
+
+bool AllFinite(const float* samples, size_t n) {
+  // Integer test on the exponent bits (all ones = NaN or Inf): an OR reduction the compiler
+  // vectorises, where a float comparison loop with an early exit would not.
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, samples + i, sizeof(bits));
+    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad == 0;
+}
+
+}  // namespace sluice::features

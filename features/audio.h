@@ -1,0 +1,43 @@
+// Audio decode through libsndfile: files or memory buffers (WAV, FLAC, Ogg-Vorbis, Opus, MP3, ...)
+// to mono float samples in [-1, 1].
+//
+// Samples are libsndfile's normalised floats: an int16 source sample s becomes s / 32768, exactly,
+// so features/pcm.h's FloatToPcm16 gives the original integers back. Multi-channel input is
+// downmixed by averaging the channels. Checking for NaN/Inf (possible in float WAV files) is the
+// caller's job: AllFinite() below does it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace sluice::features {
+
+struct DecodeOptions {
+  double offset_seconds = 0;     // start reading here (seconds from the start of the audio)
+  double duration_seconds = -1;  // seconds to read; < 0 reads to the end
+};
+
+struct DecodedAudio {
+  std::vector<float> samples;  // mono, in [-1, 1] for integer sources
+  int sample_rate = 0;         // Hz, the source's rate (no resampling here)
+  int channels_in = 0;         // channels of the source before the downmix
+};
+
+// Decodes `path`. Errors: NotFound (no such file), IOError (unreadable), Corruption (not a
+// recognised or a damaged audio file), InvalidArgument (offset at or beyond the end, bad
+// offset/duration, or no samples at all). Every message starts with the path.
+// `out->samples` is reused (resized, its capacity kept).
+Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudio* out);
+
+// Same as DecodeFile for an encoded file held in memory (libsndfile virtual I/O); `name` (a path
+// or a record key) starts every error message. `data` must stay valid during the call only.
+Status DecodeMemory(const void* data, size_t size, const std::string& name,
+                    const DecodeOptions& opt, DecodedAudio* out);
+
+// True when no sample is NaN or +-Inf.
+bool AllFinite(const float* samples, size_t n);
+
+}  // namespace sluice::features

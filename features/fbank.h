@@ -1,0 +1,87 @@
+// Kaldi-compatible log-mel filterbank (compute-fbank-feats, torchaudio.compliance.kaldi.fbank).
+//
+// Input: mono samples at FbankOptions::sample_frequency in Kaldi's scale, i.e. the int16 range
+// (multiply libsndfile's [-1, 1] floats by 32768, or use Pcm16ToFloat(..., 1.0f)). With
+// dither = 0 the output matches torchaudio.compliance.kaldi.fbank given the same options
+// (tests/features/fbank_test.cc). Output: frames x Dim() floats, row-major, each row
+// [energy?, log mel bins...] (energy last with htk_compat).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "features/fft.h"
+#include "features/mel.h"
+#include "features/window.h"
+#include "features/workspace.h"
+
+namespace sluice::features {
+
+// Field names follow Kaldi's options (--frame-length is frame_length_ms, ...). Defaults are
+// Kaldi's except num_mel_bins (80, as ASR models use) and dither (0, torchaudio's default: with
+// dither on, give Compute a seed).
+struct FbankOptions {
+  float sample_frequency = 16000;         // Hz, rate of the input samples
+  float frame_length_ms = 25;             // window length (ms)
+  float frame_shift_ms = 10;              // hop between frames (ms)
+  float dither = 0;                       // noise std in input units (int16 scale); 0 = off
+  float preemphasis_coefficient = 0.97f;  // x[i] -= coeff * x[i-1]; 0 = off
+  bool remove_dc_offset = true;           // subtract each frame's mean before anything else
+  WindowType window_type = WindowType::kPovey;
+  float blackman_coeff = 0.42f;           // only for the blackman window
+  bool round_to_power_of_two = true;      // zero-pad each frame to the next power of two for the FFT
+  bool snip_edges = true;                 // true: whole frames only; false: mirrored edges (frames.h)
+  int num_mel_bins = 80;                  // mel bins
+  float low_freq = 20;                    // Hz, lower edge of the mel range
+  float high_freq = 0;                    // Hz, upper edge; <= 0 is an offset from Nyquist
+  bool use_energy = false;                // add a log-energy column
+  bool raw_energy = true;                 // energy before preemphasis and windowing (after DC removal)
+  float energy_floor = 0;                 // floor on the energy (linear); 0 = none (torchaudio uses 1)
+  bool htk_compat = false;                // energy column last instead of first
+  bool use_power = true;                  // power spectrum; false = magnitude
+  bool use_log_fbank = true;              // log of the mel energies (floored at FLT_EPSILON)
+};
+
+class FbankComputer {
+ public:
+  // OK, or InvalidArgument naming the bad option.
+  static Status Validate(const FbankOptions& opt);
+
+  // Builds the window and mel tables and plans the FFT. Throws std::invalid_argument with
+  // Validate()'s message for invalid options (a programming error: validate user input first).
+  explicit FbankComputer(const FbankOptions& opt);
+
+  const FbankOptions& options() const { return opt_; }
+  int Dim() const { return opt_.num_mel_bins + (opt_.use_energy ? 1 : 0); }
+  int WindowLength() const { return window_length_; }  // samples
+  int WindowShift() const { return window_shift_; }    // samples
+  int FftSize() const { return fft_size_; }
+  int64_t NumFrames(size_t num_samples) const;
+
+  // Computes NumFrames(n) x Dim() features into out (resized; its capacity reused). Thread-safe:
+  // many threads may call it at once, each with its own Workspace. `dither_key` seeds the dither
+  // (e.g. StreamKey(seed, epoch, record id)); the output is a pure function of (samples, options,
+  // dither_key). Returns the number of frames.
+  int64_t Compute(const float* samples, size_t n, Workspace* ws, std::vector<float>* out,
+                  uint64_t dither_key = 0) const;
+  // Same, into caller memory of NumFrames(n) * Dim() floats (e.g. a batch buffer).
+  int64_t Compute(const float* samples, size_t n, Workspace* ws, float* out,
+                  uint64_t dither_key = 0) const;
+
+ private:
+  void PrepareWorkspace(Workspace* ws) const;
+
+  FbankOptions opt_;
+  int window_length_ = 0;
+  int window_shift_ = 0;
+  int fft_size_ = 0;
+  std::vector<float> window_;
+  MelBanks mel_;
+  float log_energy_floor_ = 0;  // log(energy_floor), or -inf when there is none
+  const RealFft* fft_ = nullptr;
+};
+
+}  // namespace sluice::features

@@ -1,0 +1,20 @@
+#include "features/pcm.h"
+
+#include <cmath>
+
+namespace sluice::features {
+
+void FloatToPcm16(const float* in, size_t n, int16_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    float v = in[i] * 32768.0f;
+    v = v == v ? v : 0.0f;  // NaN fails every comparison; map it to silence, not to a clamp bound
+    v = std::fmin(std::fmax(v, -32768.0f), 32767.0f);
+    out[i] = static_cast<int16_t>(std::nearbyint(v));
+  }
+}
+
+void Pcm16ToFloat(const int16_t* in, size_t n, float* out, float scale) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+}
+
+}  // namespace sluice::features

@@ -1,0 +1,76 @@
+#include "features/sndfile_io.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace sluice::features::internal {
+namespace {
+
+// Shared by both directions: the new position, clamped to [0, size]; libsndfile only seeks to
+// places it has read or written, so clamping never hides a real request.
+sf_count_t Seek(sf_count_t pos, sf_count_t size, sf_count_t offset, int whence) {
+  sf_count_t target = offset;
+  if (whence == SEEK_CUR) target = pos + offset;
+  if (whence == SEEK_END) target = size + offset;
+  return std::clamp<sf_count_t>(target, 0, size);
+}
+
+sf_count_t ReaderLength(void* user) { return static_cast<MemoryReader*>(user)->size; }
+sf_count_t ReaderSeek(sf_count_t offset, int whence, void* user) {
+  auto* r = static_cast<MemoryReader*>(user);
+  r->pos = Seek(r->pos, r->size, offset, whence);
+  return r->pos;
+}
+sf_count_t ReaderRead(void* dst, sf_count_t count, void* user) {
+  auto* r = static_cast<MemoryReader*>(user);
+  const sf_count_t n = std::clamp<sf_count_t>(count, 0, r->size - r->pos);
+  if (n > 0) std::memcpy(dst, r->data + r->pos, static_cast<size_t>(n));
+  r->pos += n;
+  return n;
+}
+sf_count_t ReaderWrite(const void*, sf_count_t, void*) { return 0; }
+sf_count_t ReaderTell(void* user) { return static_cast<MemoryReader*>(user)->pos; }
+
+sf_count_t WriterLength(void* user) {
+  return static_cast<sf_count_t>(static_cast<VectorWriter*>(user)->bytes->size());
+}
+sf_count_t WriterSeek(sf_count_t offset, int whence, void* user) {
+  auto* w = static_cast<VectorWriter*>(user);
+  w->pos = Seek(w->pos, static_cast<sf_count_t>(w->bytes->size()), offset, whence);
+  return w->pos;
+}
+sf_count_t WriterRead(void* dst, sf_count_t count, void* user) {
+  auto* w = static_cast<VectorWriter*>(user);
+  const auto size = static_cast<sf_count_t>(w->bytes->size());
+  const sf_count_t n = std::clamp<sf_count_t>(count, 0, size - w->pos);
+  if (n > 0) std::memcpy(dst, w->bytes->data() + w->pos, static_cast<size_t>(n));
+  w->pos += n;
+  return n;
+}
+sf_count_t WriterWrite(const void* src, sf_count_t count, void* user) {
+  auto* w = static_cast<VectorWriter*>(user);
+  if (count <= 0) return 0;
+  const size_t end = static_cast<size_t>(w->pos + count);
+  if (end > w->bytes->size()) w->bytes->resize(end);
+  std::memcpy(w->bytes->data() + w->pos, src, static_cast<size_t>(count));
+  w->pos += count;
+  return count;
+}
+sf_count_t WriterTell(void* user) { return static_cast<VectorWriter*>(user)->pos; }
+
+SF_VIRTUAL_IO g_reader_io = {ReaderLength, ReaderSeek, ReaderRead, ReaderWrite, ReaderTell};
+SF_VIRTUAL_IO g_writer_io = {WriterLength, WriterSeek, WriterRead, WriterWrite, WriterTell};
+
+}  // namespace
+
+SF_VIRTUAL_IO* MemoryReaderIo() { return &g_reader_io; }
+SF_VIRTUAL_IO* VectorWriterIo() { return &g_writer_io; }
+
+std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf) {
+  // With sf == nullptr libsndfile reports its last global open error; under concurrent failing
+  // opens the reason text may belong to another thread's file, the status code does not.
+  return name + ": " + what + ": " + sf_strerror(sf);
+}
+
+}  // namespace sluice::features::internal

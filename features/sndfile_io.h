@@ -1,0 +1,33 @@
+// libsndfile virtual I/O over memory: a read-only view and a growing byte vector. Internal to
+// features/ (audio.cc and flac.cc); not part of the public API.
+#pragma once
+
+#include <sndfile.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::features::internal {
+
+// Read-only view of an encoded file in memory.
+struct MemoryReader {
+  const uint8_t* data = nullptr;
+  sf_count_t size = 0;
+  sf_count_t pos = 0;
+};
+
+// Write target that grows; libsndfile seeks back (FLAC STREAMINFO, WAV sizes) and rewrites.
+struct VectorWriter {
+  std::vector<uint8_t>* bytes = nullptr;
+  sf_count_t pos = 0;
+};
+
+// Callback tables whose user_data is a MemoryReader* / VectorWriter*.
+SF_VIRTUAL_IO* MemoryReaderIo();
+SF_VIRTUAL_IO* VectorWriterIo();
+
+// "name: what: libsndfile's reason" for a failed open (sf == nullptr) or a failed call on `sf`.
+std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf);
+
+}  // namespace sluice::features::internal

@@ -1,0 +1,410 @@
+// Decode, resample, PCM conversion and FLAC: the features/ entry points shardify uses.
+#include <sndfile.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "features/audio.h"
+#include "features/flac.h"
+#include "features/pcm.h"
+#include "features/resample.h"
+
+namespace sluice::features {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AudioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sluice_audio_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes interleaved int16 frames with libsndfile in the given container/format.
+  std::string Write(const std::string& name, const std::vector<int16_t>& interleaved, int channels,
+                    int rate, int format) {
+    const std::string path = (dir_ / name).string();
+    SF_INFO info{};
+    info.samplerate = rate;
+    info.channels = channels;
+    info.format = format;
+    SNDFILE* sf = sf_open(path.c_str(), SFM_WRITE, &info);
+    EXPECT_NE(sf, nullptr) << sf_strerror(nullptr);
+    if (sf == nullptr) return path;
+    const sf_count_t frames = static_cast<sf_count_t>(interleaved.size() / channels);
+    EXPECT_EQ(sf_writef_short(sf, interleaved.data(), frames), frames);
+    sf_close(sf);
+    return path;
+  }
+
+  std::string WriteBytes(const std::string& name, const std::string& bytes) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+
+  static std::vector<char> ReadAll(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+  }
+
+  fs::path dir_;
+};
+
+// Deterministic int16 test signal covering the whole range, both extremes included.
+std::vector<int16_t> Ramp(size_t n) {
+  std::vector<int16_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int16_t>((i * 7919) % 65536 - 32768);
+  v[0] = -32768;
+  if (n > 1) v[1] = 32767;
+  return v;
+}
+
+std::vector<float> Sine(double freq, int rate, size_t n, float amp = 0.5f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = amp * static_cast<float>(std::sin(2 * std::numbers::pi * freq * i / rate));
+  }
+  return v;
+}
+
+// Power of `x` at `freq` (Goertzel), to find a sine's frequency after resampling.
+double PowerAt(const std::vector<float>& x, double freq, int rate) {
+  const double w = 2 * std::numbers::pi * freq / rate;
+  double s1 = 0, s2 = 0;
+  for (float v : x) {
+    const double s = v + 2 * std::cos(w) * s1 - s2;
+    s2 = s1;
+    s1 = s;
+  }
+  return s1 * s1 + s2 * s2 - 2 * std::cos(w) * s1 * s2;
+}
+
+TEST_F(AudioTest, Pcm16WavDecodesToExactNormalisedFloats) {
+  const auto pcm = Ramp(5000);
+  const auto path = Write("a.wav", pcm, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  EXPECT_EQ(a.sample_rate, 16000);
+  EXPECT_EQ(a.channels_in, 1);
+  ASSERT_EQ(a.samples.size(), pcm.size());
+  for (size_t i = 0; i < pcm.size(); ++i) ASSERT_EQ(a.samples[i], pcm[i] / 32768.0f) << i;
+  std::vector<int16_t> back(pcm.size());
+  FloatToPcm16(a.samples.data(), a.samples.size(), back.data());
+  EXPECT_EQ(back, pcm);
+}
+
+TEST_F(AudioTest, FlacFileDecodesLosslessly) {
+  const auto pcm = Ramp(12345);
+  const auto path = Write("a.flac", pcm, 1, 22050, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  EXPECT_EQ(a.sample_rate, 22050);
+  ASSERT_EQ(a.samples.size(), pcm.size());
+  std::vector<int16_t> back(pcm.size());
+  FloatToPcm16(a.samples.data(), a.samples.size(), back.data());
+  EXPECT_EQ(back, pcm);
+}
+
+TEST_F(AudioTest, StereoIsDownmixedByAveraging) {
+  std::vector<int16_t> st;
+  for (int i = 0; i < 1000; ++i) {
+    st.push_back(static_cast<int16_t>(i * 10));
+    st.push_back(static_cast<int16_t>(-i * 4));
+  }
+  const auto path = Write("s.wav", st, 2, 8000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  EXPECT_EQ(a.channels_in, 2);
+  ASSERT_EQ(a.samples.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FLOAT_EQ(a.samples[i], (i * 10 - i * 4) / 2 / 32768.0f) << i;
+  }
+}
+
+TEST_F(AudioTest, OffsetAndDurationSelectTheSpan) {
+  const auto pcm = Ramp(16000);
+  const auto path = Write("o.wav", pcm, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.25, .duration_seconds = 0.5}, &a).ok());
+  ASSERT_EQ(a.samples.size(), 8000u);
+  EXPECT_EQ(a.samples.front(), pcm[4000] / 32768.0f);
+  EXPECT_EQ(a.samples.back(), pcm[11999] / 32768.0f);
+  // A duration past the end reads to the end.
+  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 10}, &a).ok());
+  EXPECT_EQ(a.samples.size(), 4000u);
+  // Offset only.
+  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.5}, &a).ok());
+  EXPECT_EQ(a.samples.size(), 8000u);
+}
+
+TEST_F(AudioTest, OffsetAndDurationWorkOnFlacToo) {
+  const auto pcm = Ramp(16000);
+  const auto path = Write("o.flac", pcm, 1, 16000, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.5, .duration_seconds = 0.125}, &a).ok());
+  ASSERT_EQ(a.samples.size(), 2000u);
+  EXPECT_EQ(a.samples.front(), pcm[8000] / 32768.0f);
+}
+
+TEST_F(AudioTest, OffsetAtOrBeyondTheEndIsInvalidArgument) {
+  const auto path = Write("e.wav", Ramp(8000), 1, 8000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  Status s = DecodeFile(path, {.offset_seconds = 1.0}, &a);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("offset"), std::string::npos) << s.message();
+  EXPECT_TRUE(DecodeFile(path, {.offset_seconds = 7}, &a).IsInvalidArgument());
+  EXPECT_TRUE(DecodeFile(path, {.offset_seconds = -1}, &a).IsInvalidArgument());
+  EXPECT_TRUE(DecodeFile(path, {.duration_seconds = 0}, &a).IsInvalidArgument());
+}
+
+TEST_F(AudioTest, MissingFileIsNotFoundAndNamesThePath) {
+  DecodedAudio a;
+  const std::string path = (dir_ / "nope.wav").string();
+  Status s = DecodeFile(path, {}, &a);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos);
+}
+
+TEST_F(AudioTest, DirectoryIsIOError) {
+  DecodedAudio a;
+  EXPECT_TRUE(DecodeFile(dir_.string(), {}, &a).IsIOError());
+}
+
+TEST_F(AudioTest, GarbageIsCorruptionWithLibsndfileReason) {
+  const auto path = WriteBytes("g.wav", std::string(1000, 'x'));
+  DecodedAudio a;
+  Status s = DecodeFile(path, {}, &a);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos);
+  EXPECT_GT(s.message().size(), path.size() + 10) << "reason missing: " << s.message();
+}
+
+TEST_F(AudioTest, EmptyAndZeroSampleFilesAreRejected) {
+  DecodedAudio a;
+  Status s = DecodeFile(WriteBytes("empty.wav", ""), {}, &a);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  const auto path = Write("zero.wav", {}, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  s = DecodeFile(path, {}, &a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(s.IsInvalidArgument() || s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos);
+}
+
+TEST_F(AudioTest, MemoryDecodeMatchesFileDecode) {
+  const auto pcm = Ramp(7000);
+  for (int format : {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16,
+                     SF_FORMAT_OGG | SF_FORMAT_VORBIS}) {
+    const auto path = Write(std::to_string(format) + ".audio", pcm, 1, 16000, format);
+    DecodedAudio from_file, from_mem;
+    ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.1}, &from_file).ok()) << format;
+    const auto bytes = ReadAll(path);
+    Status s = DecodeMemory(bytes.data(), bytes.size(), "rec-7", {.offset_seconds = 0.1}, &from_mem);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(from_file.samples, from_mem.samples) << format;
+    EXPECT_EQ(from_mem.sample_rate, 16000);
+  }
+}
+
+TEST_F(AudioTest, LossyFormatsDecodeToTheRightLengthAndRate) {
+  // Opus and MP3 through libsndfile >= 1.1 (built here with libopus and mpg123/lame); a format
+  // this libsndfile cannot write is skipped, not failed.
+  std::vector<int16_t> tone(16000);
+  for (size_t i = 0; i < tone.size(); ++i) {
+    tone[i] = static_cast<int16_t>(8000 * std::sin(2 * std::numbers::pi * 440 * i / 16000.0));
+  }
+  const struct {
+    const char* name;
+    int format;
+  } formats[] = {{"a.ogg", SF_FORMAT_OGG | SF_FORMAT_VORBIS},
+                 {"a.opus", SF_FORMAT_OGG | SF_FORMAT_OPUS},
+                 {"a.mp3", SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III}};
+  for (const auto& f : formats) {
+    SF_INFO probe{};
+    probe.samplerate = 16000;
+    probe.channels = 1;
+    probe.format = f.format;
+    if (!sf_format_check(&probe)) continue;
+    const auto path = Write(f.name, tone, 1, 16000, f.format);
+    DecodedAudio a;
+    Status s = DecodeFile(path, {}, &a);
+    ASSERT_TRUE(s.ok()) << f.name << ": " << s.ToString();
+    EXPECT_EQ(a.sample_rate, 16000) << f.name;
+    // Codec delay and padding may change the length by a frame or so.
+    EXPECT_NEAR(static_cast<double>(a.samples.size()), 16000.0, 2000.0) << f.name;
+    EXPECT_GT(PowerAt(a.samples, 440, 16000), 100 * PowerAt(a.samples, 1000, 16000)) << f.name;
+  }
+}
+
+TEST_F(AudioTest, MemoryErrorsNameTheRecord) {
+  DecodedAudio a;
+  const std::string junk(64, '\x01');
+  Status s = DecodeMemory(junk.data(), junk.size(), "record-42", {}, &a);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("record-42", 0), 0u) << s.message();
+  EXPECT_TRUE(DecodeMemory(junk.data(), 0, "record-42", {}, &a).IsInvalidArgument());
+}
+
+TEST_F(AudioTest, TruncatedWavDecodesWhatIsThereOrFails) {
+  const auto path = Write("t.wav", Ramp(4000), 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  auto bytes = ReadAll(path);
+  bytes.resize(bytes.size() / 2);
+  DecodedAudio a;
+  Status s = DecodeMemory(bytes.data(), bytes.size(), "trunc", {}, &a);
+  // libsndfile accepts a short data chunk; then the samples are the ones present, never more.
+  if (s.ok()) {
+    EXPECT_LT(a.samples.size(), 4000u);
+  }
+}
+
+TEST(AllFiniteTest, DetectsNanAndInf) {
+  std::vector<float> v(1001, 0.25f);
+  EXPECT_TRUE(AllFinite(v.data(), v.size()));
+  EXPECT_TRUE(AllFinite(v.data(), 0));
+  v[777] = std::nanf("");
+  EXPECT_FALSE(AllFinite(v.data(), v.size()));
+  v[777] = -INFINITY;
+  EXPECT_FALSE(AllFinite(v.data(), v.size()));
+  v[777] = 3.4e38f;
+  EXPECT_TRUE(AllFinite(v.data(), v.size()));
+}
+
+TEST(PcmTest, EveryInt16SurvivesTheRoundTrip) {
+  std::vector<int16_t> all(65536);
+  for (int i = 0; i < 65536; ++i) all[i] = static_cast<int16_t>(i - 32768);
+  std::vector<float> f(all.size());
+  Pcm16ToFloat(all.data(), all.size(), f.data(), 1.0f / 32768);
+  std::vector<int16_t> back(all.size());
+  FloatToPcm16(f.data(), f.size(), back.data());
+  EXPECT_EQ(back, all);
+}
+
+TEST(PcmTest, RoundsToNearestAndClamps) {
+  const std::vector<float> in = {0.4f / 32768, 0.6f / 32768, -0.6f / 32768, 1.0f, 2.0f, -1.0f,
+                                 -3.0f, std::nanf("")};
+  std::vector<int16_t> out(in.size());
+  FloatToPcm16(in.data(), in.size(), out.data());
+  EXPECT_EQ(out, (std::vector<int16_t>{0, 1, -1, 32767, 32767, -32768, -32768, 0}));
+  const int16_t k[] = {-32768, 5, 32767};
+  float kf[3];
+  Pcm16ToFloat(k, 3, kf, 1.0f);
+  EXPECT_EQ(kf[0], -32768.0f);
+  EXPECT_EQ(kf[2], 32767.0f);
+}
+
+TEST(ResampleTest, LengthFollowsTheRateRatio) {
+  std::vector<float> out;
+  const auto in = Sine(440, 22050, 22050);
+  ASSERT_TRUE(Resample(in.data(), in.size(), 22050, 16000, &out).ok());
+  EXPECT_EQ(out.size(), 16000u);
+  ASSERT_TRUE(Resample(in.data(), 1001, 22050, 16000, &out).ok());
+  EXPECT_EQ(out.size(), ResampledLength(1001, 22050, 16000));
+  EXPECT_EQ(out.size(), 726u);
+  ASSERT_TRUE(Resample(in.data(), in.size(), 16000, 16000, &out).ok());
+  EXPECT_EQ(out, in);
+  EXPECT_TRUE(Resample(in.data(), in.size(), 0, 16000, &out).IsInvalidArgument());
+}
+
+TEST(ResampleTest, SineKeepsItsFrequency) {
+  const auto in = Sine(1000, 44100, 44100);
+  std::vector<float> out;
+  ASSERT_TRUE(Resample(in.data(), in.size(), 44100, 16000, &out).ok());
+  ASSERT_EQ(out.size(), 16000u);
+  // All the power sits at 1 kHz, none at the neighbours, and the amplitude is kept.
+  const double at = PowerAt(out, 1000, 16000);
+  EXPECT_GT(at, 1000 * PowerAt(out, 1100, 16000));
+  EXPECT_GT(at, 1000 * PowerAt(out, 900, 16000));
+  float peak = 0;
+  for (size_t i = 1000; i < 15000; ++i) peak = std::max(peak, std::fabs(out[i]));
+  EXPECT_NEAR(peak, 0.5f, 0.005f);
+  // Aligned in time: the middle of the output is the sine at the same instant.
+  for (size_t i = 8000; i < 8010; ++i) {
+    EXPECT_NEAR(out[i], 0.5 * std::sin(2 * std::numbers::pi * 1000 * i / 16000.0), 2e-3) << i;
+  }
+}
+
+TEST(ResampleTest, ResamplerIsReusableAndMatchesOneShot) {
+  const auto a = Sine(300, 16000, 9000);
+  const auto b = Sine(700, 16000, 5000);
+  Resampler r;
+  std::vector<float> ra, rb, rb_speed, ref;
+  ASSERT_TRUE(r.Process(a.data(), a.size(), 16000, 8000, &ra).ok());
+  ASSERT_TRUE(r.Process(b.data(), b.size(), 16000, 8000, &rb).ok());
+  ASSERT_TRUE(Resample(b.data(), b.size(), 16000, 8000, &ref).ok());
+  EXPECT_EQ(rb, ref);  // no state leaks from clip a into clip b
+  // Speed perturbation 1.1: the clip is read as if sampled at 17600 Hz.
+  ASSERT_TRUE(r.Process(b.data(), b.size(), 16000 * 1.1, 16000, &rb_speed).ok());
+  EXPECT_EQ(rb_speed.size(), ResampledLength(5000, 17600, 16000));
+  ASSERT_TRUE(r.Process(a.data(), a.size(), 16000, 8000, &rb).ok());
+  EXPECT_EQ(rb, ra);
+}
+
+TEST(FlacTest, RoundTripIsLosslessAndDeterministic) {
+  const auto pcm = Ramp(33333);
+  std::vector<uint8_t> enc1, enc2;
+  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc1).ok());
+  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc2).ok());
+  EXPECT_EQ(enc1, enc2);
+  ASSERT_GT(enc1.size(), 4u);
+  EXPECT_EQ(std::string(enc1.begin(), enc1.begin() + 4), "fLaC");
+  std::vector<int16_t> dec;
+  int rate = 0;
+  Status s = DecodeFlac(enc1.data(), enc1.size(), "rec", &dec, &rate);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(rate, 16000);
+  EXPECT_EQ(dec, pcm);
+}
+
+TEST(FlacTest, SpeechLikeSignalCompresses) {
+  std::vector<int16_t> pcm(16000);
+  for (size_t i = 0; i < pcm.size(); ++i) {
+    pcm[i] = static_cast<int16_t>(3000 * std::sin(i * 0.05) + 1000 * std::sin(i * 0.31));
+  }
+  std::vector<uint8_t> enc;
+  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc).ok());
+  EXPECT_LT(enc.size(), pcm.size() * 2 / 2);
+  std::vector<int16_t> dec;
+  int rate = 0;
+  ASSERT_TRUE(DecodeFlac(enc.data(), enc.size(), "rec", &dec, &rate).ok());
+  EXPECT_EQ(dec, pcm);
+}
+
+TEST(FlacTest, DamagedStreamsAreCorruption) {
+  const auto pcm = Ramp(20000);
+  std::vector<uint8_t> enc;
+  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 8000, &enc).ok());
+  std::vector<int16_t> dec;
+  int rate = 0;
+  auto truncated = enc;
+  truncated.resize(enc.size() / 2);
+  Status s = DecodeFlac(truncated.data(), truncated.size(), "rec-9", &dec, &rate);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("rec-9", 0), 0u) << s.message();
+  auto garbage = enc;
+  garbage[0] = 'X';
+  EXPECT_TRUE(DecodeFlac(garbage.data(), garbage.size(), "r", &dec, &rate).IsCorruption());
+  EXPECT_TRUE(DecodeFlac(enc.data(), 0, "r", &dec, &rate).IsCorruption());
+}
+
+TEST(FlacTest, RejectsBadInput) {
+  std::vector<uint8_t> enc;
+  const int16_t one = 1;
+  EXPECT_TRUE(EncodeFlac(&one, 0, 16000, &enc).IsInvalidArgument());
+  EXPECT_TRUE(EncodeFlac(&one, 1, 0, &enc).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace sluice::features
