@@ -9,7 +9,7 @@ DEBIAN_PACKAGES=(
   build-essential meson ninja-build pkg-config python3
   libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
-  espeak-ng sox
+  libopenmpi-dev openmpi-bin espeak-ng sox
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

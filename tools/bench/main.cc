@@ -14,6 +14,7 @@ void Usage(FILE* out) {
                "commands:\n"
                "  features   feature extraction (fbank / spectrogram) clips/s and real-time factor\n"
                "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
+               "  feed       host-to-device feed: data wait, H2D GB/s pinned vs pageable, hidden-copy ratio\n"
                "\n"
                "Run 'sluice-bench <command> --help' for the options of one command.\n"
                "docs/benchmarks.md explains the method.\n");
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   argv[1] = name.data();
   if (cmd == "features") return sluice::bench::RunFeatures(argc - 1, argv + 1);
   if (cmd == "epoch") return sluice::bench::RunEpoch(argc - 1, argv + 1);
+  if (cmd == "feed") return sluice::bench::RunFeed(argc - 1, argv + 1);
   std::fprintf(stderr, "sluice-bench: unknown command '%s'\n", cmd.c_str());
   Usage(stderr);
   return 2;

@@ -1,0 +1,41 @@
+#include "gpu/loader_source.h"
+
+#include <algorithm>
+
+namespace sluice::gpu {
+
+Status LoaderSource::Next(HostBatch* out, bool* end) {
+  const loader::Batch* b = nullptr;
+  SLUICE_RETURN_IF_ERROR(loader_->Next(&b));
+  *end = b == nullptr;
+  if (b == nullptr) return Status::OK();
+  HostBatch& h = *out;
+  h.epoch = b->epoch();
+  h.index = b->index();
+  h.rows = b->size();
+  h.frames = b->frames();
+  h.dim = b->dim();
+  h.dtype = b->dtype();
+  h.features = b->features();
+  h.features_bytes = b->features_bytes();
+  h.lengths = b->lengths().data();
+  h.max_tokens = b->max_tokens();
+  h.tokens = b->max_tokens() > 0 ? b->tokens() : nullptr;
+  h.token_lengths = b->max_tokens() > 0 ? b->token_lengths().data() : nullptr;
+  return Status::OK();
+}
+
+int LoaderSource::holds() const { return loader_->options().consumer_batches; }
+
+FeedCapacity CapacityForPlan(const loader::Loader& l, size_t tokens_per_row) {
+  FeedCapacity c;
+  const size_t elem = loader::DTypeSize(l.options().dtype) * static_cast<size_t>(l.extractor().dim());
+  for (const loader::PlannedBatch& pb : l.plan().batches) {
+    c.feature_bytes = std::max<size_t>(c.feature_bytes, pb.rows * pb.max_length * elem);
+    c.rows = std::max<size_t>(c.rows, pb.rows);
+  }
+  c.token_ids = c.rows * tokens_per_row;
+  return c;
+}
+
+}  // namespace sluice::gpu

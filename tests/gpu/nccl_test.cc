@@ -1,0 +1,48 @@
+// NCCL with one rank on a real GPU (suite 'gpu'; skipped without a device): the collectives, the
+// guard and a bucketed lane run end to end through the library.
+#include "gpu/nccl_communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "gpu/device.h"
+#include "gpu/gradient_buckets.h"
+
+namespace sluice::gpu {
+namespace {
+
+TEST(NcclCommunicator, OneRankCollectivesBucketsAndGuard) {
+  int n = 0;
+  const Status probe = ProbeDevices(&n);
+  if (!probe.ok()) GTEST_SKIP() << probe.message();
+  LaunchEnv env;  // rank 0 of 1
+  std::unique_ptr<NcclCommunicator> comm;
+  const Status st = NcclCommunicator::Create(env, NcclOptions(), &comm);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(comm->world(), 1);
+
+  const size_t count = 1 << 20;
+  std::vector<float> host(count);
+  for (size_t i = 0; i < count; ++i) host[i] = static_cast<float>(i % 977);
+  std::unique_ptr<DeviceBuffer> dev;
+  ASSERT_TRUE(DeviceBuffer::Allocate(count * sizeof(float), &dev).ok());
+  float* d = static_cast<float*>(dev->data());
+  ASSERT_TRUE(CopyHostToDevice(d, host.data(), count * sizeof(float), comm->stream()).ok());
+  ASSERT_TRUE(comm->AllReduceAverage(d, count).ok());
+  ASSERT_TRUE(comm->Broadcast(d, count * sizeof(float), 0).ok());
+  std::unique_ptr<ReduceLane> lane;
+  ASSERT_TRUE(comm->MakeLane(&lane).ok());
+  GradientBuckets buckets(d, count, 100000, lane.get());
+  ASSERT_TRUE(buckets.MarkReady(0, count).ok());
+  ASSERT_TRUE(buckets.Finish().ok());
+  std::vector<float> back(count);
+  ASSERT_TRUE(CopyDeviceToHost(back.data(), d, count * sizeof(float), comm->stream()).ok());
+  ASSERT_TRUE(comm->Barrier().ok());
+  EXPECT_EQ(back, host) << "the mean over one rank is the data itself";
+  EXPECT_TRUE(AgreeOnBatchCount(comm.get(), 42, "epoch 0").ok());
+}
+
+}  // namespace
+}  // namespace sluice::gpu
