@@ -8,11 +8,15 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
+#include "features/fbank.h"
 #include "features/flac.h"
+#include "features/half.h"
+#include "features/pcm.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
 #include "shards/checksum.h"
@@ -397,6 +401,53 @@ TEST_F(ShardifyTest, TokenizerErrorsAreClear) {
   r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer spm:" + tmp_.Join("bad.model"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("not a SentencePiece model"), std::string::npos) << r.out;
+}
+
+TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds") +
+                   " --features fbank --num-mel-bins 40 --frame-length 25 --frame-shift 10");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  const auto& m = ds->manifest();
+  EXPECT_EQ(m.features["kind"], "fbank");
+  EXPECT_EQ(m.features["num_mel_bins"], 40);
+  EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "features"}));
+  features::FbankOptions fo;
+  fo.num_mel_bins = 40;
+  features::FbankComputer fbank(fo);
+  features::Workspace ws;
+  for (size_t i = 0; i < 3; ++i) {
+    std::string p;
+    ASSERT_TRUE(ds->shard(0).ReadRecord(i, &p).ok());
+    shards::RecordView v;
+    ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+    const auto* audio = v.Find(shards::FieldType::kAudioPcm16);
+    const auto* feats = v.Find(shards::FieldType::kFeaturesF16);
+    ASSERT_NE(audio, nullptr);
+    ASSERT_NE(feats, nullptr);
+    std::vector<int16_t> pcm(audio->size / 2);
+    std::memcpy(pcm.data(), audio->data, audio->size);
+    std::vector<float> x(pcm.size()), want;
+    features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
+    const int64_t frames = fbank.Compute(x.data(), x.size(), &ws, &want);
+    uint32_t header[2];
+    std::memcpy(header, feats->data, 8);
+    ASSERT_EQ(header[0], frames);
+    ASSERT_EQ(header[1], 40u);
+    ASSERT_EQ(feats->size, 8 + frames * 40 * 2);
+    std::vector<uint16_t> half(frames * 40);
+    std::memcpy(half.data(), feats->data + 8, half.size() * 2);
+    std::vector<float> got(half.size());
+    features::HalfToFloat(half.data(), half.size(), got.data());
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_NEAR(got[k], want[k], 2e-3 * std::max(1.0f, std::abs(want[k]))) << "record " << i << " value " << k;
+    }
+  }
+  RunResult bad = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --drop-audio");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--features"), std::string::npos) << bad.out;
 }
 
 TEST_F(ShardifyTest, InfoJsonHasTheAdvertisedFields) {

@@ -4,12 +4,17 @@
 // "offset": 0.0, "id": "utt1"}; duration, offset and id are optional.
 // Relative paths resolve against the manifest's folder.
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
 #include "commands.h"
 #include "features/audio.h"
+#include "feature_options.h"
+#include "features/fbank.h"
 #include "features/flac.h"
+#include "features/half.h"
+#include "features/spectrogram.h"
 #include "features/pcm.h"
 #include "features/resample.h"
 #include "features/utf8.h"
@@ -23,6 +28,8 @@ namespace {
 struct AudioArgs {
   WriteArgs write;
   TokenizerArgs tokenizer;
+  tools::FeatureArgs features;
+  bool drop_audio = false;
   std::string manifest;
   int sample_rate = 16000;
   std::string codec = "pcm16";
@@ -37,6 +44,10 @@ struct AudioConfig {
   double max_duration;
   double min_duration;
   const features::Tokenizer* tokenizer = nullptr;  // null: no token ids
+  // Precomputed features (--features): at most one is set.
+  const features::FbankComputer* fbank = nullptr;
+  const features::SpectrogramComputer* spectrogram = nullptr;
+  bool drop_audio = false;
 };
 
 // Per-thread scratch, reused across items so decoding allocates little.
@@ -47,7 +58,27 @@ struct Scratch {
   std::vector<uint8_t> flac;
   shards::RecordBuilder record;
   std::vector<int32_t> ids;
+  features::Workspace workspace;
+  std::vector<float> feature_input;
+  std::vector<float> feats;
+  std::vector<uint16_t> field;  // frames u32 | bins u32 | float16 values
 };
+
+// The kFeaturesF16 field of docs/formats/shard.md: [frames, bins] float16.
+void AddFeatures(const AudioConfig& cfg, Scratch& s) {
+  const bool fbank = cfg.fbank != nullptr;
+  s.feature_input.resize(s.pcm.size());
+  // fbank takes Kaldi's int16 scale, the spectrogram [-1, 1] (features/*.h).
+  features::Pcm16ToFloat(s.pcm.data(), s.pcm.size(), s.feature_input.data(), fbank ? 1.0f : 1.0f / 32768);
+  const int64_t frames = fbank ? cfg.fbank->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats)
+                               : cfg.spectrogram->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats);
+  const uint32_t bins = static_cast<uint32_t>(fbank ? cfg.fbank->Dim() : cfg.spectrogram->Dim());
+  s.field.resize(4 + s.feats.size());
+  const uint32_t header[2] = {static_cast<uint32_t>(frames), bins};
+  std::memcpy(s.field.data(), header, sizeof header);
+  features::FloatToHalf(s.feats.data(), s.feats.size(), s.field.data() + 4);
+  s.record.AddField(shards::FieldType::kFeaturesF16, s.field.data(), s.field.size() * sizeof(uint16_t));
+}
 
 // Seconds with millisecond precision and no trailing zeros: "12.5", "0.25", "3600".
 std::string Fmt(double v) {
@@ -133,13 +164,16 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   features::FloatToPcm16(s.resampled.data(), s.resampled.size(), s.pcm.data());
 
   s.record.Clear();
-  if (cfg.flac) {
+  if (cfg.drop_audio) {
+    // Features only: the record keeps no audio (no speed perturbation later).
+  } else if (cfg.flac) {
     st = features::EncodeFlac(s.pcm.data(), s.pcm.size(), cfg.sample_rate, &s.flac);
     if (!st.ok()) return reject(path + ": FLAC encode: " + st.message());
     s.record.AddField(shards::FieldType::kAudioFlac, s.flac.data(), s.flac.size());
   } else {
     s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
   }
+  if (cfg.fbank || cfg.spectrogram) AddFeatures(cfg, s);
   s.record.AddField(shards::FieldType::kText, text_it->get_ref<const std::string&>());
   if (cfg.tokenizer) {
     static_assert(sizeof(int32_t) == sizeof(uint32_t), "token ids are stored as u32");
@@ -192,6 +226,24 @@ int Run(const AudioArgs& a) {
     if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(kTokenizerModelName, tok.model_bytes);
   }
 
+  tools::FeatureConfig fconf;
+  std::unique_ptr<features::FbankComputer> fbank;
+  std::unique_ptr<features::SpectrogramComputer> spectrogram;
+  if (!a.features.kind.empty()) {
+    st = tools::MakeFeatureConfig(a.features, a.sample_rate, &fconf);
+    if (!st.ok()) return ReportError(st);
+    if (fconf.is_fbank) {
+      fbank = std::make_unique<features::FbankComputer>(fconf.fbank);
+      cfg.fbank = fbank.get();
+    } else {
+      spectrogram = std::make_unique<features::SpectrogramComputer>(fconf.spectrogram);
+      cfg.spectrogram = spectrogram.get();
+    }
+  } else if (a.drop_audio) {
+    return ReportError(Status::InvalidArgument("--drop-audio needs --features: records would be empty"));
+  }
+  cfg.drop_audio = a.drop_audio;
+
   opt.progress_what = "files";
   opt.fingerprint = {{"command", "audio"},
                      {"manifest", fs::absolute(a.manifest).string()},
@@ -204,12 +256,19 @@ int Run(const AudioArgs& a) {
                      {"block_size", opt.writer.shard.block_size},
                      {"zstd_level", opt.writer.shard.zstd_level},
                      {"part", a.write.part},
-                     {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
+                     {"tokenizer", TokenizerFingerprint(a.tokenizer)},
+                     {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
+                     {"drop_audio", a.drop_audio}};
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
-  m.codec = a.codec;
-  m.fields = {"audio", "text"};
+  m.codec = a.drop_audio ? "none" : a.codec;
+  m.fields = {"text"};
+  if (!a.drop_audio) m.fields.insert(m.fields.begin(), "audio");
+  if (!a.features.kind.empty()) {
+    m.fields.push_back("features");
+    m.features = tools::FeatureConfigToJson(fconf);
+  }
   if (cfg.tokenizer) {
     m.fields.push_back("tokens");
     m.tokenizer = tok.description;
@@ -246,6 +305,13 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  sub->add_option("--features", args->features.kind,
+                  "Also store precomputed features (float16 [frames, bins]): fbank or spectrogram, with the "
+                  "options below; the loader then skips the feature computation")
+      ->check(CLI::IsMember({"fbank", "spectrogram"}));
+  sub->add_flag("--drop-audio", args->drop_audio,
+                "With --features: store no audio (less disk; speed perturbation is then unavailable)");
+  tools::AddFeatureOptions(sub, &args->features);
   AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
