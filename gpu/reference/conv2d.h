@@ -1,0 +1,25 @@
+// The 3x3, stride 2, unpadded 2-D convolution of Conv2d subsampling (ESPnet's and NeMo's
+// Conv2dSubsampling: two of them with ReLU cut time and frequency by 4).
+//   in [B, Cin, H, W], weight [Cout, Cin, 3, 3], bias [Cout], out [B, Cout, Ho, Wo],
+//   Ho = Conv2dOutSize(H), Wo = Conv2dOutSize(W).
+// Backward adds into din (may be null: the first conv needs no input gradient), dweight, dbias.
+#pragma once
+
+namespace sluice::reference {
+
+// floor((n - 3) / 2) + 1 for n >= 3, else 0 (equal to floor((n - 1) / 2)).
+constexpr int Conv2dOutSize(int n) { return n < 3 ? 0 : (n - 3) / 2 + 1; }
+
+// Frames after both convolutions: ((n - 1) / 2 - 1) / 2 in integer arithmetic, 0 below 7 frames.
+// Output frame t sees input frames [4t, 4t + 6], so it is valid iff 4t + 6 < n.
+constexpr int SubsampledLength(int n) { return Conv2dOutSize(Conv2dOutSize(n)); }
+
+template <typename Real>
+void Conv2dForward(Real* out, const Real* in, const Real* weight, const Real* bias, int B, int Cin,
+                   int H, int W, int Cout);
+
+template <typename Real>
+void Conv2dBackward(Real* din, Real* dweight, Real* dbias, const Real* dout, const Real* in,
+                    const Real* weight, int B, int Cin, int H, int W, int Cout);
+
+}  // namespace sluice::reference
