@@ -1,13 +1,302 @@
-// Placeholder until the epoch benchmark lands; replaced by its owner.
+// sluice-bench epoch: whole loader epochs over a dataset (docs/loader.md, "Benchmark").
+//
+// Per epoch: wall time, batches, utterances, hours of audio, hours/s (x real time), MB/s read,
+// CPU utilisation (getrusage), peak RSS, time to first batch, consumer wait, per-stage busy time
+// and a digest over every batch's keys and bytes in order. --step-ms simulates a trainer step;
+// --demand says how many cores per GPU keep a GPU fed; --bare measures the feature computation
+// alone on the same records (decoded into memory first) for the pipeline-overhead comparison.
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "features/pcm.h"
+#include "features/window.h"
+#include "loader/digest.h"
+#include "loader/loader.h"
 
 namespace sluice::bench {
+namespace {
 
-int RunEpoch(int, char**) {
-  std::fprintf(stderr, "sluice-bench epoch: not built yet\n");
-  return 2;
+using loader::Batch;
+using loader::EpochStats;
+using loader::Loader;
+using loader::LoaderOptions;
+
+struct Usage {
+  double cpu_seconds = 0;
+  uint64_t peak_rss_bytes = 0;
+};
+
+Usage GetUsage() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  Usage u;
+  u.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                  ru.ru_stime.tv_usec * 1e-6;
+  // VmHWM, not ru_maxrss: Linux carries ru_maxrss across execve, so a benchmark started from a
+  // large parent (a Python script with torch loaded) would report the parent's peak.
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) u.peak_rss_bytes = kb * 1024;
+  }
+  if (f != nullptr) std::fclose(f);
+  if (u.peak_rss_bytes == 0) u.peak_rss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  return u;
+}
+
+// The feature computation alone: every record of the dataset decoded to float in memory first,
+// then the extractor over all of them on `threads` threads; returns hours of audio per second.
+Status BareFeatures(const Loader& l, int threads, double* hours_per_second, double* seconds) {
+  const shards::Dataset& ds = l.dataset();
+  const loader::FeatureExtractor& fx = l.extractor();
+  struct Clip {
+    std::string payload;
+    uint32_t shard;
+    uint64_t index;
+  };
+  std::vector<Clip> clips;
+  double audio = 0;
+  for (size_t s = 0; s < ds.num_shards(); ++s) {
+    for (size_t i = 0; i < ds.shard(s).num_records(); ++i) {
+      Clip c{std::string(), static_cast<uint32_t>(s), i};
+      SLUICE_RETURN_IF_ERROR(ds.shard(s).ReadRecord(i, &c.payload));
+      audio += static_cast<double>(ds.shard(s).record(i).duration) / fx.sample_rate();
+      clips.push_back(std::move(c));
+    }
+  }
+  std::vector<loader::DecodeScratch> scratch(threads);
+  std::vector<std::vector<float>> out(threads);
+  double best = 1e300;
+  for (int pass = 0; pass < 3; ++pass) {  // pass 0 warms buffers; best of the other two
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (size_t i = next++; i < clips.size(); i = next++) {
+          const shards::ShardReader& shard = ds.shard(clips[i].shard);
+          const shards::RecordEntry& e = shard.record(clips[i].index);
+          shards::RecordView rv;
+          if (!shards::ParseRecord(clips[i].payload.data(), clips[i].payload.size(), shard.name(), &rv).ok())
+            failed = true;
+          const size_t values = fx.EpochLength(e, 0, 0, i) * fx.dim();
+          if (out[t].size() < values) out[t].resize(values);
+          if (!fx.Compute(rv, e, shard.name(), 0, 0, i, &scratch[t], out[t].data()).ok())
+            failed = true;
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    if (failed) return Status::Corruption("bare feature pass: a record failed to decode");
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (pass > 0) best = std::min(best, wall);
+  }
+  *seconds = best;
+  *hours_per_second = audio / 3600.0 / best;
+  return Status::OK();
+}
+
+}  // namespace
+
+int RunEpoch(int argc, char** argv) {
+  CLI::App app{"Whole loader epochs over a dataset: hours of audio/s, consumer wait, CPU, RSS.",
+               argv[0]};
+  std::string dir;
+  int epochs = 1;
+  uint64_t first_epoch = 0;
+  double step_ms = 0;
+  double demand = 0;
+  bool json = false, bare = false;
+  std::string kind = "fbank", dtype = "f32", corrupt = "fail", window_type = "povey";
+  LoaderOptions o;
+  o.threads = 0;
+  features::FbankOptions& f = o.fbank;
+  app.add_option("dataset", dir, "dataset directory (shardify's output)")->required();
+  app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
+  app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
+  app.add_option("--threads", o.threads, "loader threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  app.add_option("--seed", o.seed, "seed of shuffles, dither and masks");
+  app.add_option("--rank", o.rank, "this rank")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--world", o.world, "number of ranks")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--step-ms", step_ms, "simulated trainer step per batch (ms, sleeping)");
+  app.add_option("--demand", demand,
+                 "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
+  app.add_flag("--json", json, "one JSON object per epoch on stdout");
+  app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
+  // Features, named as in sluice-features (Kaldi's names and units).
+  app.add_option("--kind", kind, "fbank, spectrogram, raw or precomputed")
+      ->check(CLI::IsMember({"fbank", "spectrogram", "raw", "precomputed"}));
+  app.add_option("--num-mel-bins", f.num_mel_bins, "fbank mel bins");
+  app.add_option("--dither", f.dither, "fbank dither (int16 units); 0 = off");
+  app.add_option("--frame-length", f.frame_length_ms, "frame length (ms); spectrogram window");
+  app.add_option("--frame-shift", f.frame_shift_ms, "frame shift (ms); spectrogram hop");
+  app.add_option("--preemphasis-coefficient", f.preemphasis_coefficient, "fbank preemphasis");
+  app.add_option("--remove-dc-offset", f.remove_dc_offset, "fbank: subtract each frame's mean");
+  app.add_option("--window-type", window_type, "povey, hamming, hanning, rectangular, blackman");
+  app.add_option("--snip-edges", f.snip_edges, "whole frames only (Kaldi)");
+  app.add_option("--low-freq", f.low_freq, "fbank low cutoff (Hz)");
+  app.add_option("--high-freq", f.high_freq, "fbank high cutoff (Hz; <= 0: offset from Nyquist)");
+  app.add_option("--use-energy", f.use_energy, "fbank: add a log-energy column");
+  app.add_flag("--utterance-cmvn", o.utterance_cmvn, "per-utterance mean normalisation");
+  app.add_flag("--spec-augment", o.spec_augment, "SpecAugment masks (LD policy)");
+  app.add_flag("--speed-perturb", o.speed_perturb, "speed perturbation 0.9 / 1.0 / 1.1");
+  app.add_option("--dtype", dtype, "batch features: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "float32", "float16", "bfloat16"}));
+  // Batching and resources.
+  app.add_option("--max-frames", o.batching.max_frames, "cap on frames per batch (0 = none)");
+  app.add_option("--max-padded-frames", o.batching.max_padded_frames, "cap on rows x T (0 = none)");
+  app.add_option("--max-batch-size", o.batching.max_batch_size, "cap on rows (0 = none)");
+  app.add_option("--buckets", o.batching.num_buckets, "length buckets")->check(CLI::Range(1, 1000));
+  app.add_option("--shuffle-window", o.batching.shuffle_window, "records shuffled together");
+  app.add_option("--open-batches", o.open_batches,
+                 "batches filled at once before blocks are read again (0 = read each block once)");
+  app.add_option("--ready", o.ready_batches, "batches queued ahead")->check(CLI::Range(1, 1000));
+  app.add_option("--tokens", o.tokens_in_flight, "blocks in flight (0 = 2 x threads + 2)");
+  app.add_option("--corrupt", corrupt, "corrupt-block policy: fail or skip")
+      ->check(CLI::IsMember({"fail", "skip"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  loader::ParseFeatureKind(kind, &o.kind);
+  loader::ParseDType(dtype, &o.dtype);
+  o.corrupt = corrupt == "skip" ? loader::CorruptPolicy::kSkip : loader::CorruptPolicy::kFail;
+  if (!features::ParseWindowType(window_type, &f.window_type)) {
+    std::fprintf(stderr, "sluice-bench epoch: unknown --window-type %s\n", window_type.c_str());
+    return 2;
+  }
+  // The spectrogram keeps its own defaults (20 ms / 10 ms) unless the frame options are given.
+  if (app.count("--frame-length")) o.spectrogram.window_ms = f.frame_length_ms;
+  if (app.count("--frame-shift")) o.spectrogram.hop_ms = f.frame_shift_ms;
+  o.use_precomputed = kind == "precomputed";
+
+  std::unique_ptr<Loader> l;
+  Status st = Loader::Open(dir, o, &l);
+  if (!st.ok()) {
+    std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  if (!json) {
+    const shards::Manifest& m = l->dataset().manifest();
+    std::printf("%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
+                "%d blocks in flight, rank %d of %d\n",
+                dir.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
+                m.bytes() / 1e6, l->dataset().num_shards(), loader::FeatureKindName(l->extractor().kind()),
+                l->threads(), l->threads() == 1 ? "" : "s", l->tokens_in_flight(), o.rank, o.world);
+  }
+
+  double last_hours_per_second = 0;
+  for (int e = 0; e < epochs; ++e) {
+    const uint64_t epoch = first_epoch + e;
+    const Usage u0 = GetUsage();
+    st = l->Start(epoch);
+    loader::BatchDigest digest;
+    const Batch* b = nullptr;
+    while (st.ok()) {
+      st = l->Next(&b);
+      if (!st.ok() || b == nullptr) break;
+      digest.Add(*b);
+      if (step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
+    }
+    if (!st.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: epoch %llu: %s\n",
+                   static_cast<unsigned long long>(epoch), st.ToString().c_str());
+      return 1;
+    }
+    const Usage u1 = GetUsage();
+    const EpochStats s = l->stats();
+    const double cpu = u1.cpu_seconds - u0.cpu_seconds;
+    const double hours = s.audio_seconds / 3600;
+    const double hps = hours / s.wall_seconds;
+    const double mbps = s.bytes_read / 1e6 / s.wall_seconds;
+    const double wait_pct = 100 * s.wait_seconds / s.wall_seconds;
+    // Cores one GPU needs: CPU seconds per hour of audio times the hours it eats per second.
+    const double cores_per_gpu = hours > 0 ? demand * cpu / hours : 0;
+    last_hours_per_second = hps;
+    if (json) {
+      nlohmann::json j = s.ToJson();
+      j["rank"] = o.rank;
+      j["world"] = o.world;
+      j["threads"] = l->threads();
+      j["hours"] = hours;
+      j["hours_per_second"] = hps;
+      j["realtime_factor"] = s.audio_seconds / s.wall_seconds;
+      j["mb_per_second"] = mbps;
+      j["cpu_seconds"] = cpu;
+      j["cpu_utilisation"] = cpu / s.wall_seconds;
+      j["peak_rss_bytes"] = u1.peak_rss_bytes;
+      j["wait_fraction"] = s.wait_seconds / s.wall_seconds;
+      j["step_ms"] = step_ms;
+      j["digest"] = digest.hex();
+      if (demand > 0) {
+        j["demand_hours_per_second"] = demand;
+        j["cores_per_gpu"] = cores_per_gpu;
+      }
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("epoch %llu: %llu batches, %llu utterances, %.3f h of audio in %.2f s: "
+                  "%.3f h/s (%.0fx real time), %.1f MB/s read\n",
+                  static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(s.batches),
+                  static_cast<unsigned long long>(s.utterances), hours, s.wall_seconds, hps,
+                  s.audio_seconds / s.wall_seconds, mbps);
+      std::printf("  cpu %.0f%% (%.2f core-s), peak RSS %.1f MB, first batch %.3f s, "
+                  "consumer wait %.2f s (%.0f%%)\n",
+                  100 * cpu / s.wall_seconds, cpu, u1.peak_rss_bytes / 1e6, s.first_batch_seconds,
+                  s.wait_seconds, wait_pct);
+      std::printf("  busy: read %.3f s, decode %.2f s (all threads), collate %.3f s; padding "
+                  "waste %.1f%%; pool %llu batches, %.1f MB; %llu blocks read, %llu again; skipped %llu, "
+                  "repeated %llu\n",
+                  s.read_busy_seconds, s.decode_busy_seconds, s.collate_busy_seconds,
+                  100 * s.padding_waste(), static_cast<unsigned long long>(s.pool_batches),
+                  s.pool_bytes / 1e6, static_cast<unsigned long long>(s.blocks_read),
+                  static_cast<unsigned long long>(s.reread_blocks),
+                  static_cast<unsigned long long>(s.skipped_records),
+                  static_cast<unsigned long long>(s.repeated_records));
+      std::printf("  digest %s\n", digest.hex().c_str());
+      if (demand > 0)
+        std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
+                    demand, cores_per_gpu);
+    }
+  }
+
+  if (bare) {
+    double bare_hps = 0, bare_seconds = 0;
+    st = BareFeatures(*l, l->threads(), &bare_hps, &bare_seconds);
+    if (!st.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    if (json) {
+      std::printf("%s\n", nlohmann::json{{"bare_hours_per_second", bare_hps},
+                                         {"bare_wall_seconds", bare_seconds},
+                                         {"threads", l->threads()},
+                                         {"pipeline_hours_per_second", last_hours_per_second},
+                                         {"pipeline_over_bare", last_hours_per_second / bare_hps}}
+                              .dump()
+                              .c_str());
+    } else {
+      std::printf("bare features (records decoded in memory first), %d thread%s: %.3f h/s; "
+                  "the last epoch reached %.0f%% of it\n",
+                  l->threads(), l->threads() == 1 ? "" : "s", bare_hps,
+                  100 * last_hours_per_second / bare_hps);
+    }
+  }
+  return 0;
 }
 
 }  // namespace sluice::bench

@@ -1,0 +1,50 @@
+// BatchPool: the batch buffers of one Loader, recycled from epoch to epoch so that in steady state
+// no batch memory is allocated. Each Batch is owned by one party at a time: the pool, the
+// pipeline (being filled), the ready queue, or the consumer.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "loader/allocator.h"
+#include "loader/batch.h"
+
+namespace sluice::loader {
+
+class BatchPool {
+ public:
+  explicit BatchPool(std::shared_ptr<BatchAllocator> allocator);
+  BatchPool(const BatchPool&) = delete;
+  BatchPool& operator=(const BatchPool&) = delete;
+  ~BatchPool();
+
+  // Grows the pool to at least n batches (their memory is allocated on first use).
+  void Reserve(size_t n);
+  size_t size() const { return all_.size(); }
+  BatchAllocator* allocator() const { return allocator_.get(); }
+
+  // Gives every batch room for `feature_bytes` of features and `rows` rows, so that filling
+  // batches allocates nothing. Call while every batch is free (between epochs). False when the
+  // allocator fails; *allocations counts its calls.
+  bool ReserveMemory(size_t feature_bytes, size_t rows, uint64_t* allocations);
+
+  // A free batch; waits while none is free. nullptr once Interrupt() was called.
+  Batch* Acquire();
+  void Release(Batch* b);
+  // Wakes and fails Acquire() until Resume(): the pipeline is being cancelled.
+  void Interrupt();
+  void Resume();
+
+ private:
+  std::shared_ptr<BatchAllocator> allocator_;
+  std::vector<std::unique_ptr<Batch>> all_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Batch*> free_;
+  bool interrupted_ = false;
+};
+
+}  // namespace sluice::loader

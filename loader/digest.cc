@@ -1,0 +1,32 @@
+#include "loader/digest.h"
+
+namespace sluice::loader {
+
+void BatchDigest::Add(const Batch& b) {
+  const int64_t shape[4] = {static_cast<int64_t>(b.size()), b.frames(), b.dim(), b.max_tokens()};
+  sum_.Update(shape, sizeof(shape));
+  for (std::string_view k : b.keys()) {
+    const uint64_t n = k.size();
+    sum_.Update(&n, sizeof(n));
+    sum_.Update(k.data(), n);
+  }
+  for (const std::string& t : b.texts()) {
+    const uint64_t n = t.size();
+    sum_.Update(&n, sizeof(n));
+    sum_.Update(t.data(), n);
+  }
+  sum_.Update(b.lengths().data(), b.size() * sizeof(int32_t));
+  sum_.Update(b.features(), b.features_bytes());
+  if (b.max_tokens() > 0) {
+    sum_.Update(b.token_lengths().data(), b.size() * sizeof(int32_t));
+    sum_.Update(b.tokens(), b.size() * b.max_tokens() * sizeof(int32_t));
+  }
+}
+
+uint64_t DigestOf(const Batch& b) {
+  BatchDigest d;
+  d.Add(b);
+  return d.value();
+}
+
+}  // namespace sluice::loader

@@ -1,0 +1,218 @@
+#include "loader/feature_extractor.h"
+
+#include <cstring>
+#include <string>
+
+#include "features/augment.h"
+#include "features/cmvn.h"
+#include "features/flac.h"
+#include "features/pcm.h"
+#include "features/random.h"
+#include "loader/half.h"
+
+namespace sluice::loader {
+namespace {
+
+// Reads the options shardify recorded for precomputed features (manifest.json "features"):
+// Kaldi-style names, with or without the _ms suffix.
+template <typename T>
+void Get(const nlohmann::json& j, const char* a, const char* b, T* v) {
+  if (j.contains(a)) *v = j[a].get<T>();
+  else if (b != nullptr && j.contains(b)) *v = j[b].get<T>();
+}
+
+Status PrecomputedComputers(const nlohmann::json& j, int rate, LoaderOptions* opt,
+                            FeatureKind* base_kind) {
+  std::string kind = "fbank";
+  try {
+    Get(j, "kind", nullptr, &kind);
+    if (kind == "fbank") {
+      features::FbankOptions& f = opt->fbank;
+      Get(j, "num_mel_bins", "num-mel-bins", &f.num_mel_bins);
+      Get(j, "frame_length_ms", "frame_length", &f.frame_length_ms);
+      Get(j, "frame_shift_ms", "frame_shift", &f.frame_shift_ms);
+      Get(j, "snip_edges", "snip-edges", &f.snip_edges);
+      Get(j, "use_energy", "use-energy", &f.use_energy);
+      Get(j, "round_to_power_of_two", nullptr, &f.round_to_power_of_two);
+      f.sample_frequency = static_cast<float>(rate);
+      *base_kind = FeatureKind::kFbank;
+    } else if (kind == "spectrogram") {
+      features::SpectrogramOptions& s = opt->spectrogram;
+      Get(j, "window_ms", nullptr, &s.window_ms);
+      Get(j, "hop_ms", nullptr, &s.hop_ms);
+      Get(j, "n_fft", nullptr, &s.n_fft);
+      bool center = s.frames == features::FrameConvention::kCenter;
+      Get(j, "center", nullptr, &center);
+      s.frames = center ? features::FrameConvention::kCenter : features::FrameConvention::kSnipEdges;
+      s.sample_rate = rate;
+      *base_kind = FeatureKind::kSpectrogram;
+    } else {
+      return Status::Unsupported("manifest.json: precomputed features of kind '" + kind + "'");
+    }
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("manifest.json: features: ") + e.what());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+FeatureExtractor::~FeatureExtractor() = default;
+
+Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& options,
+                                std::unique_ptr<FeatureExtractor>* out) {
+  std::unique_ptr<FeatureExtractor> fx(new FeatureExtractor());
+  fx->options_ = options;
+  fx->audio_ = m.kind == "audio";
+  fx->sample_rate_ = m.sample_rate;
+  if (!fx->audio_) {
+    if (m.kind != "text") return Status::Unsupported("manifest.json: dataset kind '" + m.kind + "'");
+    *out = std::move(fx);
+    return Status::OK();
+  }
+  if (m.sample_rate <= 0) return Status::Corruption("manifest.json: audio dataset without a sample rate");
+  if (m.codec != "pcm16" && m.codec != "flac" && m.features.is_null())
+    return Status::Unsupported("manifest.json: audio codec '" + m.codec + "'");
+
+  LoaderOptions& opt = fx->options_;
+  FeatureKind kind = options.kind;
+  FeatureKind compute_kind = kind;  // whose computer gives the frame count
+  if (!m.features.is_null() && options.use_precomputed) {
+    kind = FeatureKind::kPrecomputed;
+    SLUICE_RETURN_IF_ERROR(PrecomputedComputers(m.features, m.sample_rate, &opt, &compute_kind));
+  } else if (kind == FeatureKind::kPrecomputed) {
+    return Status::InvalidArgument("--kind precomputed: the dataset has no precomputed features");
+  } else if (m.codec == "none") {
+    return Status::InvalidArgument(
+        "the dataset holds precomputed features only (shardify --drop-audio): use them "
+        "(use_precomputed, --kind precomputed) or shardify the audio again");
+  }
+  fx->kind_ = kind;
+  if (options.speed_perturb && kind == FeatureKind::kPrecomputed)
+    return Status::InvalidArgument(
+        "speed perturbation needs the audio: the dataset's features are precomputed "
+        "(set use_precomputed = false, or turn speed_perturb off)");
+
+  if (compute_kind == FeatureKind::kFbank) {
+    // The filterbank runs at the dataset's rate (shardify resampled every record to it).
+    opt.fbank.sample_frequency = static_cast<float>(m.sample_rate);
+    SLUICE_RETURN_IF_ERROR(features::FbankComputer::Validate(opt.fbank));
+    fx->fbank_ = std::make_unique<features::FbankComputer>(opt.fbank);
+    fx->dim_ = fx->fbank_->Dim();
+  } else if (compute_kind == FeatureKind::kSpectrogram) {
+    opt.spectrogram.sample_rate = m.sample_rate;
+    SLUICE_RETURN_IF_ERROR(features::SpectrogramComputer::Validate(opt.spectrogram));
+    fx->spectrogram_ = std::make_unique<features::SpectrogramComputer>(opt.spectrogram);
+    fx->dim_ = fx->spectrogram_->Dim();
+  } else {
+    fx->dim_ = 1;  // raw waveform
+  }
+  *out = std::move(fx);
+  return Status::OK();
+}
+
+int64_t FeatureExtractor::FramesOf(uint64_t samples) const {
+  int64_t frames = 0;
+  if (fbank_) frames = fbank_->NumFrames(samples);
+  else if (spectrogram_) frames = spectrogram_->NumFrames(samples);
+  else frames = static_cast<int64_t>(samples);
+  return frames > 0 ? frames : 0;
+}
+
+uint64_t FeatureExtractor::Length(const shards::RecordEntry& e) const {
+  if (!audio_) return e.tokens > 0 ? e.tokens : e.size;
+  return static_cast<uint64_t>(FramesOf(e.duration));
+}
+
+uint64_t FeatureExtractor::EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
+                                       uint64_t record_id) const {
+  if (!speed_perturb()) return Length(e);
+  const double factor =
+      features::PickSpeedFactor(options_.speed_perturb_options, seed, epoch, record_id);
+  // SpeedPerturb's output length: the clip resampled from rate * factor to rate.
+  const size_t n = factor == 1.0 ? e.duration
+                                 : features::ResampledLength(e.duration, sample_rate_ * factor,
+                                                             sample_rate_);
+  return static_cast<uint64_t>(FramesOf(n));
+}
+
+Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::RecordEntry& e,
+                                 std::string_view where, float scale, uint64_t seed,
+                                 uint64_t epoch, uint64_t record_id, DecodeScratch* s,
+                                 const float** out, size_t* out_n) const {
+  const int16_t* pcm = nullptr;
+  size_t n = 0;
+  if (const shards::FieldView* f = rec.Find(shards::FieldType::kAudioPcm16)) {
+    pcm = reinterpret_cast<const int16_t*>(f->data);  // fields are 8-byte aligned in the block
+    n = f->size / 2;
+  } else if (const shards::FieldView* f = rec.Find(shards::FieldType::kAudioFlac)) {
+    int rate = 0;
+    SLUICE_RETURN_IF_ERROR(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size,
+                                                std::string(where), &s->pcm, &rate));
+    if (rate != sample_rate_)
+      return Status::Corruption(std::string(where) + ": FLAC at " + std::to_string(rate) +
+                                " Hz in a " + std::to_string(sample_rate_) + " Hz dataset");
+    pcm = s->pcm.data();
+    n = s->pcm.size();
+  } else {
+    return Status::Corruption(std::string(where) + ": audio record without an audio field");
+  }
+  if (n != e.duration)
+    return Status::Corruption(std::string(where) + ": " + std::to_string(n) +
+                              " samples, the index says " + std::to_string(e.duration));
+  if (s->samples.size() < n) s->samples.resize(n);
+  features::Pcm16ToFloat(pcm, n, s->samples.data(), scale);
+  *out = s->samples.data();
+  *out_n = n;
+  if (speed_perturb()) {
+    const double factor =
+        features::PickSpeedFactor(options_.speed_perturb_options, seed, epoch, record_id);
+    if (factor != 1.0) {
+      SLUICE_RETURN_IF_ERROR(features::SpeedPerturb(s->samples.data(), n, sample_rate_, factor,
+                                                    &s->resampler, &s->perturbed));
+      *out = s->perturbed.data();
+      *out_n = s->perturbed.size();
+    }
+  }
+  return Status::OK();
+}
+
+Status FeatureExtractor::Compute(const shards::RecordView& rec, const shards::RecordEntry& e,
+                                 std::string_view where, uint64_t seed, uint64_t epoch,
+                                 uint64_t record_id, DecodeScratch* s, float* out) const {
+  if (!audio_) return Status::OK();
+  const int64_t frames = static_cast<int64_t>(EpochLength(e, seed, epoch, record_id));
+  const float* x = nullptr;
+  size_t n = 0;
+  if (kind_ == FeatureKind::kPrecomputed) {
+    const shards::FieldView* f = rec.Find(shards::FieldType::kFeaturesF16);
+    if (f == nullptr || f->size < 8)
+      return Status::Corruption(std::string(where) + ": no precomputed features field");
+    uint32_t shape[2];
+    std::memcpy(shape, f->data, 8);
+    if (shape[0] != frames || static_cast<int>(shape[1]) != dim_ ||
+        f->size != 8 + uint64_t(shape[0]) * shape[1] * 2)
+      return Status::Corruption(std::string(where) + ": precomputed features [" +
+                                std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
+                                "], expected [" + std::to_string(frames) + ", " +
+                                std::to_string(dim_) + "]");
+    HalfToFloat(reinterpret_cast<const uint16_t*>(f->data + 8), size_t(frames) * dim_, out);
+  } else if (kind_ == FeatureKind::kSpectrogram) {
+    SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f / 32768, seed, epoch, record_id, s, &x, &n));
+    if (frames > 0) spectrogram_->Compute(x, n, &s->workspace, out);
+  } else if (kind_ == FeatureKind::kFbank) {
+    SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f, seed, epoch, record_id, s, &x, &n));
+    if (frames > 0)
+      fbank_->Compute(x, n, &s->workspace, out, features::StreamKey(seed, epoch, record_id));
+  } else {  // raw
+    SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f, seed, epoch, record_id, s, &x, &n));
+    std::memcpy(out, x, static_cast<size_t>(frames) * sizeof(float));
+  }
+  if (frames > 0 && options_.utterance_cmvn)
+    features::UtteranceCmvn(out, frames, dim_, options_.cmvn_norm_vars);
+  if (frames > 0 && options_.spec_augment)
+    features::SpecAugment(options_.spec_augment_options, seed, epoch, record_id, out, frames, dim_);
+  return Status::OK();
+}
+
+}  // namespace sluice::loader

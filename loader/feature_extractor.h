@@ -1,0 +1,80 @@
+// FeatureExtractor: one record's payload -> its rows of the batch (the pipeline's CPU work), and
+// each record's length in frames from its index entry alone (the plan's unit).
+//
+// Audio: pcm16 or FLAC samples -> float (int16 scale for fbank/raw, [-1, 1] for the spectrogram)
+// -> fbank / spectrogram / raw, or the record's precomputed float16 features; then optional
+// per-utterance CMVN and SpecAugment. Every random choice is keyed by (seed, epoch, record id).
+// Text datasets have no feature rows (dim 0): the pipeline passes text and tokens through.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "features/fbank.h"
+#include "features/resample.h"
+#include "features/spectrogram.h"
+#include "features/workspace.h"
+#include "loader/options.h"
+#include "shards/buffer.h"
+#include "shards/manifest.h"
+#include "shards/record.h"
+#include "shards/shard_reader.h"
+
+namespace sluice::loader {
+
+// Per-thread scratch of the decode stage; reused from record to record.
+struct DecodeScratch {
+  features::Workspace workspace;
+  shards::Buffer raw;           // the decompressed block
+  std::vector<float> samples;   // audio as float
+  std::vector<int16_t> pcm;     // FLAC decode output
+  std::vector<float> feats;     // features before conversion to f16/bf16
+  std::vector<float> perturbed; // speed-perturbed samples
+  features::Resampler resampler;  // keeps soxr engines for the speed factors
+};
+
+class FeatureExtractor {
+ public:
+  // InvalidArgument/Unsupported naming the option that does not fit the dataset.
+  static Status Create(const shards::Manifest& manifest, const LoaderOptions& options,
+                       std::unique_ptr<FeatureExtractor>* out);
+  ~FeatureExtractor();
+
+  bool audio() const { return audio_; }
+  FeatureKind kind() const { return kind_; }
+  int dim() const { return dim_; }
+  int sample_rate() const { return sample_rate_; }
+  // The record's length in the plan's units: frames (audio), token ids or text bytes (text).
+  uint64_t Length(const shards::RecordEntry& e) const;
+  // The same in one epoch: with speed perturbation, the frames of the perturbed samples.
+  uint64_t EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id) const;
+  bool speed_perturb() const { return audio_ && options_.speed_perturb; }
+
+  // Writes EpochLength(e, ...) x dim() floats for the record into `out`. Corruption naming `where` when the
+  // payload disagrees with its index entry (sample count, feature shape).
+  Status Compute(const shards::RecordView& record, const shards::RecordEntry& e,
+                 std::string_view where, uint64_t seed, uint64_t epoch, uint64_t record_id,
+                 DecodeScratch* scratch, float* out) const;
+
+ private:
+  FeatureExtractor() = default;
+  // The record's samples as float into s->samples (or s->perturbed); *out and *n say where.
+  Status Samples(const shards::RecordView& record, const shards::RecordEntry& e,
+                 std::string_view where, float scale, uint64_t seed, uint64_t epoch,
+                 uint64_t record_id, DecodeScratch* s, const float** out, size_t* n) const;
+  int64_t FramesOf(uint64_t samples) const;
+
+  bool audio_ = false;
+  FeatureKind kind_ = FeatureKind::kFbank;
+  int dim_ = 0;
+  int sample_rate_ = 0;
+  LoaderOptions options_;
+  std::unique_ptr<features::FbankComputer> fbank_;
+  std::unique_ptr<features::SpectrogramComputer> spectrogram_;
+};
+
+}  // namespace sluice::loader

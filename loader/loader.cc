@@ -1,0 +1,168 @@
+#include "loader/loader.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "loader/pipeline.h"
+
+namespace sluice::loader {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Loader::~Loader() { Stop(); }
+
+Status Loader::Open(const std::string& dir, const LoaderOptions& options,
+                    std::unique_ptr<Loader>* out) {
+  if (options.world < 1 || options.rank < 0 || options.rank >= options.world)
+    return Status::InvalidArgument("rank " + std::to_string(options.rank) +
+                                   " is outside world size " + std::to_string(options.world));
+  if (options.ready_batches < 1 || options.consumer_batches < 1)
+    return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
+  std::unique_ptr<Loader> l(new Loader());
+  l->options_ = options;
+  shards::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, ro, &l->dataset_));
+  SLUICE_RETURN_IF_ERROR(FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
+  const FeatureExtractor* fx = l->extractor_.get();
+  BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
+                    &l->index_);
+  if (l->index_.num_records() == 0) return Status::InvalidArgument(dir + ": the dataset has no records");
+
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  l->threads_ = options.threads > 0 ? options.threads : cores;
+  // Tokens: enough for every thread to decode a block while the serial ends each hold one,
+  // so no stage starves; more would only add memory (one compressed block per token).
+  l->tokens_ = options.tokens_in_flight > 0 ? options.tokens_in_flight : 2 * l->threads_ + 2;
+  l->pool_ = std::make_unique<BatchPool>(options.allocator);
+  l->arena_ = std::make_unique<tbb::task_arena>(l->threads_);
+  l->scratch_ = std::make_unique<tbb::enumerable_thread_specific<DecodeScratch>>();
+  *out = std::move(l);
+  return Status::OK();
+}
+
+void Loader::Stop() {
+  pipeline_.reset();  // cancels and joins; returns its batches to the pool
+  for (Batch* b : held_) pool_->Release(b);
+  held_.clear();
+  started_ = false;
+}
+
+Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
+  const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
+  Stop();
+  ix_ = &index_;
+  if (extractor_->speed_perturb()) {  // lengths of this epoch's perturbed records
+    epoch_index_ = index_;
+    for (uint64_t r = 0; r < index_.num_records(); ++r) {
+      const shards::RecordEntry& e =
+          dataset_->shard(index_.shard_of(r)).record(index_.local_index(r));
+      epoch_index_.length[r] = extractor_->EpochLength(e, options_.seed, epoch, r);
+    }
+    ix_ = &epoch_index_;
+  }
+  SLUICE_RETURN_IF_ERROR(MakeEpochPlan(*ix_, options_.batching, options_.seed, epoch,
+                                       options_.rank, options_.world, &plan_));
+  if (start_batch > plan_.batches.size())
+    return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
+                                   std::to_string(epoch) + ", which has " +
+                                   std::to_string(plan_.batches.size()) + " batches on rank " +
+                                   std::to_string(options_.rank));
+  MakeReadSchedule(*ix_, plan_, start_batch, tokens_, options_.open_batches, &schedule_);
+
+  // Pool: batches being filled, queued and held by the consumer (schedule.h explains the bound).
+  const size_t pool_size = schedule_.max_open_batches + options_.ready_batches +
+                           options_.consumer_batches;
+  uint64_t max_bytes = 0, max_rows = 0;
+  for (size_t j = start_batch; j < plan_.batches.size(); ++j) {
+    const PlannedBatch& pb = plan_.batches[j];
+    max_bytes = std::max<uint64_t>(max_bytes, pb.rows * pb.max_length * extractor_->dim() *
+                                                  DTypeSize(options_.dtype));
+    max_rows = std::max<uint64_t>(max_rows, pb.rows);
+  }
+  if (options_.memory_budget > 0) {
+    const uint64_t need = max_bytes * pool_size;
+    if (need > options_.memory_budget)
+      return Status::InvalidArgument(
+          "the batch pool needs up to " + std::to_string(need) + " bytes (" +
+          std::to_string(pool_size) + " batches of up to " + std::to_string(max_bytes) +
+          " bytes), over memory_budget " + std::to_string(options_.memory_budget) +
+          ": lower max_frames / max_padded_frames, ready_batches or shuffle_window");
+  }
+  pool_->Reserve(pool_size);
+  // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
+  uint64_t allocations = 0;
+  if (!pool_->ReserveMemory(max_bytes, max_rows, &allocations))
+    return Status::IOError("batch allocator: out of memory reserving " + std::to_string(pool_size) +
+                           " batches of " + std::to_string(max_bytes) + " bytes");
+
+  epoch_ = epoch;
+  start_batch_ = start_batch;
+  taken_ = 0;
+  done_ = false;
+  error_ = Status::OK();
+  started_ = true;
+  consumer_ = EpochStats();
+  consumer_.epoch = epoch;
+  consumer_.start_batch = start_batch;
+  consumer_.split_batches = plan_.split_batches;
+  consumer_.max_open_bound = schedule_.max_open_batches;
+  consumer_.reread_blocks = schedule_.rereads;
+  consumer_.start_allocations = allocations;
+  consumer_.pool_bytes = pool_size * max_bytes;
+  start_time_ = t0;
+
+  PipelineContext ctx;
+  ctx.dataset = dataset_.get();
+  ctx.index = ix_;
+  ctx.extractor = extractor_.get();
+  ctx.options = &options_;
+  ctx.pool = pool_.get();
+  ctx.arena = arena_.get();
+  ctx.scratch = scratch_.get();
+  pipeline_ = std::make_unique<EpochPipeline>(ctx, &plan_, &schedule_, tokens_);
+  pipeline_->Start();
+  return Status::OK();
+}
+
+Status Loader::Next(const Batch** batch) {
+  *batch = nullptr;
+  if (!started_) return Status::InvalidArgument("Loader::Next before Start");
+  if (done_) return error_;  // after the end: nullptr again, or the same error
+  // Recycle the batch handed out consumer_batches calls ago: the consumer is done with it.
+  while (held_.size() >= static_cast<size_t>(options_.consumer_batches)) {
+    pool_->Release(held_.front());
+    held_.pop_front();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Batch* b = nullptr;
+  Status st = pipeline_->Pop(&b);
+  consumer_.wait_seconds += SecondsSince(t0);
+  if (b == nullptr) {
+    done_ = true;
+    error_ = st;
+    consumer_.wall_seconds = SecondsSince(start_time_);
+    return st;
+  }
+  if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);
+  ++taken_;
+  held_.push_back(b);
+  *batch = b;
+  return Status::OK();
+}
+
+EpochStats Loader::stats() const {
+  EpochStats s = consumer_;
+  if (pipeline_) pipeline_->Snapshot(&s);
+  if (!done_ && started_) s.wall_seconds = SecondsSince(start_time_);
+  s.pool_batches = pool_->size();
+  return s;
+}
+
+}  // namespace sluice::loader

@@ -1,0 +1,114 @@
+// LoaderOptions: everything that decides an epoch's batches, and the knobs that bound the memory
+// and threads spent making them (docs/loader.md, "Options").
+//
+// The batches of an epoch are a pure function of (dataset, the "what" fields below, seed, epoch,
+// rank, world). The "how" fields (threads, tokens_in_flight, ready_batches, ...) change speed and
+// memory, never the bytes of a batch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "features/augment.h"
+#include "features/fbank.h"
+#include "features/spectrogram.h"
+#include "loader/allocator.h"
+
+namespace sluice::loader {
+
+// What an audio record becomes. Text datasets ignore it (text and tokens pass through).
+enum class FeatureKind {
+  kFbank,        // Kaldi log-mel filterbank (features/fbank.h), input in int16 scale
+  kSpectrogram,  // DeepSpeech2 spectrogram (features/spectrogram.h), input in [-1, 1]
+  kRaw,          // the waveform itself: [T = samples, F = 1] in int16 scale
+  kPrecomputed,  // the record's kFeaturesF16 field (shardify --features); the default when present
+};
+// "fbank", "spectrogram", "raw", "precomputed"; false if unknown.
+bool ParseFeatureKind(std::string_view name, FeatureKind* out);
+const char* FeatureKindName(FeatureKind kind);
+
+// Element type of Batch::features().
+enum class DType { kFloat32, kFloat16, kBFloat16 };
+bool ParseDType(std::string_view name, DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
+const char* DTypeName(DType t);
+size_t DTypeSize(DType t);
+
+// What happens when a block fails its checksum (or a record in it does not parse).
+enum class CorruptPolicy {
+  kFail,  // the epoch stops; Next() returns the Corruption status naming shard, block and offset
+  kSkip,  // each lost record's row is refilled with a copy of the first intact row of its batch
+          // (a whole lost batch keeps its rows with length 0), so every rank keeps its batch
+          // count; EpochStats::skipped_records counts them
+};
+
+// Order and batch shapes: the sampler (plan.h). Lengths are in "frames": feature frames for audio
+// (samples for kRaw), token ids for text records that carry them, else text bytes.
+struct BatchingOptions {
+  bool shuffle = true;              // false: shards and blocks in file order, no window shuffle
+  uint32_t shuffle_window = 512;    // records; the block-ordered stream is shuffled in chunks of this
+                                    // many. Batches open at once, hence the batch pool, grow with it:
+                                    // about its records' features are held (docs/loader.md)
+  uint32_t num_buckets = 8;         // length buckets, boundaries at length quantiles of the dataset
+  uint64_t max_frames = 20000;      // cap on the sum of lengths in a batch (0 = none); 20000 fbank
+                                    // frames at a 10 ms shift is 200 s of audio
+  uint64_t max_padded_frames = 0;   // cap on rows * longest length (0 = none): bounds the padded tensor
+  uint32_t max_batch_size = 0;      // cap on rows (0 = none)
+  uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
+                                    // stream is emitted half-full, which bounds how long decoded rows
+                                    // wait for their batch (0 = shuffle_window)
+};
+
+// Turns transcript text into token ids for records that carry none (a later issue plugs a
+// SentencePiece model in here). Called from decode threads at once: must be thread-safe.
+using Tokenizer = std::function<Status(std::string_view text, std::vector<int32_t>* ids)>;
+
+struct LoaderOptions {
+  // --- what the batches contain (part of the determinism contract) ---
+  FeatureKind kind = FeatureKind::kFbank;  // ignored when the dataset holds precomputed features
+                                           // and use_precomputed is true
+  bool use_precomputed = true;             // use kFeaturesF16 fields when the manifest has "features"
+  features::FbankOptions fbank;            // kFbank; sample_frequency is taken from the dataset
+  features::SpectrogramOptions spectrogram;  // kSpectrogram; sample_rate is taken from the dataset
+  bool utterance_cmvn = false;             // per-utterance mean (and variance) normalisation
+  bool cmvn_norm_vars = false;             // with utterance_cmvn: also divide by the std
+  bool spec_augment = false;               // SpecAugment masks, keyed by (seed, epoch, record)
+  features::SpecAugmentOptions spec_augment_options;
+  bool speed_perturb = false;              // resample each record by a factor drawn from
+                                           // (seed, epoch, record); lengths change per epoch and
+                                           // the plan uses the perturbed ones (not with
+                                           // precomputed features)
+  features::SpeedPerturbOptions speed_perturb_options;  // factors, default 0.9 / 1.0 / 1.1
+  DType dtype = DType::kFloat32;           // element type of Batch::features()
+  BatchingOptions batching;
+  Tokenizer tokenizer;                     // optional; see Tokenizer
+  CorruptPolicy corrupt = CorruptPolicy::kFail;
+  uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
+  int rank = 0;                            // this process's rank in [0, world)
+  int world = 1;                           // number of ranks sharing the epoch
+
+  // --- how fast and how much memory (never changes a batch) ---
+  int threads = 0;                         // decode threads, the caller's background thread
+                                           // included (0 = all cores)
+  int tokens_in_flight = 0;                // blocks between read and collate at once; each holds
+                                           // one compressed block (0 = 2 * threads + 2)
+  uint32_t open_batches = 16;              // batches being filled at once, at most: the pool is
+                                           // open_batches + ready_batches + consumer_batches
+                                           // batches, whatever the dataset. A block's rows for
+                                           // batches further ahead cost a second read (schedule.h;
+                                           // EpochStats::reread_blocks). 0 = no cap: each block
+                                           // read once, pool sized by the epoch's worst case
+  int ready_batches = 4;                   // finished batches queued ahead of the consumer
+  int consumer_batches = 1;                // batches the consumer holds at once: Next() recycles
+                                           // the batch it returned this many calls ago
+  uint64_t memory_budget = 0;              // bytes; Start fails if the batch pool's worst case
+                                           // exceeds it, naming the options to lower (0 = no check)
+  std::shared_ptr<BatchAllocator> allocator;  // batch memory (null = aligned host memory)
+  bool verify_checksums = true;            // per-block XXH3 before decompressing
+};
+
+}  // namespace sluice::loader

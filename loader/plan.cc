@@ -1,0 +1,218 @@
+#include "loader/plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "features/random.h"
+
+namespace sluice::loader {
+namespace {
+
+// Salts that keep the block shuffle and the window shuffles on unrelated random streams.
+constexpr uint64_t kBlockSalt = 0x626c6f636b730000ull;   // "blocks"
+constexpr uint64_t kWindowSalt = 0x77696e646f770000ull;  // "window"
+
+template <typename T>
+void Shuffle(T* v, size_t n, features::Rng* rng) {
+  for (size_t i = n; i > 1; --i) {
+    const size_t j = static_cast<size_t>(rng->UniformInt(0, static_cast<int64_t>(i) - 1));
+    std::swap(v[i - 1], v[j]);
+  }
+}
+
+// Step 1: the record stream.
+std::vector<uint64_t> Stream(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
+                             uint64_t epoch) {
+  std::vector<uint32_t> blocks(index.num_blocks());
+  std::iota(blocks.begin(), blocks.end(), 0u);
+  if (opt.shuffle) {
+    features::Rng rng(features::StreamKey(seed, epoch, kBlockSalt));
+    Shuffle(blocks.data(), blocks.size(), &rng);
+  }
+  std::vector<uint64_t> stream;
+  stream.reserve(index.num_records());
+  for (uint32_t g : blocks)
+    for (uint64_t r = index.block_first_record[g]; r < index.block_first_record[g + 1]; ++r)
+      stream.push_back(r);
+  if (opt.shuffle && opt.shuffle_window > 1) {
+    const size_t w = opt.shuffle_window;
+    for (size_t begin = 0, chunk = 0; begin < stream.size(); begin += w, ++chunk) {
+      features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
+      Shuffle(stream.data() + begin, std::min(w, stream.size() - begin), &rng);
+    }
+  }
+  return stream;
+}
+
+struct Bucket {
+  std::vector<uint64_t> records;
+  uint64_t total = 0;
+  uint64_t max_length = 0;
+  uint64_t first_pos = 0;
+};
+
+struct Range {
+  uint64_t first = 0;
+  uint32_t rows = 0;
+};
+
+class Batcher {
+ public:
+  Batcher(const IndexColumns& index, const BatchingOptions& opt) : index_(index), opt_(opt) {}
+
+  bool Fits(const Bucket& b, uint64_t len) const {
+    const uint64_t rows = b.records.size() + 1;
+    if (opt_.max_batch_size && rows > opt_.max_batch_size) return false;
+    if (opt_.max_frames && b.total + len > opt_.max_frames) return false;
+    if (opt_.max_padded_frames && rows * std::max(b.max_length, len) > opt_.max_padded_frames)
+      return false;
+    return true;
+  }
+  void Add(Bucket* b, uint64_t r, uint64_t pos) {
+    if (b->records.empty()) b->first_pos = pos;
+    b->records.push_back(r);
+    b->total += index_.length[r];
+    b->max_length = std::max(b->max_length, index_.length[r]);
+  }
+  void Emit(Bucket* b) {
+    batches_.push_back({records_.size(), static_cast<uint32_t>(b->records.size())});
+    records_.insert(records_.end(), b->records.begin(), b->records.end());
+    b->records.clear();
+    b->total = 0;
+    b->max_length = 0;
+  }
+  std::vector<uint64_t>& records() { return records_; }
+  std::vector<Range>& batches() { return batches_; }
+
+ private:
+  const IndexColumns& index_;
+  const BatchingOptions& opt_;
+  std::vector<uint64_t> records_;
+  std::vector<Range> batches_;
+};
+
+}  // namespace
+
+void BuildIndexColumns(const shards::Dataset& ds,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out) {
+  *out = IndexColumns();
+  out->shard_first_record.push_back(0);
+  out->block_first_record.push_back(0);
+  for (size_t s = 0; s < ds.num_shards(); ++s) {
+    const shards::ShardReader& shard = ds.shard(s);
+    for (size_t b = 0; b < shard.num_blocks(); ++b) {
+      const uint32_t g = static_cast<uint32_t>(out->block_shard.size());
+      out->block_shard.push_back(static_cast<uint32_t>(s));
+      out->block_local.push_back(static_cast<uint32_t>(b));
+      for (size_t i = shard.first_record(b); i < shard.first_record(b + 1); ++i) {
+        const shards::RecordEntry& e = shard.record(i);
+        out->length.push_back(length_of(e));
+        out->duration.push_back(e.duration);
+        out->block_of.push_back(g);
+      }
+      out->block_first_record.push_back(out->length.size());
+    }
+    out->shard_first_record.push_back(out->length.size());
+  }
+}
+
+Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
+                     uint64_t epoch, int rank, int world, EpochPlan* plan) {
+  if (world < 1 || rank < 0 || rank >= world)
+    return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
+                                   std::to_string(world));
+  if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
+  *plan = EpochPlan();
+  plan->seed = seed;
+  plan->epoch = epoch;
+  plan->rank = rank;
+  plan->world = world;
+
+  // Bucket bounds at length quantiles (epoch-independent: a function of the dataset).
+  const size_t nb = std::max<uint32_t>(1, opt.num_buckets);
+  {
+    std::vector<uint64_t> sorted(index.length);
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t k = 1; k < nb; ++k) {
+      const uint64_t q = sorted[k * sorted.size() / nb];
+      if (plan->bucket_bounds.empty() || q > plan->bucket_bounds.back())
+        plan->bucket_bounds.push_back(q);
+    }
+  }
+  auto bucket_of = [&](uint64_t len) {
+    return static_cast<size_t>(std::upper_bound(plan->bucket_bounds.begin(),
+                                                plan->bucket_bounds.end(), len) -
+                               plan->bucket_bounds.begin());
+  };
+
+  // Step 2: bucketing walk.
+  const std::vector<uint64_t> stream = Stream(index, opt, seed, epoch);
+  const uint64_t wait = opt.max_bucket_wait ? opt.max_bucket_wait
+                                            : std::max<uint32_t>(opt.shuffle_window, 1);
+  Batcher batcher(index, opt);
+  std::vector<Bucket> buckets(plan->bucket_bounds.size() + 1);
+  for (uint64_t pos = 0; pos < stream.size(); ++pos) {
+    const uint64_t r = stream[pos];
+    Bucket& b = buckets[bucket_of(index.length[r])];
+    if (!b.records.empty() && !batcher.Fits(b, index.length[r])) batcher.Emit(&b);
+    batcher.Add(&b, r, pos);
+    for (Bucket& other : buckets)
+      if (!other.records.empty() && other.first_pos + wait <= pos) batcher.Emit(&other);
+  }
+  for (;;) {  // leftovers, oldest first
+    Bucket* oldest = nullptr;
+    for (Bucket& b : buckets)
+      if (!b.records.empty() && (oldest == nullptr || b.first_pos < oldest->first_pos)) oldest = &b;
+    if (oldest == nullptr) break;
+    batcher.Emit(oldest);
+  }
+
+  // Step 3: a batch count that divides by world, every record exactly once.
+  std::vector<uint64_t>& records = batcher.records();
+  std::vector<Range>& batches = batcher.batches();
+  std::vector<uint8_t> repeated_flag;  // per batch: 1 for a repeat batch
+  auto need = [&] { return (world - batches.size() % world) % world; };
+  while (need() > 0) {
+    size_t best = batches.size();
+    for (size_t i = 0; i < batches.size(); ++i)
+      if (batches[i].rows >= 2 && (best == batches.size() || batches[i].rows > batches[best].rows))
+        best = i;
+    if (best == batches.size()) break;
+    const Range whole = batches[best];
+    const uint32_t head = (whole.rows + 1) / 2;
+    batches[best].rows = head;
+    batches.insert(batches.begin() + best + 1, Range{whole.first + head, whole.rows - head});
+    plan->split_batches++;
+  }
+  repeated_flag.assign(batches.size(), 0);
+  for (size_t k = 0; need() > 0; ++k) {  // fewer records than ranks
+    batches.push_back({records.size(), 1});
+    records.push_back(records[k % index.num_records()]);
+    repeated_flag.push_back(1);
+    plan->repeated_records++;
+  }
+
+  const size_t per_rank = batches.size() / world;
+  plan->global_batches = batches.size();
+  plan->batches.reserve(per_rank);
+  for (size_t i = per_rank * rank; i < per_rank * (rank + 1); ++i) {
+    PlannedBatch pb;
+    pb.first = plan->records.size();
+    pb.rows = batches[i].rows;
+    pb.repeated = repeated_flag[i] ? batches[i].rows : 0;
+    for (uint32_t k = 0; k < batches[i].rows; ++k) {
+      const uint64_t r = records[batches[i].first + k];
+      plan->records.push_back(r);
+      pb.max_length = std::max(pb.max_length, index.length[r]);
+      pb.total_length += index.length[r];
+    }
+    plan->length += pb.total_length;
+    plan->padded_length += pb.max_length * pb.rows;
+    plan->batches.push_back(pb);
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::loader

@@ -1,0 +1,85 @@
+// The sampler: an epoch's batches for one rank, computed from the index columns alone (no payload
+// is read), as a pure function of (index, BatchingOptions, seed, epoch, rank, world).
+//
+//  1. Stream: every block of every shard in an order shuffled by (seed, epoch), each block's
+//     records in file order, then the stream shuffled in chunks of shuffle_window records. Reads
+//     stay mostly sequential: a rank touches blocks in stream order.
+//  2. Buckets: boundaries at the length quantiles of the whole dataset (epoch-independent). The
+//     stream is walked once; a record joins its bucket, and a bucket is emitted as a batch when
+//     the next record would break a cap (max_frames, max_padded_frames, max_batch_size) or when
+//     its oldest record is max_bucket_wait records behind the stream. Leftovers are emitted at the
+//     end, oldest first. A record longer than a cap gets a batch of its own.
+//  3. Ranks: while the batch count does not divide by world, the batch with the most rows (the
+//     earliest among equals) is split in two halves; so every record is in exactly one batch of
+//     exactly one rank and all ranks have the same count. Only when there are fewer records than
+//     ranks are records repeated (EpochPlan::repeated_records). Rank r takes the r-th contiguous
+//     range of batches, so ranks read mostly different blocks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "base/status.h"
+#include "loader/options.h"
+#include "shards/dataset.h"
+
+namespace sluice::loader {
+
+// Per-record and per-block columns of a dataset, in global numbering: records are numbered
+// shard after shard (record id = shard_first_record[shard] + index in shard), blocks likewise.
+struct IndexColumns {
+  std::vector<uint64_t> length;              // per record: plan units (see BatchingOptions)
+  std::vector<uint64_t> duration;            // per record: samples (audio) or 0
+  std::vector<uint32_t> block_of;            // per record: global block
+  std::vector<uint64_t> block_first_record;  // per block + 1: records of block g are
+                                             // [block_first_record[g], block_first_record[g + 1])
+  std::vector<uint32_t> block_shard;         // per block: shard index
+  std::vector<uint32_t> block_local;         // per block: block index within its shard
+  std::vector<uint64_t> shard_first_record;  // per shard + 1
+
+  size_t num_records() const { return length.size(); }
+  size_t num_blocks() const { return block_shard.size(); }
+  uint32_t shard_of(uint64_t record) const { return block_shard[block_of[record]]; }
+  uint64_t local_index(uint64_t record) const {
+    return record - shard_first_record[shard_of(record)];
+  }
+};
+
+// `length_of` maps an index entry to its plan length (FeatureExtractor::Length).
+void BuildIndexColumns(const shards::Dataset& ds,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out);
+
+struct PlannedBatch {
+  uint64_t first = 0;         // index of its first row in EpochPlan::records
+  uint32_t rows = 0;
+  uint32_t repeated = 0;      // rows repeating a record (see above; almost always 0)
+  uint64_t max_length = 0;    // longest row: the padded length T
+  uint64_t total_length = 0;  // sum of row lengths
+};
+
+struct EpochPlan {
+  uint64_t seed = 0;
+  uint64_t epoch = 0;
+  int rank = 0;
+  int world = 1;
+  std::vector<uint64_t> records;       // record ids of this rank's rows, batch after batch
+  std::vector<PlannedBatch> batches;   // this rank's batches, in the order Next() yields them
+  uint64_t global_batches = 0;         // all ranks: batches.size() * world
+  uint64_t split_batches = 0;          // batches halved to make the count divide by world
+  uint64_t repeated_records = 0;       // all ranks
+  std::vector<uint64_t> bucket_bounds; // upper length bounds of the buckets but the last
+  uint64_t length = 0;                 // this rank: sum of row lengths
+  uint64_t padded_length = 0;          // this rank: sum of rows * max_length
+
+  double padding_waste() const {
+    return padded_length ? 1.0 - static_cast<double>(length) / padded_length : 0.0;
+  }
+};
+
+// InvalidArgument for world < 1, rank outside [0, world) or an empty dataset.
+Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,
+                     uint64_t epoch, int rank, int world, EpochPlan* plan);
+
+}  // namespace sluice::loader

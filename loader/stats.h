@@ -1,0 +1,45 @@
+// EpochStats: what one epoch of one rank cost and yielded (sluice-bench epoch prints them).
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::loader {
+
+struct EpochStats {
+  uint64_t epoch = 0;
+  uint64_t start_batch = 0;        // > 0 after a resume
+  uint64_t batches = 0;            // handed to the consumer
+  uint64_t utterances = 0;         // rows in those batches
+  uint64_t repeated_records = 0;   // rows repeating a record to equalise ranks (plan.h)
+  uint64_t skipped_records = 0;    // rows refilled because their block was corrupt
+  uint64_t split_batches = 0;      // batches halved to equalise ranks (all ranks)
+  double audio_seconds = 0;        // audio in the rows handed out
+  uint64_t frames = 0;             // feature frames in those rows
+  uint64_t padded_frames = 0;      // rows * T over those batches
+  uint64_t blocks_read = 0;
+  uint64_t reread_blocks = 0;      // reads of a block already read this epoch (open_batches)
+  uint64_t bytes_read = 0;         // compressed bytes read from the shards
+  double wall_seconds = 0;         // Start to the end of the epoch as the consumer saw it
+  double first_batch_seconds = 0;  // Start to the first batch in the consumer's hands
+  double wait_seconds = 0;         // consumer time blocked in Next()
+  double read_busy_seconds = 0;    // read stage (pread), one thread
+  double decode_busy_seconds = 0;  // decode stage, summed over threads
+  double collate_busy_seconds = 0; // collate stage, one thread
+  uint64_t pool_batches = 0;       // batch buffers the pool holds
+  uint64_t pool_bytes = 0;         // feature bytes the pool holds for this epoch (bound by options)
+  uint64_t start_allocations = 0;  // allocator calls in Start (pool growth; 0 once warm)
+  uint64_t pool_allocations = 0;   // allocator calls while batches flowed (0: only tokens grow)
+  uint64_t max_ready = 0;          // most finished batches queued at once
+  uint64_t max_open = 0;           // most batches being filled at once
+  uint64_t max_tokens = 0;         // most read steps in flight at once
+  uint64_t max_open_bound = 0;     // the plan's bound on max_open (schedule.h)
+
+  double padding_waste() const {
+    return padded_frames ? 1.0 - static_cast<double>(frames) / padded_frames : 0.0;
+  }
+  nlohmann::json ToJson() const;
+};
+
+}  // namespace sluice::loader

@@ -1,0 +1,160 @@
+// The sampler's contracts: partition, equal counts, caps, purity (loader/plan.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "features/random.h"
+#include "loader/plan.h"
+
+namespace sluice::loader {
+namespace {
+
+// Index columns of a synthetic dataset: `shards` shards of uneven record counts, `per_block`
+// records per block, lengths from 20 to 600 frames.
+IndexColumns MakeIndex(int shards, uint64_t seed) {
+  IndexColumns ix;
+  features::Rng rng(seed);
+  ix.shard_first_record.push_back(0);
+  ix.block_first_record.push_back(0);
+  for (int s = 0; s < shards; ++s) {
+    const int blocks = 1 + static_cast<int>(rng.UniformInt(0, 6));
+    for (int b = 0; b < blocks; ++b) {
+      const int per_block = 1 + static_cast<int>(rng.UniformInt(0, 9));
+      for (int k = 0; k < per_block; ++k) {
+        ix.length.push_back(20 + rng.UniformInt(0, 580));
+        ix.duration.push_back(ix.length.back() * 160);
+        ix.block_of.push_back(static_cast<uint32_t>(ix.block_shard.size()));
+      }
+      ix.block_shard.push_back(s);
+      ix.block_local.push_back(b);
+      ix.block_first_record.push_back(ix.length.size());
+    }
+    ix.shard_first_record.push_back(ix.length.size());
+  }
+  return ix;
+}
+
+TEST(Plan, RanksAreDisjointCompleteAndEqualForWorldSizesOneToEight) {
+  const IndexColumns ix = MakeIndex(7, 3);
+  BatchingOptions opt;
+  opt.max_frames = 3000;
+  opt.shuffle_window = 64;
+  for (int world = 1; world <= 8; ++world) {
+    std::multiset<uint64_t> seen;
+    size_t count = 0;
+    for (int rank = 0; rank < world; ++rank) {
+      EpochPlan plan;
+      ASSERT_TRUE(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan).ok());
+      if (rank == 0) count = plan.batches.size();
+      EXPECT_EQ(plan.batches.size(), count) << "world " << world << " rank " << rank;
+      EXPECT_EQ(plan.global_batches, count * world);
+      EXPECT_EQ(plan.repeated_records, 0u);
+      seen.insert(plan.records.begin(), plan.records.end());
+    }
+    ASSERT_EQ(seen.size(), ix.num_records()) << "world " << world;
+    uint64_t expect = 0;
+    for (uint64_t r : seen) EXPECT_EQ(r, expect++);  // each record exactly once
+  }
+}
+
+TEST(Plan, FewerRecordsThanRanksRepeatsRecordsAndSaysSo) {
+  IndexColumns ix;
+  ix.shard_first_record = {0, 3};
+  ix.block_first_record = {0, 3};
+  ix.block_shard = {0};
+  ix.block_local = {0};
+  ix.length = {10, 20, 30};
+  ix.duration = {100, 200, 300};
+  ix.block_of = {0, 0, 0};
+  std::set<uint64_t> seen;
+  uint64_t repeated = 0;
+  for (int rank = 0; rank < 5; ++rank) {
+    EpochPlan plan;
+    ASSERT_TRUE(MakeEpochPlan(ix, {}, 1, 0, rank, 5, &plan).ok());
+    ASSERT_EQ(plan.batches.size(), 1u);
+    seen.insert(plan.records.begin(), plan.records.end());
+    repeated = plan.repeated_records;
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(repeated, 2u);
+}
+
+TEST(Plan, BatchesRespectEveryCap) {
+  const IndexColumns ix = MakeIndex(5, 9);
+  for (int which = 0; which < 3; ++which) {
+    BatchingOptions opt;
+    opt.max_frames = which == 0 ? 2500 : 0;
+    opt.max_padded_frames = which == 1 ? 4000 : 0;
+    opt.max_batch_size = which == 2 ? 7 : 0;
+    EpochPlan plan;
+    ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+    for (const PlannedBatch& b : plan.batches) {
+      uint64_t total = 0, longest = 0;
+      for (uint32_t k = 0; k < b.rows; ++k) {
+        total += ix.length[plan.records[b.first + k]];
+        longest = std::max(longest, ix.length[plan.records[b.first + k]]);
+      }
+      EXPECT_EQ(total, b.total_length);
+      EXPECT_EQ(longest, b.max_length);
+      if (b.rows == 1) continue;  // a record over a cap gets a batch of its own
+      if (opt.max_frames) {
+        EXPECT_LE(total, opt.max_frames);
+      }
+      if (opt.max_padded_frames) {
+        EXPECT_LE(longest * b.rows, opt.max_padded_frames);
+      }
+      if (opt.max_batch_size) {
+        EXPECT_LE(b.rows, opt.max_batch_size);
+      }
+    }
+  }
+}
+
+TEST(Plan, BucketingKeepsPaddingLow) {
+  const IndexColumns ix = MakeIndex(9, 11);
+  BatchingOptions bucketed;
+  bucketed.max_frames = 4000;
+  BatchingOptions single = bucketed;
+  single.num_buckets = 1;
+  EpochPlan a, b;
+  ASSERT_TRUE(MakeEpochPlan(ix, bucketed, 1, 0, 0, 1, &a).ok());
+  ASSERT_TRUE(MakeEpochPlan(ix, single, 1, 0, 0, 1, &b).ok());
+  EXPECT_LT(a.padding_waste(), b.padding_waste());
+  EXPECT_LT(a.padding_waste(), 0.25);
+}
+
+TEST(Plan, IsAPureFunctionOfSeedAndEpoch) {
+  const IndexColumns ix = MakeIndex(6, 5);
+  BatchingOptions opt;
+  opt.max_frames = 2000;
+  EpochPlan a, b, c, d;
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &a).ok());
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &b).ok());
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 2, 0, 1, &c).ok());
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 8, 1, 0, 1, &d).ok());
+  EXPECT_EQ(a.records, b.records);
+  EXPECT_NE(a.records, c.records);
+  EXPECT_NE(a.records, d.records);
+}
+
+TEST(Plan, WithoutShuffleRecordsComeInFileOrderPerBucket) {
+  const IndexColumns ix = MakeIndex(3, 2);
+  BatchingOptions opt;
+  opt.shuffle = false;
+  opt.num_buckets = 1;
+  opt.max_frames = 1500;
+  EpochPlan plan;
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+  for (size_t i = 0; i < plan.records.size(); ++i) EXPECT_EQ(plan.records[i], i);
+}
+
+TEST(Plan, RejectsABadRank) {
+  const IndexColumns ix = MakeIndex(2, 2);
+  EpochPlan plan;
+  EXPECT_TRUE(MakeEpochPlan(ix, {}, 1, 0, 3, 3, &plan).IsInvalidArgument());
+  EXPECT_TRUE(MakeEpochPlan(ix, {}, 1, 0, 0, 0, &plan).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace sluice::loader

@@ -1,0 +1,151 @@
+#include "test_dataset.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "features/fbank.h"
+#include "features/flac.h"
+#include "features/pcm.h"
+#include "loader/half.h"
+#include "features/random.h"
+#include "shards/dataset_writer.h"
+#include "shards/record.h"
+#include "shards/shard_reader.h"
+
+namespace sluice::loader::testing {
+
+std::string RecordKey(int i) { return "utt" + std::to_string(i); }
+std::string RecordText(int i) { return "transcript number " + std::to_string(i); }
+
+std::vector<int16_t> RecordSamples(const AudioDatasetSpec& spec, int i) {
+  features::Rng rng(features::StreamKey(spec.seed, 0, i));
+  const uint64_t n = spec.min_samples + rng.UniformInt(0, spec.max_samples - spec.min_samples);
+  std::vector<int16_t> s(n);
+  const double f = 100 + 50 * (i % 7);
+  for (uint64_t k = 0; k < n; ++k) {
+    const double v = 3000 * std::sin(2 * M_PI * f * k / spec.sample_rate) +
+                     500 * (rng.Uniform() - 0.5);
+    s[k] = static_cast<int16_t>(v);
+  }
+  return s;
+}
+
+std::vector<uint16_t> RecordFeaturesF16(const AudioDatasetSpec& spec, int i, uint32_t* frames) {
+  const std::vector<int16_t> pcm = RecordSamples(spec, i);
+  std::vector<float> x(pcm.size()), feats;
+  features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
+  features::FbankOptions fo;
+  fo.sample_frequency = static_cast<float>(spec.sample_rate);
+  features::Workspace ws;
+  *frames = static_cast<uint32_t>(features::FbankComputer(fo).Compute(x.data(), x.size(), &ws, &feats));
+  std::vector<uint16_t> half(feats.size());
+  loader::FloatToHalf(feats.data(), feats.size(), half.data());
+  return half;
+}
+
+shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpec& spec) {
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = spec.shard_size;
+  opt.shard.block_size = spec.block_size;
+  shards::DatasetWriter w(dir, opt);
+  uint64_t tokens = 0;
+  for (int i = 0; i < spec.records; ++i) {
+    const std::vector<int16_t> s = RecordSamples(spec, i);
+    const std::string key = RecordKey(i);
+    shards::RecordBuilder rb;
+    if (spec.flac) {
+      std::vector<uint8_t> flac;
+      EXPECT_TRUE(features::EncodeFlac(s.data(), s.size(), spec.sample_rate, &flac).ok());
+      rb.AddField(shards::FieldType::kAudioFlac, flac.data(), flac.size());
+    } else {
+      rb.AddField(shards::FieldType::kAudioPcm16, s.data(), s.size() * 2);
+    }
+    rb.AddField(shards::FieldType::kText, RecordText(i));
+    if (spec.precomputed) {
+      uint32_t frames = 0;
+      const std::vector<uint16_t> half = RecordFeaturesF16(spec, i, &frames);
+      std::string field(8 + half.size() * 2, '\0');
+      const uint32_t shape[2] = {frames, 80};
+      std::memcpy(field.data(), shape, 8);
+      std::memcpy(field.data() + 8, half.data(), half.size() * 2);
+      rb.AddField(shards::FieldType::kFeaturesF16, field);
+    }
+    uint32_t ntok = 0;
+    if (spec.with_tokens) {
+      std::vector<uint32_t> ids(1 + i % 9);
+      for (size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<uint32_t>(i * 10 + k);
+      rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
+      ntok = static_cast<uint32_t>(ids.size());
+      tokens += ntok;
+    }
+    EXPECT_TRUE(w.Add({key, s.size(), ntok}, rb.data()).ok());
+  }
+  EXPECT_TRUE(w.Finish().ok());
+  shards::Manifest m;
+  m.kind = "audio";
+  m.sample_rate = spec.sample_rate;
+  m.codec = spec.flac ? "flac" : "pcm16";
+  m.fields = {"audio", "text"};
+  if (spec.with_tokens) m.fields.push_back("tokens");
+  if (spec.precomputed) {
+    m.fields.push_back("features");
+    m.features = {{"kind", "fbank"}, {"dtype", "float16"}, {"dim", 80}, {"num_mel_bins", 80},
+                  {"frame_length_ms", 25.0}, {"frame_shift_ms", 10.0}, {"snip_edges", true}};
+  }
+  m.records = spec.records;
+  m.tokens = tokens;
+  m.shards = w.shards();
+  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  return m;
+}
+
+shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with_tokens) {
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = 20000;
+  opt.shard.block_size = 4000;
+  shards::DatasetWriter w(dir, opt);
+  for (int i = 0; i < records; ++i) {
+    std::string text = RecordText(i) + std::string(i % 13, 'x');
+    shards::RecordBuilder rb;
+    rb.AddField(shards::FieldType::kText, text);
+    uint32_t ntok = 0;
+    if (with_tokens) {
+      std::vector<uint32_t> ids(text.size() / 4 + 1);
+      for (size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<uint32_t>(i + k);
+      rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
+      ntok = static_cast<uint32_t>(ids.size());
+    }
+    const std::string key = RecordKey(i);
+    EXPECT_TRUE(w.Add({key, 0, ntok}, rb.data()).ok());
+  }
+  EXPECT_TRUE(w.Finish().ok());
+  shards::Manifest m;
+  m.kind = "text";
+  m.fields = {"text"};
+  m.records = records;
+  m.shards = w.shards();
+  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  return m;
+}
+
+uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block) {
+  const std::string path = dir + "/" + shard_file;
+  std::unique_ptr<shards::ShardReader> reader;
+  EXPECT_TRUE(shards::ShardReader::Open(path, {}, &reader).ok());
+  const shards::BlockInfo info = reader->block(block);
+  reader.reset();
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  const uint64_t at = info.offset + info.compressed_size / 2;
+  f.seekg(at);
+  char c = 0;
+  f.read(&c, 1);
+  c ^= 0x5a;
+  f.seekp(at);
+  f.write(&c, 1);
+  return info.offset;
+}
+
+}  // namespace sluice::loader::testing

@@ -1,0 +1,43 @@
+// Small synthetic datasets for the loader tests, written with shards::DatasetWriter: uneven
+// shards, several blocks per shard, records of varied durations. No audio tools needed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shards/manifest.h"
+
+namespace sluice::loader::testing {
+
+struct AudioDatasetSpec {
+  int records = 120;
+  int sample_rate = 16000;
+  uint64_t min_samples = 1600;    // 0.1 s
+  uint64_t max_samples = 24000;   // 1.5 s
+  uint64_t shard_size = 400000;   // bytes: several uneven shards
+  size_t block_size = 100000;     // raw bytes per block: a few records per block
+  bool with_tokens = false;       // add a kTokens field per record
+  bool flac = false;              // audio as FLAC (codec "flac") instead of pcm16
+  bool precomputed = false;       // also a kFeaturesF16 field: 80-bin fbank, as shardify --features
+  uint64_t seed = 1;
+};
+
+// Writes the dataset into dir (manifest.json + shards). Returns its manifest.
+shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpec& spec);
+
+// Samples of record i as written (int16), for comparing with the loader's output.
+std::vector<int16_t> RecordSamples(const AudioDatasetSpec& spec, int i);
+std::string RecordKey(int i);
+// The float16 fbank a precomputed record stores (frames x 80).
+std::vector<uint16_t> RecordFeaturesF16(const AudioDatasetSpec& spec, int i, uint32_t* frames);
+std::string RecordText(int i);
+
+// A text dataset of `records` lines, each with a kText field and, when with_tokens, kTokens.
+shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with_tokens);
+
+// Flips one byte in the middle of block `block` of shard file `shard_file`; returns the block's
+// file offset.
+uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block);
+
+}  // namespace sluice::loader::testing
