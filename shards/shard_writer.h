@@ -19,7 +19,7 @@ namespace sluice::shards {
 
 struct ShardWriterOptions {
   size_t block_size = kDefaultBlockSize;  // raw bytes per block before compression
-  int zstd_level = 3;                     // 1 (fast) .. 19 (small); 3 is zstd's default
+  int zstd_level = 3;                     // -7 (fastest) .. 19 (smallest); negative levels are zstd's fast modes
 };
 
 // Index columns of one record; samplers read these without touching payload.

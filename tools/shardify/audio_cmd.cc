@@ -202,7 +202,7 @@ Status CollectTranscripts(const std::string& manifest, std::vector<std::string>*
 
 int Run(const AudioArgs& a) {
   IngestOptions opt;
-  Status st = MakeIngestOptions(a.write, &opt);
+  Status st = MakeIngestOptions(a.write, kDefaultAudioZstdLevel, &opt);
   if (!st.ok()) return ReportError(st);
   if (a.codec != "pcm16" && a.codec != "flac") {
     return ReportError(Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac"));

@@ -11,8 +11,9 @@ void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
       ->capture_default_str();
   sub->add_option("--block-size", a->block_size, "Raw bytes per zstd block, the unit of random access and checksums")
       ->capture_default_str();
-  sub->add_option("--zstd-level", a->zstd_level, "zstd level, 1 (fast) to 19 (small)")
-      ->check(CLI::Range(1, 19))
+  sub->add_option("--zstd-level", a->zstd_level,
+                  "zstd level, -7 (fastest to read) to 19 (smallest); 0 = -1 for audio, 3 for text")
+      ->check(CLI::Range(-7, 19))
       ->capture_default_str();
   sub->add_option("-j,--threads", a->threads, "Worker threads (0: all cores); output is identical for any value")
       ->check(CLI::NonNegativeNumber)
@@ -64,14 +65,14 @@ Status ParseSize(const std::string& text, const char* what, uint64_t* out) {
 
 }  // namespace
 
-Status MakeIngestOptions(const WriteArgs& a, IngestOptions* o) {
+Status MakeIngestOptions(const WriteArgs& a, int default_zstd_level, IngestOptions* o) {
   o->out_dir = a.out;
   SLUICE_RETURN_IF_ERROR(ParseSize(a.shard_size, "--shard-size", &o->writer.shard_size));
   uint64_t block = 0;
   SLUICE_RETURN_IF_ERROR(ParseSize(a.block_size, "--block-size", &block));
   if (block > shards::kMaxBlockRawSize) return Status::InvalidArgument("--block-size must be at most 1GiB");
   o->writer.shard.block_size = block;
-  o->writer.shard.zstd_level = a.zstd_level;
+  o->writer.shard.zstd_level = a.zstd_level != 0 ? a.zstd_level : default_zstd_level;
   o->threads = a.threads;
   if (!a.part.empty()) SLUICE_RETURN_IF_ERROR(ParsePart(a.part, &o->part, &o->parts));
   o->resume = a.resume;

@@ -55,7 +55,7 @@ void ProcessText(const features::Tokenizer* tokenizer, const InputItem& item, It
 
 int Run(const TextArgs& a) {
   IngestOptions opt;
-  Status st = MakeIngestOptions(a.write, &opt);
+  Status st = MakeIngestOptions(a.write, kDefaultTextZstdLevel, &opt);
   if (!st.ok()) return ReportError(st);
   nlohmann::json inputs = nlohmann::json::array();
   std::error_code ec;
