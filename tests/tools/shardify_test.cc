@@ -19,6 +19,7 @@
 #include "features/pcm.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
+#include "loader/loader.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/record.h"
@@ -388,6 +389,47 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   std::string decoded;
   ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
   EXPECT_EQ(decoded, "hello world second line here");
+}
+
+// Issue 5's contract: ids stored by shardify equal the ids the loader makes
+// online from the same tokenizer, batch for batch.
+TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ids") + " --tokenizer bpe:50").code, 0);
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("raw")).code, 0);
+  shards::Manifest m;
+  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("ids"), &m).ok());
+  std::unique_ptr<features::Tokenizer> tok;
+  ASSERT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("ids"), &tok).ok());
+
+  auto collect = [&](const std::string& dir, bool online) {
+    loader::LoaderOptions o;
+    o.kind = loader::FeatureKind::kFbank;
+    o.seed = 7;
+    o.threads = 2;
+    if (online) {
+      o.tokenizer = [&tok](std::string_view text, std::vector<int32_t>* ids) { return tok->Encode(text, ids); };
+    }
+    std::unique_ptr<loader::Loader> l;
+    Status st = loader::Loader::Open(dir, o, &l);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::map<std::string, std::vector<int32_t>> by_key;
+    if (!st.ok()) return by_key;
+    EXPECT_TRUE(l->Start(0).ok());
+    const loader::Batch* b = nullptr;
+    while (l->Next(&b).ok() && b != nullptr) {
+      for (size_t r = 0; r < b->size(); ++r) {
+        const int32_t* row = b->tokens() + r * b->max_tokens();
+        by_key[std::string(b->keys()[r])] = std::vector<int32_t>(row, row + b->token_lengths()[r]);
+      }
+    }
+    return by_key;
+  };
+  auto offline = collect(tmp_.Join("ids"), false);
+  auto online = collect(tmp_.Join("raw"), true);
+  EXPECT_EQ(offline.size(), 24u);
+  EXPECT_EQ(offline, online);
+  for (const auto& [key, ids] : offline) EXPECT_FALSE(ids.empty()) << key;
 }
 
 TEST_F(ShardifyTest, TokenizerErrorsAreClear) {
