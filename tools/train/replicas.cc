@@ -1,0 +1,91 @@
+#include "replicas.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace sluice::train {
+
+Replicas::Replicas(const reference::ModelConfig& config, int replicas) {
+  for (int i = 0; i < std::max(1, replicas); ++i)
+    models_.push_back(std::make_unique<reference::Model<float>>(config));
+  shares_.resize(models_.size());
+  losses_.resize(models_.size());
+}
+
+Replicas::~Replicas() = default;
+
+Status Replicas::ForShares(int n, const std::function<Status(int, int, int)>& fn) {
+  const int R = std::min(count(), n);
+  std::vector<Status> status(R);
+  std::vector<std::thread> threads;
+  // Share r is rows [n*r/R, n*(r+1)/R): sizes differ by at most one.
+  for (int r = 1; r < R; ++r)
+    threads.emplace_back([&, r] { status[r] = fn(r, n * r / R, n * (r + 1) / R); });
+  if (R > 0) status[0] = fn(0, 0, n / R);
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : status) SLUICE_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed,
+                           uint64_t step, double* loss) {
+  const int n = static_cast<int>(rows.size());
+  const int R = std::min(count(), n);
+  const size_t P = master().num_parameters();
+  for (int r = 1; r < R; ++r) std::memcpy(models_[r]->params(), master().params(), P * sizeof(float));
+  SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
+    reference::Model<float>& m = *models_[r];
+    SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
+    // Each share keys its own dropout masks: the golden-ratio step keeps shares' seeds apart.
+    const reference::StepContext ctx{seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(r), step, true};
+    float mean = 0;
+    SLUICE_RETURN_IF_ERROR(m.Forward(shares_[r].View(), ctx, &mean));
+    m.ZeroGrad();
+    m.Backward();
+    losses_[r] = mean;
+    return Status::OK();
+  }));
+  // Share r's gradient is of its own mean; weight it by its share of the rows.
+  float* g = master().grads();
+  const int n0 = n / R;
+  const float w0 = static_cast<float>(n0) / n;
+  for (size_t i = 0; i < P; ++i) g[i] *= w0;
+  double total = losses_[0] * n0;
+  for (int r = 1; r < R; ++r) {
+    const int size = n * (r + 1) / R - n * r / R;
+    const float w = static_cast<float>(size) / n;
+    const float* gr = models_[r]->grads();
+    for (size_t i = 0; i < P; ++i) g[i] += w * gr[i];
+    total += losses_[r] * size;
+  }
+  *loss = total / n;
+  return Status::OK();
+}
+
+Status Replicas::Evaluate(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) {
+  const int n = static_cast<int>(rows.size());
+  const int R = std::min(count(), n);
+  const size_t P = master().num_parameters();
+  for (int r = 1; r < R; ++r) std::memcpy(models_[r]->params(), master().params(), P * sizeof(float));
+  SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
+    reference::Model<float>& m = *models_[r];
+    SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
+    float mean = 0;
+    return m.Forward(shares_[r].View(), reference::StepContext{}, &mean);
+  }));
+  // Rows in order, from the replica that ran them.
+  const int V = master().config().vocab;
+  for (int r = 0; r < R; ++r) {
+    const reference::Model<float>& m = *models_[r];
+    const int begin = n * r / R, end = n * (r + 1) / R;
+    for (int i = begin; i < end; ++i) {
+      const int local = i - begin;
+      const float* lp = m.log_probs() + static_cast<size_t>(local) * m.output_frames() * V;
+      SLUICE_RETURN_IF_ERROR(fn(i, m.losses()[local], lp, m.output_lengths()[local]));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::train

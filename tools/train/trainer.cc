@@ -1,0 +1,429 @@
+#include "trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint.h"
+#include "error_rate.h"
+#include "features/tokenizer.h"
+#include "gpu/reference/model.h"
+#include "gpu/reference/optimizer.h"
+#include "gpu/reference/schedule.h"
+#include "greedy_decode.h"
+#include "held_out.h"
+#include "loader/loader.h"
+#include "optimizer_state.h"
+#include "replicas.h"
+#include "shards/checksum.h"
+#include "shards/manifest.h"
+#include "../shardify/tokenize.h"
+
+namespace sluice::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// ---- Datasets ---------------------------------------------------------------------------------
+
+struct TokenizedDataset {
+  std::string dir;
+  shards::Manifest manifest;
+  std::unique_ptr<features::Tokenizer> tokenizer;
+  uint64_t fingerprint = 0;
+};
+
+Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
+  d->dir = dir;
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &d->manifest));
+  const shards::Manifest& m = d->manifest;
+  if (m.kind != "audio")
+    return Status::InvalidArgument(dir + ": a " + m.kind + " dataset; sluice-train needs audio with transcripts");
+  const bool has_tokens = std::find(m.fields.begin(), m.fields.end(), "tokens") != m.fields.end();
+  if (m.tokenizer.is_null() || !has_tokens)
+    return Status::InvalidArgument(dir + "/manifest.json: the records carry no token ids, which CTC training needs. "
+                                   "HINT: shardify audio -m MANIFEST.jsonl -o " + dir +
+                                   " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
+  SLUICE_RETURN_IF_ERROR(shardify::LoadTokenizer(m.tokenizer, dir, &d->tokenizer));
+  d->fingerprint = TokenizerFingerprint(m.tokenizer);
+  return Status::OK();
+}
+
+// Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
+// sees the same rows in the same batches).
+Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
+                         loader::LoaderOptions* lo) {
+  if (o.feature_kind == "precomputed") {
+    if (d.manifest.features.is_null())
+      return Status::InvalidArgument(d.dir + ": --features precomputed, but the dataset has none. "
+                                     "HINT: shardify audio --features fbank, or train with --features fbank");
+    lo->kind = loader::FeatureKind::kPrecomputed;
+    lo->use_precomputed = true;
+  } else {
+    tools::FeatureArgs a = o.features;
+    a.kind = o.feature_kind;
+    tools::FeatureConfig fc;
+    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, d.manifest.sample_rate, &fc));
+    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
+    lo->fbank = fc.fbank;
+    lo->spectrogram = fc.spectrogram;
+    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
+  }
+  lo->utterance_cmvn = o.cmvn;
+  lo->cmvn_norm_vars = o.cmvn;
+  lo->dtype = loader::DType::kFloat32;
+  lo->batching.shuffle = training;
+  lo->batching.max_frames = o.max_frames;
+  lo->batching.max_batch_size = o.max_batch_size;
+  lo->seed = o.seed;
+  lo->threads = o.loader_threads;
+  return Status::OK();
+}
+
+// ---- Evaluation -------------------------------------------------------------------------------
+
+struct EvalResult {
+  double loss = 0;  // mean CTC loss per utterance
+  ErrorCounts errors;
+  std::vector<std::pair<std::string, std::string>> examples;  // (reference, hypothesis)
+};
+
+// Greedy decoding of every evaluation row. `fraction` > 0: the rows of `eval` held out by key
+// (eval is the training dataset); 0: every row (a separate --eval dataset).
+Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const features::Tokenizer& tok,
+                size_t max_examples, EvalResult* out) {
+  *out = EvalResult();
+  SLUICE_RETURN_IF_ERROR(eval->Start(0));
+  const int V = replicas->master().config().vocab;
+  std::vector<int> rows;
+  std::vector<int32_t> ids;
+  std::string hypothesis, reference;
+  double loss_sum = 0;
+  const loader::Batch* batch = nullptr;
+  while (true) {
+    SLUICE_RETURN_IF_ERROR(eval->Next(&batch));
+    if (batch == nullptr) break;
+    rows.clear();
+    for (size_t r = 0; r < batch->size(); ++r)
+      if (fraction <= 0 || IsHeldOut(batch->keys()[r], fraction)) rows.push_back(static_cast<int>(r));
+    if (rows.empty()) continue;
+    SLUICE_RETURN_IF_ERROR(replicas->Evaluate(
+        *batch, rows, [&](int i, double loss, const float* log_probs, int frames) -> Status {
+          const int r = rows[i];
+          loss_sum += loss;
+          SLUICE_RETURN_IF_ERROR(GreedyDecode(log_probs, frames, V, tok, &ids, &hypothesis));
+          // The reference is the decoded token ids: the transcript as the tokenizer normalised it.
+          reference.clear();
+          SLUICE_RETURN_IF_ERROR(tok.Decode(batch->tokens() + static_cast<size_t>(r) * batch->max_tokens(),
+                                            batch->token_lengths()[r], &reference));
+          out->errors.Add(reference, hypothesis);
+          if (out->examples.size() < max_examples) out->examples.emplace_back(reference, hypothesis);
+          return Status::OK();
+        }));
+  }
+  if (out->errors.utterances > 0) out->loss = loss_sum / out->errors.utterances;
+  return Status::OK();
+}
+
+// ---- Checkpoints ------------------------------------------------------------------------------
+
+std::string CheckpointPath(const std::string& pattern, uint64_t step) {
+  std::string path = pattern;
+  const size_t at = path.find("{step}");
+  if (at != std::string::npos) path.replace(at, 6, std::to_string(step));
+  return path;
+}
+
+// The keys of two JSON objects whose values differ, for the resume error.
+std::string DifferingKeys(const nlohmann::json& a, const nlohmann::json& b) {
+  std::string out;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (!b.contains(it.key()) || b[it.key()] != it.value()) {
+      out += (out.empty() ? "" : ", ") + std::string("--") + it.key() + " " + it.value().dump() + " (checkpoint: " +
+             (b.contains(it.key()) ? b[it.key()].dump() : std::string("absent")) + ")";
+    }
+  }
+  return out;
+}
+
+// ---- Logging ----------------------------------------------------------------------------------
+
+struct EpochTotals {
+  uint64_t steps = 0, utterances = 0;
+  double audio_seconds = 0, wait_seconds = 0, compute_seconds = 0;
+};
+
+}  // namespace
+
+Status RunTraining(const TrainOptions& o) {
+  if (o.device == "cuda")
+    return Status::Unsupported("--device cuda: the CUDA trainer is not built yet (issue 7); "
+                               "this build trains on the CPU only. HINT: --device cpu");
+  if (o.device != "cpu") return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
+  if (o.threads < 1) return Status::InvalidArgument("--threads must be at least 1");
+
+  // Data: the training set, and where the evaluation rows come from.
+  TokenizedDataset train_set;
+  SLUICE_RETURN_IF_ERROR(OpenTokenized(o.dataset, &train_set));
+  const features::Tokenizer& tok = *train_set.tokenizer;
+  loader::LoaderOptions lo;
+  SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, train_set, true, &lo));
+  std::unique_ptr<loader::Loader> loader;
+  SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o.dataset, lo, &loader));
+
+  const double held_out = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
+  std::unique_ptr<loader::Loader> eval_loader;
+  TokenizedDataset eval_set;
+  if (!o.eval_dataset.empty()) {
+    SLUICE_RETURN_IF_ERROR(OpenTokenized(o.eval_dataset, &eval_set));
+    if (eval_set.fingerprint != train_set.fingerprint)
+      return Status::InvalidArgument(o.eval_dataset + ": its tokenizer differs from " + o.dataset +
+                                     "'s, so its token ids mean other things. HINT: shardify both with the same "
+                                     "--tokenizer (spm:PATH with one model for BPE)");
+  }
+  if (!o.eval_dataset.empty() || held_out > 0) {
+    const TokenizedDataset& source = o.eval_dataset.empty() ? train_set : eval_set;
+    loader::LoaderOptions elo;
+    SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, source, false, &elo));
+    SLUICE_RETURN_IF_ERROR(loader::Loader::Open(source.dir, elo, &eval_loader));
+  }
+
+  // Model: vocabulary from the tokenizer (its id 0 is the CTC blank), input width from the loader.
+  const int vocab = tok.vocab_size();
+  const int dim = loader->extractor().dim();
+  reference::ModelConfig config = o.preset == "small" ? reference::ModelConfig::Small(vocab, dim)
+                                                      : reference::ModelConfig::Tiny(vocab, dim);
+  if (o.preset != "tiny" && o.preset != "small")
+    return Status::InvalidArgument("--preset '" + o.preset + "': expected tiny or small");
+  config.dropout = static_cast<float>(o.dropout);
+  SLUICE_RETURN_IF_ERROR(config.Validate());
+  Replicas replicas(config, o.threads);
+  reference::Model<float>& model = replicas.master();
+  const size_t P = model.num_parameters();
+  OptimizerState adam;
+  adam.options.weight_decay = o.weight_decay;
+  adam.Reset(P);
+
+  const nlohmann::json run = RunConfigJson(o);
+  TrainCounters counters;
+  counters.seed = o.seed;
+  loader::ResumeState state;
+  reference::ScheduleOptions schedule;
+  schedule.peak_lr = o.lr;
+  schedule.min_lr = o.lr * o.min_lr_ratio;
+  if (!o.resume.empty()) {
+    Checkpoint c;
+    SLUICE_RETURN_IF_ERROR(ReadCheckpoint(o.resume, &c));
+    if (c.vocab != vocab || c.tokenizer_fingerprint != train_set.fingerprint)
+      return Status::InvalidArgument(
+          o.resume + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
+          " classes (tokenizer " + shards::ChecksumHex(c.tokenizer_fingerprint) + "), dataset " + o.dataset + " has " +
+          std::to_string(vocab) + " (tokenizer " + shards::ChecksumHex(train_set.fingerprint) +
+          "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs a fresh run");
+    const nlohmann::json& stored = c.config.value("run", nlohmann::json::object());
+    if (stored != run)
+      return Status::InvalidArgument(o.resume + ": written by a run with other options: " +
+                                     DifferingKeys(run, stored) +
+                                     ". HINT: resume with the command line that wrote the checkpoint");
+    if (c.params.size() != P)
+      return Status::Corruption(o.resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
+                                " model has " + std::to_string(P));
+    std::copy(c.params.begin(), c.params.end(), model.params());
+    adam.m = std::move(c.adam_m);
+    adam.v = std::move(c.adam_v);
+    adam.step = c.adam_step;
+    counters = c.counters;
+    state = c.loader;
+    schedule.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
+    schedule.warmup_steps = c.config.at("schedule").at("warmup_steps").get<int64_t>();
+  } else {
+    model.InitParameters(o.seed);
+    // Without --steps the decay ends after `epochs` epochs of the first epoch's batch count.
+    if (o.steps > 0) {
+      schedule.total_steps = o.steps;
+    } else {
+      SLUICE_RETURN_IF_ERROR(loader->Start(0));
+      schedule.total_steps = static_cast<int64_t>(o.epochs * loader->num_batches());
+    }
+    schedule.warmup_steps =
+        o.warmup_steps >= 0 ? o.warmup_steps : std::min<int64_t>(500, schedule.total_steps / 10);
+  }
+  schedule.total_steps = std::max<int64_t>(schedule.total_steps, 1);
+  const int64_t last_step = o.steps > 0 ? o.steps : INT64_MAX;
+
+  const nlohmann::json config_json = {
+      {"model",
+       {{"preset", o.preset}, {"n_mels", config.n_mels}, {"d_model", config.d_model}, {"n_heads", config.n_heads},
+        {"n_layers", config.n_layers}, {"d_ff", config.d_ff}, {"vocab", config.vocab}, {"dropout", config.dropout}}},
+      {"run", run},
+      {"schedule", {{"total_steps", schedule.total_steps}, {"warmup_steps", schedule.warmup_steps}}},
+      {"tokenizer", train_set.manifest.tokenizer},
+  };
+  auto save = [&](const std::string& path, const loader::ResumeState& at) -> Status {
+    Checkpoint c;
+    c.config = config_json;
+    c.tokenizer_fingerprint = train_set.fingerprint;
+    c.vocab = vocab;
+    c.params.assign(model.params(), model.params() + P);
+    c.adam_step = adam.step;
+    c.adam_m = adam.m;
+    c.adam_v = adam.v;
+    c.loader = at;
+    c.counters = counters;
+    return WriteCheckpoint(path, c);
+  };
+
+  if (!o.json) {
+    const shards::Manifest& m = train_set.manifest;
+    std::printf("sluice-train: %s: %llu records, %.2f h of audio; %s tokenizer, %d classes; %s features, %d bins\n",
+                o.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
+                m.tokenizer.value("type", "?").c_str(), vocab, loader::FeatureKindName(loader->extractor().kind()),
+                dim);
+    std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads); %d replica thread%s; "
+                "%lld steps (warm-up %lld), peak lr %g%s\n",
+                o.preset.c_str(), P, config.d_model, config.n_layers, config.n_heads, replicas.count(),
+                replicas.count() == 1 ? "" : "s", static_cast<long long>(schedule.total_steps),
+                static_cast<long long>(schedule.warmup_steps), o.lr,
+                o.resume.empty() ? "" : (", resumed at step " + std::to_string(counters.step)).c_str());
+    std::fflush(stdout);
+  }
+
+  // ---- The loop ----
+  std::vector<int> rows;
+  bool stop = false;
+  for (uint64_t epoch = state.epoch; epoch < o.epochs && !stop; ++epoch) {
+    const uint64_t start_batch = epoch == state.epoch ? state.batches : 0;
+    if (start_batch == 0) {
+      counters.epoch_loss_sum = 0;
+      counters.epoch_steps = 0;
+    }
+    SLUICE_RETURN_IF_ERROR(loader->Start(epoch, start_batch));
+    const Clock::time_point epoch_start = Clock::now();
+    EpochTotals totals;
+    double lr = 0, grad_norm = 0;
+    bool epoch_done = false;
+    while (true) {
+      if (static_cast<int64_t>(counters.step) >= last_step) {
+        stop = true;
+        break;
+      }
+      const Clock::time_point wait_start = Clock::now();
+      const loader::Batch* batch = nullptr;
+      SLUICE_RETURN_IF_ERROR(loader->Next(&batch));
+      const double wait = Since(wait_start);
+      totals.wait_seconds += wait;
+      if (batch == nullptr) {
+        epoch_done = true;
+        break;
+      }
+      rows.clear();
+      double audio_frames = 0;
+      for (size_t r = 0; r < batch->size(); ++r) {
+        if (held_out > 0 && IsHeldOut(batch->keys()[r], held_out)) continue;
+        rows.push_back(static_cast<int>(r));
+        audio_frames += batch->lengths()[r];
+      }
+      if (rows.empty()) continue;  // a batch of held-out rows only: no step
+
+      const Clock::time_point compute_start = Clock::now();
+      double loss = 0;
+      Status s = replicas.TrainStep(*batch, rows, counters.seed, counters.step, &loss);
+      if (!s.ok()) return Status::InvalidArgument(o.dataset + ": epoch " + std::to_string(epoch) + " batch " +
+                                                  std::to_string(batch->index()) + ": " + s.message());
+      grad_norm = reference::ClipByGlobalNorm(model.grads(), P, o.clip);
+      lr = reference::LearningRate(schedule, static_cast<int64_t>(counters.step));
+      adam.Step(model.layout(), model.params(), model.grads(), lr);
+      const double compute = Since(compute_start);
+
+      // The loader reports audio in frames; its extractor knows the frame rate.
+      const double frame_seconds = loader->extractor().kind() == loader::FeatureKind::kRaw
+                                       ? 1.0 / loader->extractor().sample_rate()
+                                       : o.features.frame_shift_ms / 1000.0;
+      const double audio = audio_frames * frame_seconds;
+      ++counters.step;
+      counters.utterances += rows.size();
+      counters.audio_seconds += audio;
+      counters.epoch_loss_sum += loss;
+      ++counters.epoch_steps;
+      ++totals.steps;
+      totals.utterances += rows.size();
+      totals.audio_seconds += audio;
+      totals.compute_seconds += compute;
+      if (!o.json && o.log_every > 0 && counters.step % o.log_every == 0) {
+        const double step_seconds = compute + wait;
+        std::printf("step %5llu/%lld  epoch %llu  loss %.4f  |g| %.3f  lr %.2e  %3zu utt  %6.1f utt/s  "
+                    "%.4f h/s  wait %.1f ms (%.1f%%)\n",
+                    static_cast<unsigned long long>(counters.step), static_cast<long long>(schedule.total_steps),
+                    static_cast<unsigned long long>(epoch), loss, grad_norm, lr, rows.size(),
+                    rows.size() / step_seconds, audio / 3600 / step_seconds, wait * 1e3,
+                    100 * wait / step_seconds);
+        std::fflush(stdout);
+      }
+      if (!o.checkpoint.empty() && o.checkpoint_every > 0 &&
+          counters.step % static_cast<uint64_t>(o.checkpoint_every) == 0) {
+        SLUICE_RETURN_IF_ERROR(save(CheckpointPath(o.checkpoint, counters.step), loader->state()));
+      }
+    }
+
+    // ---- End of epoch (or of the run): evaluate, report, checkpoint ----
+    const double train_wall = Since(epoch_start);
+    EvalResult eval;
+    const Clock::time_point eval_start = Clock::now();
+    if (eval_loader != nullptr)
+      SLUICE_RETURN_IF_ERROR(
+          Evaluate(eval_loader.get(), held_out, &replicas, tok, static_cast<size_t>(o.eval_examples), &eval));
+    const double eval_seconds = Since(eval_start);
+    const double mean_loss = counters.epoch_steps ? counters.epoch_loss_sum / counters.epoch_steps : 0.0;
+    const double busy = totals.compute_seconds + totals.wait_seconds;
+    nlohmann::json line = {
+        {"epoch", epoch},
+        {"partial", !epoch_done},
+        {"step", counters.step},
+        {"steps", totals.steps},
+        {"loss", mean_loss},
+        {"lr", lr},
+        {"eval_loss", eval.loss},
+        {"cer", eval.errors.cer()},
+        {"wer", eval.errors.wer()},
+        {"eval_utterances", eval.errors.utterances},
+        {"utterances", totals.utterances},
+        {"audio_hours", totals.audio_seconds / 3600},
+        {"wall_seconds", train_wall},
+        {"wait_seconds", totals.wait_seconds},
+        {"eval_seconds", eval_seconds},
+        {"utterances_per_second", busy > 0 ? totals.utterances / busy : 0.0},
+        {"audio_hours_per_second", busy > 0 ? totals.audio_seconds / 3600 / busy : 0.0},
+        {"steps_per_second", busy > 0 ? totals.steps / busy : 0.0},
+        {"wait_fraction", busy > 0 ? totals.wait_seconds / busy : 0.0},
+    };
+    if (o.json) {
+      std::printf("%s\n", line.dump().c_str());
+    } else {
+      std::printf("epoch %llu%s: loss %.4f  eval loss %.4f  CER %.2f%%  WER %.2f%% (%llu utterances)  "
+                  "%.1f s, %.2f steps/s, data wait %.2f s (%.1f%%), eval %.1f s\n",
+                  static_cast<unsigned long long>(epoch), epoch_done ? "" : " (partial)", mean_loss, eval.loss,
+                  100 * eval.errors.cer(), 100 * eval.errors.wer(),
+                  static_cast<unsigned long long>(eval.errors.utterances), train_wall,
+                  line["steps_per_second"].get<double>(), totals.wait_seconds,
+                  100 * line["wait_fraction"].get<double>(), eval_seconds);
+      for (const auto& [ref, hyp] : eval.examples) std::printf("  ref: %s\n  hyp: %s\n", ref.c_str(), hyp.c_str());
+    }
+    std::fflush(stdout);
+    if (!o.checkpoint.empty()) {
+      // A finished epoch resumes at the next one; a run stopped by --steps where it stopped.
+      const loader::ResumeState at = epoch_done ? loader::ResumeState{epoch + 1, 0} : loader->state();
+      if (epoch_done) {
+        counters.epoch_loss_sum = 0;
+        counters.epoch_steps = 0;
+      }
+      SLUICE_RETURN_IF_ERROR(save(CheckpointPath(o.checkpoint, counters.step), at));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::train

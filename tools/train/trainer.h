@@ -1,0 +1,17 @@
+// The sluice-train loop, top to bottom: open the dataset and its tokenizer, build the model, then
+// for each epoch take the loader's batches, leave out held-out rows, run forward and backward on
+// the replicas, clip, step AdamW on the warm-up/decay schedule, log; at the end of each epoch
+// evaluate greedy CTC decoding (CER/WER) and checkpoint. docs/train.md describes it for users.
+#pragma once
+
+#include "base/status.h"
+#include "train_options.h"
+
+namespace sluice::train {
+
+// Runs the whole training described by `o`: step lines and epoch summaries on stdout (or one JSON
+// object per epoch with o.json). Errors name the file or record and, where the user can fix
+// something, end with a HINT.
+Status RunTraining(const TrainOptions& o);
+
+}  // namespace sluice::train
