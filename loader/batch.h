@@ -7,6 +7,11 @@
 //   lengths   [size] int32 frames per row (audio; 0 for text datasets)
 //   tokens    [size, max_tokens] int32, padded with zeros; token_lengths [size]
 //   keys, texts, record_ids: one per row
+//
+// Packed batches (PackingOptions::seq_len = L): tokens [size, L + 1], every row full (token_lengths
+// all L + 1, max_tokens L + 1), inputs row[0..L), targets row[1..L]; sequences() gives each row's
+// sequence k (stream tokens [k*L, k*L + L + 1)); keys and record_ids name the document holding
+// the row's first token; no features, lengths 0, texts empty.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +57,11 @@ class Batch {
   std::span<const std::string_view> keys() const { return {keys_.data(), size_}; }
   std::span<const std::string> texts() const { return {texts_.data(), size_}; }  // transcripts
   std::span<const uint64_t> record_ids() const { return {record_ids_.data(), size_}; }
+  // Packing: L (0 for batches of records), and each row's sequence number in the epoch.
+  int64_t seq_len() const { return seq_len_; }
+  std::span<const uint64_t> sequences() const {
+    return {sequences_.data(), seq_len_ > 0 ? size_ : 0};
+  }
   // Rows that repeat a record so that every rank has the same batch count (plan.h).
   size_t repeated() const { return repeated_; }
   // Rows refilled because their block was corrupt (CorruptPolicy::kSkip).
@@ -68,6 +78,7 @@ class Batch {
   int dim_ = 0;
   DType dtype_ = DType::kFloat32;
   int64_t max_tokens_ = 0;
+  int64_t seq_len_ = 0;
   size_t repeated_ = 0;
   size_t skipped_ = 0;
   AlignedArray features_;
@@ -77,6 +88,7 @@ class Batch {
   std::vector<std::string_view> keys_;
   std::vector<std::string> texts_;
   std::vector<uint64_t> record_ids_;
+  std::vector<uint64_t> sequences_;
   // Collate state, owned by the pipeline while the batch is being filled.
   std::vector<std::vector<int32_t>> row_tokens_;
   std::vector<uint8_t> row_ok_;  // 0 when the row's record was lost (corrupt block)

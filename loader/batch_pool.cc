@@ -20,15 +20,17 @@ void BatchPool::Reserve(size_t n) {
   }
 }
 
-bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, uint64_t* allocations) {
+bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, size_t token_bytes,
+                              uint64_t* allocations) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::unique_ptr<Batch>& b : all_) {
-    bool g1 = false, g2 = false, g3 = false;
+    bool g1 = false, g2 = false, g3 = false, g4 = false;
     if (!b->features_.Reserve(std::max<size_t>(feature_bytes, 1), &g1) ||
         !b->lengths_.Reserve(rows * sizeof(int32_t), &g2) ||
-        !b->token_lengths_.Reserve(rows * sizeof(int32_t), &g3))
+        !b->token_lengths_.Reserve(rows * sizeof(int32_t), &g3) ||
+        (token_bytes > 0 && !b->tokens_.Reserve(token_bytes, &g4)))
       return false;
-    *allocations += g1 + g2 + g3;
+    *allocations += g1 + g2 + g3 + g4;
   }
   return true;
 }

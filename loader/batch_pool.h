@@ -26,10 +26,11 @@ class BatchPool {
   size_t size() const { return all_.size(); }
   BatchAllocator* allocator() const { return allocator_.get(); }
 
-  // Gives every batch room for `feature_bytes` of features and `rows` rows, so that filling
+  // Gives every batch room for `feature_bytes` of features, `rows` rows and `token_bytes` of
+  // token ids (packed batches; padded transcripts size theirs in collate), so that filling
   // batches allocates nothing. Call while every batch is free (between epochs). False when the
   // allocator fails; *allocations counts its calls.
-  bool ReserveMemory(size_t feature_bytes, size_t rows, uint64_t* allocations);
+  bool ReserveMemory(size_t feature_bytes, size_t rows, size_t token_bytes, uint64_t* allocations);
 
   // A free batch; waits while none is free. nullptr once Interrupt() was called.
   Batch* Acquire();

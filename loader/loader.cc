@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "loader/pack.h"
 #include "loader/pipeline.h"
 
 namespace sluice::loader {
@@ -34,6 +35,19 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
   BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                     &l->index_);
   if (l->index_.num_records() == 0) return Status::InvalidArgument(dir + ": the dataset has no records");
+  if (options.packing.seq_len > 0) {
+    if (l->extractor_->audio())
+      return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
+                                     " holds audio");
+    if (options.packing.batch_size == 0)
+      return Status::InvalidArgument("packing: batch_size must be at least 1");
+    for (uint64_t r = 0; r < l->index_.num_records(); ++r)
+      if (l->index_.tokens[r] == 0)
+        return Status::InvalidArgument(
+            dir + ": packing (seq_len) needs token ids in the index, and record '" +
+            std::string(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r))) +
+            "' has none: make the dataset with shardify text --tokenizer ...");
+  }
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   l->threads_ = options.threads > 0 ? options.threads : cores;
@@ -54,6 +68,30 @@ void Loader::Stop() {
   started_ = false;
 }
 
+// Packed batches are small (B x (L+1) ids) while one block holds the tokens of many of them:
+// capping open batches at the audio default would read every block several times and serialise
+// the pipeline on barrier steps. So the cap is raised to the widest run of batches one block
+// feeds in this plan, which is about (a block's tokens + a record shuffle window's tokens) / (B x
+// L) plus the sequence shuffle window: each block is then read once, and the pool holds a few
+// blocks' worth of ids (bounded by the shard format's block size, not the dataset's).
+uint32_t Loader::OpenBatchCap() const {
+  if (plan_.seq_len == 0 || options_.open_batches == 0) return options_.open_batches;
+  constexpr uint32_t kNone = 0xffffffffu;
+  std::vector<uint32_t> first(ix_->num_blocks(), kNone), last(ix_->num_blocks(), 0);
+  uint64_t span = 0;
+  for (uint32_t j = 0; j < plan_.batches.size(); ++j) {
+    const PlannedBatch& pb = plan_.batches[j];
+    for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
+      const uint32_t g = ix_->block_of[plan_.records[e]];
+      if (first[g] == kNone) first[g] = j;
+      last[g] = j;
+      span = std::max<uint64_t>(span, last[g] - first[g] + 1);
+    }
+  }
+  return static_cast<uint32_t>(
+      std::max<uint64_t>(options_.open_batches, std::min<uint64_t>(span, 1u << 16)));
+}
+
 Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
   const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
   Stop();
@@ -67,24 +105,33 @@ Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
     }
     ix_ = &epoch_index_;
   }
-  SLUICE_RETURN_IF_ERROR(MakeEpochPlan(*ix_, options_.batching, options_.seed, epoch,
-                                       options_.rank, options_.world, &plan_));
+  if (options_.packing.seq_len > 0)
+    SLUICE_RETURN_IF_ERROR(MakePackedPlan(*ix_, options_.batching, options_.packing, options_.seed,
+                                          epoch, options_.rank, options_.world, &plan_));
+  else
+    SLUICE_RETURN_IF_ERROR(MakeEpochPlan(*ix_, options_.batching, options_.seed, epoch,
+                                         options_.rank, options_.world, &plan_));
   if (start_batch > plan_.batches.size())
     return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
                                    std::to_string(epoch) + ", which has " +
                                    std::to_string(plan_.batches.size()) + " batches on rank " +
                                    std::to_string(options_.rank));
-  MakeReadSchedule(*ix_, plan_, start_batch, tokens_, options_.open_batches, &schedule_);
+  MakeReadSchedule(*ix_, plan_, start_batch, tokens_, OpenBatchCap(), &schedule_);
 
   // Pool: batches being filled, queued and held by the consumer (schedule.h explains the bound).
   const size_t pool_size = schedule_.max_open_batches + options_.ready_batches +
                            options_.consumer_batches;
-  uint64_t max_bytes = 0, max_rows = 0;
+  uint64_t max_bytes = 0, max_rows = 0, token_bytes = 0;
   for (size_t j = start_batch; j < plan_.batches.size(); ++j) {
     const PlannedBatch& pb = plan_.batches[j];
     max_bytes = std::max<uint64_t>(max_bytes, pb.rows * pb.max_length * extractor_->dim() *
                                                   DTypeSize(options_.dtype));
     max_rows = std::max<uint64_t>(max_rows, pb.rows);
+  }
+  // Packed batches are all [B, L + 1]: their ids are the batch's memory, reserved here too.
+  if (plan_.seq_len > 0) {
+    token_bytes = max_rows * (plan_.seq_len + 1ull) * sizeof(int32_t);
+    max_bytes = std::max<uint64_t>(max_bytes, token_bytes);
   }
   if (options_.memory_budget > 0) {
     const uint64_t need = max_bytes * pool_size;
@@ -98,7 +145,8 @@ Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
   uint64_t allocations = 0;
-  if (!pool_->ReserveMemory(max_bytes, max_rows, &allocations))
+  if (!pool_->ReserveMemory(plan_.seq_len > 0 ? 0 : max_bytes, max_rows, token_bytes,
+                            &allocations))
     return Status::IOError("batch allocator: out of memory reserving " + std::to_string(pool_size) +
                            " batches of " + std::to_string(max_bytes) + " bytes");
 

@@ -81,6 +81,7 @@ class Loader {
  private:
   Loader() = default;
   void Stop();
+  uint32_t OpenBatchCap() const;  // LoaderOptions::open_batches, raised for packed plans
 
   LoaderOptions options_;
   int threads_ = 1;

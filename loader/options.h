@@ -58,9 +58,27 @@ struct BatchingOptions {
                                     // frames at a 10 ms shift is 200 s of audio
   uint64_t max_padded_frames = 0;   // cap on rows * longest length (0 = none): bounds the padded tensor
   uint32_t max_batch_size = 0;      // cap on rows (0 = none)
+  uint64_t max_tokens = 0;          // cap on the sum of the rows' token ids (index `tokens` column)
+                                    // in a batch (0 = none): a token budget for ASR transcripts
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
                                     // stream is emitted half-full, which bounds how long decoded rows
                                     // wait for their batch (0 = shuffle_window)
+};
+
+// Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in the
+// shuffled record order of BatchingOptions, each ending with its stored end-of-document id 1) is
+// cut into sequences of seq_len + 1 ids, sequence k covering stream tokens [k*L, k*L + L + 1):
+// inputs are row[0..L), targets row[1..L]. Batches are [batch_size, seq_len + 1] int32. The
+// stream's tail is wrapped with its own beginning so that every rank gets the same number of
+// full batches: every token is an input exactly once per epoch, plus EpochPlan::wrapped_tokens
+// repeated from the start of the stream. Needs token counts in the index (shardify --tokenizer).
+struct PackingOptions {
+  uint32_t seq_len = 0;          // L, tokens per sequence (0 = off: ASR-style rows per record)
+  uint32_t batch_size = 8;       // B, sequences per batch
+  uint32_t shuffle_window = 64;  // sequences shuffled together: a batch draws its rows from a
+                                 // window of this many consecutive sequences, which keeps reads
+                                 // within a few blocks (0 or 1 = stream order; batching.shuffle
+                                 // false also keeps stream order)
 };
 
 // Turns transcript text into token ids for records that carry none (a later issue plugs a
@@ -85,6 +103,7 @@ struct LoaderOptions {
   features::SpeedPerturbOptions speed_perturb_options;  // factors, default 0.9 / 1.0 / 1.1
   DType dtype = DType::kFloat32;           // element type of Batch::features()
   BatchingOptions batching;
+  PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
   Tokenizer tokenizer;                     // optional; see Tokenizer
   CorruptPolicy corrupt = CorruptPolicy::kFail;
   uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
@@ -101,7 +120,9 @@ struct LoaderOptions {
                                            // batches, whatever the dataset. A block's rows for
                                            // batches further ahead cost a second read (schedule.h;
                                            // EpochStats::reread_blocks). 0 = no cap: each block
-                                           // read once, pool sized by the epoch's worst case
+                                           // read once, pool sized by the epoch's worst case.
+                                           // Packing raises it to the batches one block can
+                                           // feed (Loader::OpenBatchCap)
   int ready_batches = 4;                   // finished batches queued ahead of the consumer
   int consumer_batches = 1;                // batches the consumer holds at once: Next() recycles
                                            // the batch it returned this many calls ago

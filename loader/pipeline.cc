@@ -1,6 +1,7 @@
 #include "loader/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -155,9 +156,10 @@ void EpochPipeline::OpenBatch(uint32_t j) {
   b->frames_ = fx.audio() ? static_cast<int64_t>(pb.max_length) : 0;
   b->dtype_ = opt.dtype;
   b->max_tokens_ = 0;
+  b->seq_len_ = plan_->seq_len;
   b->repeated_ = pb.repeated;
   b->skipped_ = 0;
-  b->remaining_ = pb.rows;
+  b->remaining_ = pb.entries;  // items the collate stage counts in
   // Loader::Start reserved every pooled batch for the plan's largest; this only guards that.
   bool grew = false, grew_lengths = false;
   if (!b->features_.Reserve(std::max<size_t>(b->features_bytes(), 1), &grew) ||
@@ -172,6 +174,11 @@ void EpochPipeline::OpenBatch(uint32_t j) {
   b->record_ids_.resize(pb.rows);
   b->row_tokens_.resize(pb.rows);
   b->row_ok_.assign(pb.rows, 1);
+  if (plan_->seq_len > 0) {
+    OpenPackedRows(j, b);
+    slots_[j] = b;
+    return;
+  }
   int32_t* lengths = static_cast<int32_t*>(b->lengths_.data());
   for (uint32_t row = 0; row < pb.rows; ++row) {
     const uint64_t r = plan_->records[pb.first + row];
@@ -183,6 +190,60 @@ void EpochPipeline::OpenBatch(uint32_t j) {
     lengths[row] = fx.audio() ? static_cast<int32_t>(ctx_.index->length[r]) : 0;
   }
   slots_[j] = b;
+}
+
+// A packed batch: every row holds L + 1 ids, written by the decode stage from the documents of
+// its entries; keys and record ids name the document of each row's first token.
+void EpochPipeline::OpenPackedRows(uint32_t j, Batch* b) {
+  const PlannedBatch& pb = plan_->batches[j];
+  const size_t width = plan_->seq_len + 1;
+  b->max_tokens_ = static_cast<int64_t>(width);
+  bool grew = false;
+  if (!b->tokens_.Reserve(pb.rows * width * sizeof(int32_t), &grew))
+    throw StageError{Status::IOError("batch allocator: out of memory for packed batch " +
+                                     std::to_string(j))};
+  allocations_.fetch_add(grew, std::memory_order_relaxed);
+  b->sequences_.resize(pb.rows);
+  int32_t* lengths = static_cast<int32_t*>(b->lengths_.data());
+  int32_t* token_lengths = static_cast<int32_t*>(b->token_lengths_.data());
+  for (uint32_t row = 0; row < pb.rows; ++row) {
+    b->sequences_[row] = plan_->sequences[static_cast<uint64_t>(j) * pb.rows + row];
+    b->texts_[row].clear();
+    lengths[row] = 0;
+    token_lengths[row] = static_cast<int32_t>(width);
+  }
+  // Entries are row after row, each row's first is the document of its first token.
+  for (uint64_t e = pb.first, end = pb.first + pb.entries; e < end; ++e) {
+    const uint32_t row = plan_->row_of(e, pb);
+    if (e > pb.first && plan_->row_of(e - 1, pb) == row) continue;
+    const uint64_t r = plan_->records[e];
+    b->record_ids_[row] = r;
+    b->keys_[row] = ctx_.dataset->shard(ctx_.index->shard_of(r)).key(ctx_.index->local_index(r));
+  }
+}
+
+// The part of the item's document that falls in its row: the row covers stream tokens
+// [a, a + L + 1) and the document [s + m*T, s + n + m*T) for every wrap m of the stream.
+Status EpochPipeline::CopyPackedTokens(const ReadItem& item, const shards::RecordView& rv,
+                                       Batch* b) const {
+  const shards::FieldView* f = rv.Find(shards::FieldType::kTokens);
+  if (f == nullptr) return Status::Corruption("no token ids in the record");
+  const uint64_t n = f->size / sizeof(int32_t);
+  if (n != ctx_.index->tokens[item.record])
+    return Status::Corruption("the record holds " + std::to_string(n) +
+                              " token ids, its index entry " +
+                              std::to_string(ctx_.index->tokens[item.record]));
+  const uint64_t L = plan_->seq_len, T = plan_->stream_tokens;
+  const uint64_t a = b->sequences_[item.row] * L, end = a + L + 1;
+  const uint64_t s = plan_->record_offset[item.record];
+  int32_t* row = static_cast<int32_t*>(b->tokens_.data()) + item.row * (L + 1);
+  for (uint64_t m = a / T; m <= (end - 1) / T; ++m) {
+    const uint64_t lo = std::max(a, s + m * T), hi = std::min(end, s + n + m * T);
+    if (lo < hi)
+      std::memcpy(row + (lo - a), f->data + (lo - s - m * T) * sizeof(int32_t),
+                  (hi - lo) * sizeof(int32_t));
+  }
+  return Status::OK();
 }
 
 void EpochPipeline::DecodeStage(Token* t) {
@@ -210,14 +271,18 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
   const uint32_t local_block = ctx_.index->block_local[step.block];
   const uint64_t local = ctx_.index->local_index(item.record);
+  // Packed rows take several items, possibly decoded on several threads at once: atomic stores.
+  auto mark_lost = [&] {
+    std::atomic_ref<uint8_t>(b->row_ok_[row]).store(0, std::memory_order_relaxed);
+  };
   auto lose = [&](const Status& st) {
-    b->row_ok_[row] = 0;
+    mark_lost();
     if (t->status.ok())
       t->status = Status::Corruption(shard.Where(local_block) + ": record '" +
                                      std::string(shard.key(local)) + "': " + st.message());
   };
   if (t->block_lost) {  // kSkip
-    b->row_ok_[row] = 0;
+    mark_lost();
     return;
   }
   const shards::RecordEntry& e = shard.record(local);
@@ -226,6 +291,11 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   Status st = shards::ParseRecord(payload.data(), payload.size(), shard.name(), &rv);
   if (!st.ok()) return lose(st);
 
+  if (plan_->seq_len > 0) {
+    st = CopyPackedTokens(item, rv, b);
+    if (!st.ok()) return lose(st);
+    return;
+  }
   const FeatureExtractor& fx = *ctx_.extractor;
   const LoaderOptions& opt = *ctx_.options;
   if (fx.audio()) {
@@ -283,7 +353,35 @@ void EpochPipeline::CollateStage(Token* t) {
   }
 }
 
+// Packed rows are complete as planned; a row with a lost document (kSkip) becomes a copy of the
+// first intact row, or zeros when the batch has none, so shapes stay [B, L + 1].
+void EpochPipeline::FinishPackedBatch(Batch* b) {
+  const size_t rows = b->size_, width = static_cast<size_t>(b->max_tokens_);
+  int32_t* tokens = static_cast<int32_t*>(b->tokens_.data());
+  size_t good = rows;
+  for (size_t i = 0; i < rows && good == rows; ++i)
+    if (b->row_ok_[i]) good = i;
+  for (size_t i = 0; i < rows; ++i) {
+    if (b->row_ok_[i]) continue;
+    b->skipped_++;
+    if (good < rows) {
+      std::memcpy(tokens + i * width, tokens + good * width, width * sizeof(int32_t));
+      b->keys_[i] = b->keys_[good];
+      b->record_ids_[i] = b->record_ids_[good];
+      b->sequences_[i] = b->sequences_[good];
+    } else {
+      std::memset(tokens + i * width, 0, width * sizeof(int32_t));
+      b->keys_[i] = std::string_view();
+    }
+  }
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  utterances_.fetch_add(rows, std::memory_order_relaxed);
+  skipped_.fetch_add(b->skipped_, std::memory_order_relaxed);
+  token_ids_.fetch_add(rows * static_cast<uint64_t>(b->seq_len_), std::memory_order_relaxed);
+}
+
 void EpochPipeline::FinishBatch(Batch* b) {
+  if (b->seq_len_ > 0) return FinishPackedBatch(b);
   const size_t rows = b->size_;
   const size_t row_bytes = static_cast<size_t>(b->frames_) * b->dim_ * DTypeSize(b->dtype_);
   char* feats = static_cast<char*>(b->features_.data());
@@ -328,9 +426,10 @@ void EpochPipeline::FinishBatch(Batch* b) {
                   (max_tokens - ids.size()) * sizeof(int32_t));
     }
   }
-  uint64_t frames = 0, duration = 0;
+  uint64_t frames = 0, duration = 0, token_ids = 0;
   for (size_t i = 0; i < rows; ++i) {
     token_lengths[i] = static_cast<int32_t>(b->row_tokens_[i].size());
+    token_ids += b->row_tokens_[i].size();
     frames += static_cast<uint64_t>(lengths[i]);
     duration += ctx_.index->duration[b->record_ids_[i]];
   }
@@ -341,6 +440,7 @@ void EpochPipeline::FinishBatch(Batch* b) {
   frames_.fetch_add(frames, std::memory_order_relaxed);
   padded_frames_.fetch_add(rows * static_cast<uint64_t>(b->frames_), std::memory_order_relaxed);
   duration_.fetch_add(duration, std::memory_order_relaxed);
+  token_ids_.fetch_add(token_ids, std::memory_order_relaxed);
 }
 
 Status EpochPipeline::Pop(Batch** out) {
@@ -357,6 +457,7 @@ void EpochPipeline::Snapshot(EpochStats* s) const {
   s->skipped_records = skipped_;
   s->repeated_records = repeated_;
   s->frames = frames_;
+  s->tokens = token_ids_;
   s->padded_frames = padded_frames_;
   const int rate = ctx_.extractor->sample_rate();
   s->audio_seconds = rate > 0 ? static_cast<double>(duration_.load()) / rate : 0.0;

@@ -70,8 +70,11 @@ class EpochPipeline {
   void DecodeStage(Token* t);
   void CollateStage(Token* t);
   void OpenBatch(uint32_t j);
+  void OpenPackedRows(uint32_t j, Batch* b);
   void DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t);
+  Status CopyPackedTokens(const ReadItem& item, const shards::RecordView& rv, Batch* b) const;
   void FinishBatch(Batch* b);
+  void FinishPackedBatch(Batch* b);
   void Run();
   void Cancel();
 
@@ -96,7 +99,7 @@ class EpochPipeline {
   std::atomic<int64_t> read_ns_{0}, decode_ns_{0}, collate_ns_{0};
   std::atomic<uint64_t> blocks_read_{0}, bytes_read_{0}, allocations_{0};
   std::atomic<uint64_t> batches_{0}, utterances_{0}, skipped_{0}, repeated_{0}, frames_{0},
-      padded_frames_{0}, duration_{0};
+      padded_frames_{0}, duration_{0}, token_ids_{0};
   std::atomic<int64_t> in_flight_{0}, open_{0};
   std::atomic<uint64_t> max_in_flight_{0}, max_open_{0};
 };

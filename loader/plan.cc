@@ -21,9 +21,11 @@ void Shuffle(T* v, size_t n, features::Rng* rng) {
   }
 }
 
+}  // namespace
+
 // Step 1: the record stream.
-std::vector<uint64_t> Stream(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
-                             uint64_t epoch) {
+std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,
+                                   uint64_t seed, uint64_t epoch) {
   std::vector<uint32_t> blocks(index.num_blocks());
   std::iota(blocks.begin(), blocks.end(), 0u);
   if (opt.shuffle) {
@@ -45,9 +47,12 @@ std::vector<uint64_t> Stream(const IndexColumns& index, const BatchingOptions& o
   return stream;
 }
 
+namespace {
+
 struct Bucket {
   std::vector<uint64_t> records;
   uint64_t total = 0;
+  uint64_t tokens = 0;
   uint64_t max_length = 0;
   uint64_t first_pos = 0;
 };
@@ -61,10 +66,12 @@ class Batcher {
  public:
   Batcher(const IndexColumns& index, const BatchingOptions& opt) : index_(index), opt_(opt) {}
 
-  bool Fits(const Bucket& b, uint64_t len) const {
+  bool Fits(const Bucket& b, uint64_t r) const {
+    const uint64_t len = index_.length[r];
     const uint64_t rows = b.records.size() + 1;
     if (opt_.max_batch_size && rows > opt_.max_batch_size) return false;
     if (opt_.max_frames && b.total + len > opt_.max_frames) return false;
+    if (opt_.max_tokens && b.tokens + index_.tokens[r] > opt_.max_tokens) return false;
     if (opt_.max_padded_frames && rows * std::max(b.max_length, len) > opt_.max_padded_frames)
       return false;
     return true;
@@ -73,6 +80,7 @@ class Batcher {
     if (b->records.empty()) b->first_pos = pos;
     b->records.push_back(r);
     b->total += index_.length[r];
+    if (opt_.max_tokens) b->tokens += index_.tokens[r];  // hand-made indexes may lack the column
     b->max_length = std::max(b->max_length, index_.length[r]);
   }
   void Emit(Bucket* b) {
@@ -80,6 +88,7 @@ class Batcher {
     records_.insert(records_.end(), b->records.begin(), b->records.end());
     b->records.clear();
     b->total = 0;
+    b->tokens = 0;
     b->max_length = 0;
   }
   std::vector<uint64_t>& records() { return records_; }
@@ -110,6 +119,7 @@ void BuildIndexColumns(const shards::Dataset& ds,
         const shards::RecordEntry& e = shard.record(i);
         out->length.push_back(length_of(e));
         out->duration.push_back(e.duration);
+        out->tokens.push_back(e.tokens);
         out->block_of.push_back(g);
       }
       out->block_first_record.push_back(out->length.size());
@@ -148,7 +158,7 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   };
 
   // Step 2: bucketing walk.
-  const std::vector<uint64_t> stream = Stream(index, opt, seed, epoch);
+  const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
   const uint64_t wait = opt.max_bucket_wait ? opt.max_bucket_wait
                                             : std::max<uint32_t>(opt.shuffle_window, 1);
   Batcher batcher(index, opt);
@@ -156,7 +166,7 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   for (uint64_t pos = 0; pos < stream.size(); ++pos) {
     const uint64_t r = stream[pos];
     Bucket& b = buckets[bucket_of(index.length[r])];
-    if (!b.records.empty() && !batcher.Fits(b, index.length[r])) batcher.Emit(&b);
+    if (!b.records.empty() && !batcher.Fits(b, r)) batcher.Emit(&b);
     batcher.Add(&b, r, pos);
     for (Bucket& other : buckets)
       if (!other.records.empty() && other.first_pos + wait <= pos) batcher.Emit(&other);
@@ -201,6 +211,7 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     PlannedBatch pb;
     pb.first = plan->records.size();
     pb.rows = batches[i].rows;
+    pb.entries = pb.rows;
     pb.repeated = repeated_flag[i] ? batches[i].rows : 0;
     for (uint32_t k = 0; k < batches[i].rows; ++k) {
       const uint64_t r = records[batches[i].first + k];

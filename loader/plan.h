@@ -31,6 +31,7 @@ namespace sluice::loader {
 struct IndexColumns {
   std::vector<uint64_t> length;              // per record: plan units (see BatchingOptions)
   std::vector<uint64_t> duration;            // per record: samples (audio) or 0
+  std::vector<uint32_t> tokens;              // per record: token ids (the index column; 0 = none)
   std::vector<uint32_t> block_of;            // per record: global block
   std::vector<uint64_t> block_first_record;  // per block + 1: records of block g are
                                              // [block_first_record[g], block_first_record[g + 1])
@@ -52,8 +53,10 @@ void BuildIndexColumns(const shards::Dataset& ds,
                        IndexColumns* out);
 
 struct PlannedBatch {
-  uint64_t first = 0;         // index of its first row in EpochPlan::records
+  uint64_t first = 0;         // index of its first entry in EpochPlan::records
   uint32_t rows = 0;
+  uint32_t entries = 0;       // its entries in EpochPlan::records: one per row, or with packing
+                              // one per (document, row) the row's tokens come from
   uint32_t repeated = 0;      // rows repeating a record (see above; almost always 0)
   uint64_t max_length = 0;    // longest row: the padded length T
   uint64_t total_length = 0;  // sum of row lengths
@@ -64,7 +67,9 @@ struct EpochPlan {
   uint64_t epoch = 0;
   int rank = 0;
   int world = 1;
-  std::vector<uint64_t> records;       // record ids of this rank's rows, batch after batch
+  std::vector<uint64_t> records;       // record ids of this rank's entries, batch after batch
+  std::vector<uint32_t> entry_rows;    // per entry: its row in its batch; empty when entry i of
+                                       // a batch is row i (every plan but packing)
   std::vector<PlannedBatch> batches;   // this rank's batches, in the order Next() yields them
   uint64_t global_batches = 0;         // all ranks: batches.size() * world
   uint64_t split_batches = 0;          // batches halved to make the count divide by world
@@ -73,10 +78,26 @@ struct EpochPlan {
   uint64_t length = 0;                 // this rank: sum of row lengths
   uint64_t padded_length = 0;          // this rank: sum of rows * max_length
 
+  // Packing only (PackingOptions; pack.h). Global stream offsets are in tokens.
+  uint32_t seq_len = 0;                // L (0: not a packed plan)
+  std::vector<uint64_t> sequences;     // per row of this rank, batch after batch: sequence k,
+                                       // covering stream tokens [k*L, k*L + L + 1) modulo
+                                       // stream_tokens
+  std::vector<uint64_t> record_offset; // per record (global id): its first token in the stream
+  uint64_t stream_tokens = 0;          // T: the epoch's token stream, all ranks
+  uint64_t wrapped_tokens = 0;         // input tokens past T (repeats of the stream's start), all ranks
+
+  uint32_t row_of(uint64_t entry, const PlannedBatch& b) const {
+    return entry_rows.empty() ? static_cast<uint32_t>(entry - b.first) : entry_rows[entry];
+  }
   double padding_waste() const {
     return padded_length ? 1.0 - static_cast<double>(length) / padded_length : 0.0;
   }
 };
+
+// Step 1 alone: every record id once, in the epoch's read order.
+std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& options,
+                                   uint64_t seed, uint64_t epoch);
 
 // InvalidArgument for world < 1, rank outside [0, world) or an empty dataset.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,

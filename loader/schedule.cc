@@ -18,16 +18,16 @@ void MakeReadSchedule(const IndexColumns& index, const EpochPlan& plan, uint64_t
   const size_t nblocks = index.num_blocks();
   std::vector<uint32_t> block_begin(nblocks + 1, 0);
   for (size_t j = start_batch; j < nbatches; ++j)
-    for (uint32_t row = 0; row < plan.batches[j].rows; ++row)
-      block_begin[index.block_of[plan.records[plan.batches[j].first + row]] + 1]++;
+    for (uint32_t e = 0; e < plan.batches[j].entries; ++e)
+      block_begin[index.block_of[plan.records[plan.batches[j].first + e]] + 1]++;
   for (size_t g = 0; g < nblocks; ++g) block_begin[g + 1] += block_begin[g];
   std::vector<uint32_t> cursor(block_begin.begin(), block_begin.end() - 1);
   out->items.resize(block_begin[nblocks]);
   for (size_t j = start_batch; j < nbatches; ++j) {
     const PlannedBatch& pb = plan.batches[j];
-    for (uint32_t row = 0; row < pb.rows; ++row) {
-      const uint64_t r = plan.records[pb.first + row];
-      out->items[cursor[index.block_of[r]]++] = {r, static_cast<uint32_t>(j), row};
+    for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
+      const uint64_t r = plan.records[e];
+      out->items[cursor[index.block_of[r]]++] = {r, static_cast<uint32_t>(j), plan.row_of(e, pb)};
     }
   }
 
@@ -43,8 +43,8 @@ void MakeReadSchedule(const IndexColumns& index, const EpochPlan& plan, uint64_t
   size_t next_unemitted = start_batch;
   for (size_t j = start_batch; j < nbatches; ++j) {
     const PlannedBatch& pb = plan.batches[j];
-    for (uint32_t row = 0; row < pb.rows; ++row) {
-      const uint32_t g = index.block_of[plan.records[pb.first + row]];
+    for (uint32_t e = 0; e < pb.entries; ++e) {
+      const uint32_t g = index.block_of[plan.records[pb.first + e]];
       uint32_t c = cursor[g];
       if (c == block_begin[g + 1] || out->items[c].batch != j) continue;  // already served
       const uint32_t first = c;

@@ -13,6 +13,7 @@ nlohmann::json EpochStats::ToJson() const {
           {"audio_seconds", audio_seconds},
           {"frames", frames},
           {"padded_frames", padded_frames},
+          {"tokens", tokens},
           {"padding_waste", padding_waste()},
           {"blocks_read", blocks_read},
           {"reread_blocks", reread_blocks},

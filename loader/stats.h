@@ -18,6 +18,9 @@ struct EpochStats {
   double audio_seconds = 0;        // audio in the rows handed out
   uint64_t frames = 0;             // feature frames in those rows
   uint64_t padded_frames = 0;      // rows * T over those batches
+  uint64_t tokens = 0;             // token ids handed out: transcripts' ids, or with packing
+                                   // L per row (the positions trained; the +1 target is the
+                                   // next row's first input)
   uint64_t blocks_read = 0;
   uint64_t reread_blocks = 0;      // reads of a block already read this epoch (open_batches)
   uint64_t bytes_read = 0;         // compressed bytes read from the shards

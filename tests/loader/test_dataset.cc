@@ -131,6 +131,38 @@ shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with
   return m;
 }
 
+std::vector<int32_t> DocumentTokens(int i) {
+  std::vector<int32_t> ids(1 + (i * 7) % 23);  // 1..23 tokens, then end-of-document
+  for (size_t k = 0; k < ids.size(); ++k) ids[k] = 2 + i * 32 + static_cast<int32_t>(k);
+  ids.push_back(1);
+  return ids;
+}
+
+shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size) {
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = block_size * 4;
+  opt.shard.block_size = block_size;
+  shards::DatasetWriter w(dir, opt);
+  uint64_t tokens = 0;
+  for (int i = 0; i < records; ++i) {
+    const std::vector<int32_t> ids = DocumentTokens(i);
+    shards::RecordBuilder rb;
+    rb.AddField(shards::FieldType::kText, RecordText(i));
+    rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
+    tokens += ids.size();
+    EXPECT_TRUE(w.Add({RecordKey(i), 0, static_cast<uint32_t>(ids.size())}, rb.data()).ok());
+  }
+  EXPECT_TRUE(w.Finish().ok());
+  shards::Manifest m;
+  m.kind = "text";
+  m.fields = {"text", "tokens"};
+  m.records = records;
+  m.tokens = tokens;
+  m.shards = w.shards();
+  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  return m;
+}
+
 uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block) {
   const std::string path = dir + "/" + shard_file;
   std::unique_ptr<shards::ShardReader> reader;

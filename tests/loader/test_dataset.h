@@ -36,6 +36,15 @@ std::string RecordText(int i);
 // A text dataset of `records` lines, each with a kText field and, when with_tokens, kTokens.
 shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with_tokens);
 
+// A text dataset as `shardify text --tokenizer` makes it: record i holds DocumentTokens(i) in a
+// kTokens field (and its count in the index's tokens column). Ids name their place, so a test
+// can tell where a packed token came from: DocumentRecord / DocumentPosition; the last id of
+// every document is the end-of-document id 1.
+shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size = 3000);
+std::vector<int32_t> DocumentTokens(int i);
+inline int DocumentRecord(int32_t id) { return (id - 2) / 32; }    // id >= 2
+inline int DocumentPosition(int32_t id) { return (id - 2) % 32; }  // id >= 2
+
 // Flips one byte in the middle of block `block` of shard file `shard_file`; returns the block's
 // file offset.
 uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block);

@@ -5,6 +5,8 @@
 // and a digest over every batch's keys and bytes in order. --step-ms simulates a trainer step;
 // --demand says how many cores per GPU keep a GPU fed; --bare measures the feature computation
 // alone on the same records (decoded into memory first) for the pipeline-overhead comparison.
+// Text datasets: token ids per second; --seq-len packs [B, L+1] language-model sequences;
+// --tokenizer-from tokenizes records stored without ids online, in the loader's decode stage.
 #include <sys/resource.h>
 
 #include <atomic>
@@ -20,9 +22,11 @@
 
 #include "commands.h"
 #include "features/pcm.h"
+#include "features/tokenizer.h"
 #include "features/window.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
+#include "tokenize.h"  // tools/shardify: a dataset's tokenizer from its manifest
 
 namespace sluice::bench {
 namespace {
@@ -168,6 +172,17 @@ int RunEpoch(int argc, char** argv) {
   app.add_option("--tokens", o.tokens_in_flight, "blocks in flight (0 = 2 x threads + 2)");
   app.add_option("--corrupt", corrupt, "corrupt-block policy: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}));
+  // Text.
+  std::string tokenizer_from;
+  app.add_option("--seq-len", o.packing.seq_len,
+                 "language-model packing: tokens per sequence L, batches [B, L+1] (0 = off)");
+  app.add_option("--batch-size", o.packing.batch_size, "packing: sequences per batch B")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--pack-window", o.packing.shuffle_window, "packing: sequences shuffled together");
+  app.add_option("--max-tokens", o.batching.max_tokens, "cap on token ids per batch (0 = none)");
+  app.add_option("--tokenizer-from", tokenizer_from,
+                 "tokenize records without ids online with the tokenizer of this dataset "
+                 "directory's manifest");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -184,6 +199,28 @@ int RunEpoch(int argc, char** argv) {
   if (app.count("--frame-length")) o.spectrogram.window_ms = f.frame_length_ms;
   if (app.count("--frame-shift")) o.spectrogram.hop_ms = f.frame_shift_ms;
   o.use_precomputed = kind == "precomputed";
+
+  std::shared_ptr<features::Tokenizer> tokenizer;
+  if (!tokenizer_from.empty()) {
+    shards::Manifest m;
+    Status st = shards::LoadManifest(tokenizer_from, &m);
+    std::unique_ptr<features::Tokenizer> t;
+    if (st.ok() && m.tokenizer.is_null())
+      st = Status::InvalidArgument(tokenizer_from + ": manifest.json names no tokenizer");
+    if (st.ok()) st = shardify::LoadTokenizer(m.tokenizer, tokenizer_from, &t);
+    if (!st.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    tokenizer = std::move(t);
+    // As shardify stores them: the document's ids, then end-of-document.
+    o.tokenizer = [tokenizer](std::string_view text, std::vector<int32_t>* ids) {
+      ids->clear();
+      SLUICE_RETURN_IF_ERROR(tokenizer->Encode(text, ids));
+      ids->push_back(features::kEndOfDocumentId);
+      return Status::OK();
+    };
+  }
 
   std::unique_ptr<Loader> l;
   Status st = Loader::Open(dir, o, &l);
@@ -225,6 +262,7 @@ int RunEpoch(int argc, char** argv) {
     const double hps = hours / s.wall_seconds;
     const double mbps = s.bytes_read / 1e6 / s.wall_seconds;
     const double wait_pct = 100 * s.wait_seconds / s.wall_seconds;
+    const double tps = s.tokens / s.wall_seconds;
     // Cores one GPU needs: CPU seconds per hour of audio times the hours it eats per second.
     const double cores_per_gpu = hours > 0 ? demand * cpu / hours : 0;
     last_hours_per_second = hps;
@@ -241,6 +279,13 @@ int RunEpoch(int argc, char** argv) {
       j["cpu_utilisation"] = cpu / s.wall_seconds;
       j["peak_rss_bytes"] = u1.peak_rss_bytes;
       j["wait_fraction"] = s.wait_seconds / s.wall_seconds;
+      j["tokens_per_second"] = tps;
+      if (o.packing.seq_len > 0) {
+        j["seq_len"] = o.packing.seq_len;
+        j["batch_size"] = o.packing.batch_size;
+        j["stream_tokens"] = l->plan().stream_tokens;
+        j["wrapped_tokens"] = l->plan().wrapped_tokens;
+      }
       j["step_ms"] = step_ms;
       j["digest"] = digest.hex();
       if (demand > 0) {
@@ -267,6 +312,17 @@ int RunEpoch(int argc, char** argv) {
                   static_cast<unsigned long long>(s.reread_blocks),
                   static_cast<unsigned long long>(s.skipped_records),
                   static_cast<unsigned long long>(s.repeated_records));
+      if (s.tokens > 0) {
+        std::printf("  %llu token ids in %.3f s: %.1f M tokens/s, cpu %.0f%%",
+                    static_cast<unsigned long long>(s.tokens), s.wall_seconds, tps / 1e6,
+                    100 * cpu / s.wall_seconds);
+        if (o.packing.seq_len > 0)
+          std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", o.packing.batch_size,
+                      o.packing.seq_len + 1,
+                      static_cast<unsigned long long>(l->plan().stream_tokens),
+                      static_cast<unsigned long long>(l->plan().wrapped_tokens));
+        std::printf("\n");
+      }
       std::printf("  digest %s\n", digest.hex().c_str());
       if (demand > 0)
         std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",

@@ -1,0 +1,126 @@
+#include "loader/pack.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "features/random.h"
+
+namespace sluice::loader {
+namespace {
+
+// Keeps the sequence shuffle on a random stream unrelated to the block and record shuffles.
+constexpr uint64_t kSequenceSalt = 0x7365717300000000ull;  // "seqs"
+
+}  // namespace
+
+Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
+                      int world, EpochPlan* plan) {
+  if (world < 1 || rank < 0 || rank >= world)
+    return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
+                                   std::to_string(world));
+  if (packing.seq_len == 0 || packing.batch_size == 0)
+    return Status::InvalidArgument("packing: seq_len and batch_size must be at least 1");
+  if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
+  for (uint64_t r = 0; r < index.num_records(); ++r)
+    if (index.tokens[r] == 0)
+      return Status::InvalidArgument(
+          "packing (seq_len) needs token ids in the index: record " + std::to_string(r) +
+          " has none (make the dataset with shardify text --tokenizer ...)");
+  *plan = EpochPlan();
+  plan->seed = seed;
+  plan->epoch = epoch;
+  plan->rank = rank;
+  plan->world = world;
+  const uint64_t L = packing.seq_len, B = packing.batch_size;
+  plan->seq_len = packing.seq_len;
+
+  // Step 1: the stream and each record's first token in it.
+  const std::vector<uint64_t> stream = RecordStream(index, batching, seed, epoch);
+  const size_t n = stream.size();
+  std::vector<uint64_t> prefix(n + 1, 0);  // prefix[p]: first token of stream position p
+  plan->record_offset.assign(index.num_records(), 0);
+  for (size_t p = 0; p < n; ++p) {
+    plan->record_offset[stream[p]] = prefix[p];
+    prefix[p + 1] = prefix[p] + index.tokens[stream[p]];
+  }
+  const uint64_t T = prefix[n];
+  plan->stream_tokens = T;
+
+  // Step 2: sequence count, whole batches on every rank.
+  const uint64_t per = B * static_cast<uint64_t>(world);
+  const uint64_t S = std::max<uint64_t>(1, ((T + L - 1) / L + per - 1) / per) * per;
+  plan->wrapped_tokens = S * L - T;
+  const uint64_t global_batches = S / B;
+  const uint64_t per_rank = global_batches / world;
+  plan->global_batches = global_batches;
+
+  // Step 3: this rank's sequences, [first, first + count) of the shuffled order. Each window is
+  // shuffled on its own stream, so only the windows overlapping this rank are computed.
+  const uint64_t first = per_rank * B * rank, count = per_rank * B;
+  const uint64_t w = (batching.shuffle && packing.shuffle_window > 1) ? packing.shuffle_window : 1;
+  plan->sequences.resize(count);
+  {
+    std::vector<uint64_t> window;
+    for (uint64_t start = first / w * w; start < first + count; start += w) {
+      const uint64_t size = std::min(w, S - start);
+      window.resize(size);
+      std::iota(window.begin(), window.end(), start);
+      if (w > 1) {
+        features::Rng rng(features::StreamKey(seed, epoch, kSequenceSalt + start / w));
+        for (uint64_t i = size; i > 1; --i)
+          std::swap(window[i - 1],
+                    window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
+      }
+      for (uint64_t i = 0; i < size; ++i)
+        if (start + i >= first && start + i < first + count)
+          plan->sequences[start + i - first] = window[i];
+    }
+  }
+
+  // Entries: for each row, the documents its L + 1 tokens come from, in stream order (the first
+  // is the document holding the row's first token: the row's key).
+  plan->batches.reserve(per_rank);
+  std::vector<uint64_t> row_records;
+  for (uint64_t j = 0; j < per_rank; ++j) {
+    PlannedBatch pb;
+    pb.first = plan->records.size();
+    pb.rows = static_cast<uint32_t>(B);
+    pb.max_length = L + 1;
+    pb.total_length = B * (L + 1);
+    for (uint32_t row = 0; row < B; ++row) {
+      const uint64_t a = plan->sequences[j * B + row] * L, end = a + L + 1;
+      row_records.clear();
+      bool wrapped = false;
+      // One search for the document holding the row's first token, then the next documents.
+      size_t p = static_cast<size_t>(
+          std::upper_bound(prefix.begin(), prefix.end(), a % T) - prefix.begin() - 1);
+      for (uint64_t v = a; v < end;) {
+        const uint64_t r = stream[p];
+        // After the row wraps past the stream's end it can meet a document again when L + 1
+        // exceeds the stream (tiny datasets): one entry per (document, row), which the decode
+        // stage fills with every occurrence.
+        if (!wrapped || std::find(row_records.begin(), row_records.end(), r) == row_records.end())
+          row_records.push_back(r);
+        v = v / T * T + prefix[p + 1];  // the end of this document
+        if (++p == n) {
+          p = 0;
+          wrapped = true;
+        }
+      }
+      for (uint64_t r : row_records) {
+        plan->records.push_back(r);
+        plan->entry_rows.push_back(row);
+      }
+    }
+    pb.entries = static_cast<uint32_t>(plan->records.size() - pb.first);
+    plan->length += pb.total_length;
+    plan->padded_length += pb.total_length;
+    plan->batches.push_back(pb);
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::loader

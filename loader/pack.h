@@ -1,0 +1,36 @@
+// The packing sampler: an epoch's fixed-length language-model sequences for one rank, computed
+// from the index's token counts alone (no payload is read), as a pure function of (index,
+// BatchingOptions, PackingOptions, seed, epoch, rank, world). See PackingOptions (options.h).
+//
+//  1. Stream: the records in RecordStream order (blocks shuffled by (seed, epoch), then windows of
+//     shuffle_window records), each contributing its stored ids, end-of-document id included.
+//     A prefix sum of the token counts gives every record's first token in the stream (T tokens).
+//  2. Sequences: k = 0 .. S-1 with S = ceil(T / L) rounded up to a multiple of batch_size x world;
+//     sequence k covers stream tokens [k*L, k*L + L + 1), read modulo T. Inputs [k*L, k*L + L)
+//     tile [0, S*L): every token is an input exactly once, and the S*L - T tokens past T (the
+//     wrapped_tokens, fewer than L x batch_size x world) repeat the stream's beginning.
+//  3. Order: the sequences shuffled in windows of packing.shuffle_window, keyed by (seed, epoch);
+//     consecutive runs of batch_size make the global batches, and rank r takes the r-th contiguous
+//     run of S / (batch_size x world) batches, so all ranks have the same count of full batches.
+//
+// Each row becomes entries (document, row) in EpochPlan::records / entry_rows, so the read
+// schedule and the pipeline serve it like any other batch: a block is read once for every row of
+// the batches it feeds, and resuming at batch N recomputes this plan (O(records), no payload) and
+// schedules only the blocks of batches N.. .
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "loader/options.h"
+#include "loader/plan.h"
+
+namespace sluice::loader {
+
+// InvalidArgument for world < 1, rank outside [0, world), seq_len or batch_size 0, or a record
+// without token ids in the index (packing needs their counts: shardify --tokenizer).
+Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
+                      int world, EpochPlan* plan);
+
+}  // namespace sluice::loader

@@ -1,0 +1,290 @@
+// Language-model packing end to end (PackingOptions; loader/pack.h): every token of the epoch's
+// stream is an input exactly once across ranks (plus the counted wrap), equal batch counts,
+// documents joined by their end-of-document id, the same bytes with any thread count, exact
+// resume, and the ASR token budget (BatchingOptions::max_tokens).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "loader/digest.h"
+#include "loader/loader.h"
+#include "test_dataset.h"
+#include "test_util.h"
+
+namespace sluice::loader {
+namespace {
+
+using loader::testing::DocumentPosition;
+using loader::testing::DocumentRecord;
+using loader::testing::DocumentTokens;
+
+constexpr int kRecords = 300;
+
+struct Row {
+  uint64_t sequence = 0;
+  std::vector<int32_t> ids;
+};
+
+struct RankRun {
+  std::vector<uint64_t> digests;  // per batch
+  std::vector<Row> rows;
+  EpochStats stats;
+  EpochPlan plan;
+};
+
+class PackTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new sluice::testing::TempDir();
+    loader::testing::WriteTokenDataset(dir_->path(), kRecords);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static LoaderOptions Options() {
+    LoaderOptions o;
+    o.threads = 2;
+    o.seed = 5;
+    o.batching.shuffle_window = 16;
+    o.packing.seq_len = 37;  // prime: rows start anywhere in documents
+    o.packing.batch_size = 3;
+    o.packing.shuffle_window = 8;
+    return o;
+  }
+
+  static RankRun Run(const LoaderOptions& o, uint64_t epoch, uint64_t start = 0,
+                     const std::string& dir = "") {
+    RankRun run;
+    std::unique_ptr<Loader> l;
+    Status st = Loader::Open(dir.empty() ? dir_->path() : dir, o, &l);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return run;
+    st = l->Start(epoch, start);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    const Batch* b;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      run.digests.push_back(DigestOf(*b));
+      EXPECT_EQ(b->seq_len(), o.packing.seq_len);
+      EXPECT_EQ(b->size(), o.packing.batch_size);
+      EXPECT_EQ(b->max_tokens(), o.packing.seq_len + 1);
+      for (size_t i = 0; i < b->size(); ++i) {
+        EXPECT_EQ(b->token_lengths()[i], o.packing.seq_len + 1);
+        const int32_t* ids = b->tokens() + i * b->max_tokens();
+        // The row's key is the document of its first token.
+        if (ids[0] >= 2 && b->skipped() == 0) {
+          EXPECT_EQ(b->record_ids()[i], static_cast<uint64_t>(DocumentRecord(ids[0])));
+          EXPECT_EQ(b->keys()[i], loader::testing::RecordKey(DocumentRecord(ids[0])));
+        }
+        run.rows.push_back({b->sequences()[i], std::vector<int32_t>(ids, ids + b->max_tokens())});
+      }
+    }
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    run.stats = l->stats();
+    run.plan = l->plan();
+    return run;
+  }
+
+  // The epoch's token stream as the plan defines it: documents in RecordStream order.
+  static std::vector<int32_t> Stream(const LoaderOptions& o, uint64_t epoch) {
+    std::unique_ptr<Loader> l;
+    EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+    std::vector<int32_t> stream;
+    for (uint64_t r : RecordStream(l->index(), o.batching, o.seed, epoch)) {
+      // Record ids are the dataset's order, which is the writer's: record r is document r.
+      const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
+      stream.insert(stream.end(), ids.begin(), ids.end());
+    }
+    EXPECT_EQ(stream.size(), l->dataset().manifest().tokens);
+    return stream;
+  }
+
+  static sluice::testing::TempDir* dir_;
+};
+sluice::testing::TempDir* PackTest::dir_ = nullptr;
+
+TEST_F(PackTest, EveryTokenOnceAcrossRanksWithEqualCounts) {
+  for (int world = 1; world <= 4; ++world) {
+    SCOPED_TRACE("world " + std::to_string(world));
+    LoaderOptions o = Options();
+    o.world = world;
+    const std::vector<int32_t> stream = Stream(o, 2);
+    const uint64_t T = stream.size(), L = o.packing.seq_len;
+    std::vector<int> input_count(T, 0);
+    std::vector<uint64_t> sequences;
+    uint64_t batches = 0, tokens = 0, wrapped = 0;
+    for (int rank = 0; rank < world; ++rank) {
+      o.rank = rank;
+      const RankRun run = Run(o, 2);
+      if (rank == 0) batches = run.digests.size();
+      EXPECT_EQ(run.digests.size(), batches) << "rank " << rank;
+      EXPECT_EQ(run.stats.pool_allocations, 0u);
+      EXPECT_EQ(run.plan.stream_tokens, T);
+      wrapped = run.plan.wrapped_tokens;
+      tokens += run.stats.tokens;
+      for (const Row& row : run.rows) {
+        sequences.push_back(row.sequence);
+        for (uint64_t i = 0; i <= L; ++i)  // the row is the stream from k*L, wrapped at T
+          ASSERT_EQ(row.ids[i], stream[(row.sequence * L + i) % T])
+              << "sequence " << row.sequence << " token " << i;
+        for (uint64_t i = 0; i < L; ++i) input_count[(row.sequence * L + i) % T]++;
+      }
+    }
+    ASSERT_GT(batches, 0u);
+    // Sequences 0..S-1, each on exactly one rank: inputs tile [0, S*L).
+    std::sort(sequences.begin(), sequences.end());
+    std::vector<uint64_t> all(sequences.size());
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(sequences, all);
+    // Every token an input once; the wrapped tail repeats the first `wrapped` tokens once more,
+    // and is less than one global batch of sequences.
+    EXPECT_EQ(sequences.size() * L, T + wrapped);
+    EXPECT_LT(wrapped, L * o.packing.batch_size * world);
+    for (uint64_t p = 0; p < T; ++p)
+      ASSERT_EQ(input_count[p], p < wrapped ? 2 : 1) << "stream token " << p;
+    EXPECT_EQ(tokens, T + wrapped);
+  }
+}
+
+TEST_F(PackTest, DocumentsAreJoinedByTheEndOfDocumentId) {
+  const RankRun run = Run(Options(), 0);
+  uint64_t joins = 0;
+  for (const Row& row : run.rows) {
+    for (size_t i = 1; i + 1 < row.ids.size(); ++i) {
+      if (row.ids[i] != 1) continue;
+      // Before it: the last token of a document; after it: the first token of the next one.
+      const int before = DocumentRecord(row.ids[i - 1]);
+      EXPECT_EQ(static_cast<size_t>(DocumentPosition(row.ids[i - 1]) + 2),
+                DocumentTokens(before).size());
+      ASSERT_GE(row.ids[i + 1], 2);
+      EXPECT_EQ(DocumentPosition(row.ids[i + 1]), 0);
+      EXPECT_NE(DocumentRecord(row.ids[i + 1]), before);
+      joins++;
+    }
+  }
+  EXPECT_GT(joins, 50u);  // rows of 38 tokens over documents of 2..24
+}
+
+TEST_F(PackTest, SameBatchesWithAnyThreadCountAndShuffledByEpoch) {
+  LoaderOptions o = Options();
+  o.threads = 1;
+  const RankRun one = Run(o, 3);
+  o.threads = 3;
+  o.tokens_in_flight = 3;
+  o.ready_batches = 1;
+  const RankRun three = Run(o, 3);
+  ASSERT_FALSE(one.digests.empty());
+  EXPECT_EQ(one.digests, three.digests);
+  EXPECT_LE(three.stats.max_open, three.stats.max_open_bound);
+  EXPECT_NE(one.digests, Run(o, 4).digests);
+  o.seed++;
+  EXPECT_NE(one.digests, Run(o, 3).digests);
+  // Sequences are shuffled, not in stream order.
+  std::vector<uint64_t> order;
+  for (const Row& row : one.rows) order.push_back(row.sequence);
+  EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
+}
+
+TEST_F(PackTest, ResumeAtAnyBatchEqualsTheUninterruptedRun) {
+  LoaderOptions o = Options();
+  o.world = 2;
+  o.rank = 1;
+  const RankRun full = Run(o, 1);
+  const uint64_t n = full.digests.size();
+  ASSERT_GT(n, 4u);
+  for (uint64_t start : {uint64_t{1}, n / 3, n / 2 + 1, n - 1, n}) {
+    const RankRun resumed = Run(o, 1, start);
+    EXPECT_EQ(resumed.digests,
+              std::vector<uint64_t>(full.digests.begin() + start, full.digests.end()))
+        << "start " << start;
+    EXPECT_EQ(resumed.stats.start_batch, start);
+    // Nothing before the resume point is read: fewer blocks than the whole epoch needs.
+    if (start > n / 2) {
+      EXPECT_LT(resumed.stats.blocks_read, full.stats.blocks_read);
+    }
+  }
+}
+
+TEST_F(PackTest, RowsLongerThanTheStreamWrapAroundIt) {
+  sluice::testing::TempDir tiny;
+  loader::testing::WriteTokenDataset(tiny.path(), 3);  // 2 + 9 + 16 = 27 tokens
+  LoaderOptions o = Options();
+  o.packing.seq_len = 64;
+  o.packing.batch_size = 2;
+  const RankRun run = Run(o, 0, 0, tiny.path());
+  ASSERT_EQ(run.rows.size(), 2u);
+  const uint64_t T = run.plan.stream_tokens;
+  EXPECT_EQ(T, 27u);
+  EXPECT_EQ(run.plan.wrapped_tokens, 2 * 64 - T);
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(tiny.path(), o, &l).ok());
+  std::vector<int32_t> stream;
+  for (uint64_t r : RecordStream(l->index(), o.batching, o.seed, 0)) {
+    const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
+    stream.insert(stream.end(), ids.begin(), ids.end());
+  }
+  for (const Row& row : run.rows)
+    for (uint64_t i = 0; i < row.ids.size(); ++i)
+      ASSERT_EQ(row.ids[i], stream[(row.sequence * 64 + i) % T]);
+}
+
+TEST_F(PackTest, CorruptBlockUnderSkipKeepsShapesAndCounts) {
+  sluice::testing::TempDir copy;
+  loader::testing::WriteTokenDataset(copy.path(), kRecords);
+  loader::testing::FlipByteInBlock(copy.path(), "shard-00000.sluice", 1);
+  LoaderOptions o = Options();
+  const RankRun clean = Run(o, 0);
+  o.corrupt = CorruptPolicy::kSkip;
+  const RankRun skipped = Run(o, 0, 0, copy.path());
+  EXPECT_EQ(skipped.digests.size(), clean.digests.size());
+  EXPECT_GT(skipped.stats.skipped_records, 0u);
+  o.corrupt = CorruptPolicy::kFail;
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(copy.path(), o, &l).ok());
+  ASSERT_TRUE(l->Start(0).ok());
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+  }
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+}
+
+TEST_F(PackTest, NeedsTokenCountsAndText) {
+  sluice::testing::TempDir text, audio;
+  loader::testing::WriteTextDataset(text.path(), 20, /*with_tokens=*/false);
+  loader::testing::AudioDatasetSpec spec;
+  spec.records = 4;
+  loader::testing::WriteAudioDataset(audio.path(), spec);
+  LoaderOptions o = Options();
+  std::unique_ptr<Loader> l;
+  Status st = Loader::Open(text.path(), o, &l);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("--tokenizer"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(Loader::Open(audio.path(), o, &l).IsInvalidArgument());
+  o.packing.batch_size = 0;
+  EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).IsInvalidArgument());
+}
+
+TEST_F(PackTest, TokenBudgetCapsTranscriptBatches) {
+  LoaderOptions o;
+  o.threads = 2;
+  o.batching.max_frames = 0;
+  o.batching.max_tokens = 60;
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+  ASSERT_TRUE(l->Start(0).ok());
+  const Batch* b;
+  uint64_t rows = 0;
+  while (l->Next(&b).ok() && b != nullptr) {
+    uint64_t sum = 0;
+    for (int32_t n : b->token_lengths()) sum += static_cast<uint64_t>(n);
+    EXPECT_TRUE(sum <= 60 || b->size() == 1) << sum;
+    rows += b->size();
+  }
+  EXPECT_EQ(rows, static_cast<uint64_t>(kRecords));
+}
+
+}  // namespace
+}  // namespace sluice::loader
