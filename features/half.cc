@@ -1,5 +1,7 @@
 #include "features/half.h"
 
+#include <cstring>
+
 #include <bit>
 
 namespace sluice::features {
@@ -50,6 +52,19 @@ void FloatToHalf(const float* in, size_t n, uint16_t* out) {
 
 void HalfToFloat(const uint16_t* in, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i) out[i] = ToFloat(in[i]);
+}
+
+void FloatToBFloat16(const float* in, size_t n, uint16_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t x;
+    std::memcpy(&x, &in[i], 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) {
+      out[i] = static_cast<uint16_t>((x >> 16) | 0x40u);  // keep NaN a (quiet) NaN
+      continue;
+    }
+    x += 0x7fffu + ((x >> 16) & 1u);
+    out[i] = static_cast<uint16_t>(x >> 16);
+  }
 }
 
 }  // namespace sluice::features

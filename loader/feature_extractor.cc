@@ -8,7 +8,7 @@
 #include "features/flac.h"
 #include "features/pcm.h"
 #include "features/random.h"
-#include "loader/half.h"
+#include "features/half.h"
 
 namespace sluice::loader {
 namespace {
@@ -196,7 +196,7 @@ Status FeatureExtractor::Compute(const shards::RecordView& rec, const shards::Re
                                 std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
                                 "], expected [" + std::to_string(frames) + ", " +
                                 std::to_string(dim_) + "]");
-    HalfToFloat(reinterpret_cast<const uint16_t*>(f->data + 8), size_t(frames) * dim_, out);
+    features::HalfToFloat(reinterpret_cast<const uint16_t*>(f->data + 8), size_t(frames) * dim_, out);
   } else if (kind_ == FeatureKind::kSpectrogram) {
     SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f / 32768, seed, epoch, record_id, s, &x, &n));
     if (frames > 0) spectrogram_->Compute(x, n, &s->workspace, out);

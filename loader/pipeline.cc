@@ -8,7 +8,7 @@
 
 #include <oneapi/tbb/parallel_pipeline.h>
 
-#include "loader/half.h"
+#include "features/half.h"
 
 namespace sluice::loader {
 namespace {
@@ -311,9 +311,9 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
     st = fx.Compute(rv, e, shard.name(), plan_->seed, plan_->epoch, item.record, s, dst);
     if (!st.ok()) return lose(st);
     if (b->dtype_ == DType::kFloat16)
-      FloatToHalf(dst, values, reinterpret_cast<uint16_t*>(row_base));
+      features::FloatToHalf(dst, values, reinterpret_cast<uint16_t*>(row_base));
     else if (b->dtype_ == DType::kBFloat16)
-      FloatToBFloat16(dst, values, reinterpret_cast<uint16_t*>(row_base));
+      features::FloatToBFloat16(dst, values, reinterpret_cast<uint16_t*>(row_base));
     std::memset(row_base + values * dsize, 0, (row_values - values) * dsize);
   }
   if (const shards::FieldView* f = rv.Find(shards::FieldType::kText))

@@ -104,6 +104,18 @@ TEST(MelTest, TrianglesPartitionTheBand) {
 namespace sluice::features {
 namespace {
 
+TEST(HalfTest, BFloat16RoundsToNearestEvenAndKeepsNaN) {
+  const float in[] = {1.0f, -3.0f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, std::nanf("")};
+  uint16_t out[5];
+  FloatToBFloat16(in, 5, out);
+  EXPECT_EQ(out[0], 0x3f80);
+  EXPECT_EQ(out[1], 0xc040);
+  EXPECT_EQ(out[2], 0x3f80);  // tie goes to the even mantissa
+  EXPECT_EQ(out[3], 0x3f82);
+  EXPECT_EQ(out[4] & 0x7f80, 0x7f80);
+  EXPECT_NE(out[4] & 0x007f, 0);
+}
+
 TEST(HalfTest, EveryHalfRoundTripsAndFloatsRoundToNearestEven) {
   for (uint32_t h = 0; h < 65536; ++h) {
     const auto in = static_cast<uint16_t>(h);

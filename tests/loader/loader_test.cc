@@ -12,7 +12,7 @@
 #include "features/pcm.h"
 #include "features/resample.h"
 #include "loader/digest.h"
-#include "loader/half.h"
+#include "features/half.h"
 #include "loader/loader.h"
 #include "test_dataset.h"
 #include "test_util.h"
@@ -279,9 +279,12 @@ TEST_F(LoaderTest, Float16AndBFloat16AreTheFloat32BatchesRounded) {
     const size_t n = a->features_bytes() / 4;
     const uint16_t* hv = static_cast<const uint16_t*>(h->features());
     const uint16_t* bv = static_cast<const uint16_t*>(bf->features());
+    std::vector<uint16_t> want_h(n), want_b(n);
+    features::FloatToHalf(a->features_f32(), n, want_h.data());
+    features::FloatToBFloat16(a->features_f32(), n, want_b.data());
     for (size_t k = 0; k < n; ++k) {
-      ASSERT_EQ(hv[k], FloatToHalf(a->features_f32()[k]));
-      ASSERT_EQ(bv[k], FloatToBFloat16(a->features_f32()[k]));
+      ASSERT_EQ(hv[k], want_h[k]);
+      ASSERT_EQ(bv[k], want_b[k]);
     }
   }
 }

@@ -9,7 +9,7 @@
 #include "features/fbank.h"
 #include "features/flac.h"
 #include "features/pcm.h"
-#include "loader/half.h"
+#include "features/half.h"
 #include "features/random.h"
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
@@ -42,7 +42,7 @@ std::vector<uint16_t> RecordFeaturesF16(const AudioDatasetSpec& spec, int i, uin
   features::Workspace ws;
   *frames = static_cast<uint32_t>(features::FbankComputer(fo).Compute(x.data(), x.size(), &ws, &feats));
   std::vector<uint16_t> half(feats.size());
-  loader::FloatToHalf(feats.data(), feats.size(), half.data());
+  features::FloatToHalf(feats.data(), feats.size(), half.data());
   return half;
 }
 

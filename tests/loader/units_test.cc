@@ -5,7 +5,6 @@
 #include <limits>
 #include <memory>
 
-#include "loader/half.h"
 #include "loader/loader.h"
 #include "loader/resume.h"
 #include "test_dataset.h"
@@ -13,25 +12,6 @@
 
 namespace sluice::loader {
 namespace {
-
-TEST(Half, KnownValuesAndRoundTrip) {
-  EXPECT_EQ(FloatToHalf(0.0f), 0x0000);
-  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000);
-  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
-  EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
-  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);  // rounds up to inf
-  EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::infinity()), 0x7c00);
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // tie to even
-  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
-  EXPECT_EQ(FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
-  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(std::nanf("")))));
-  for (uint32_t h = 0; h < 0x7c00; ++h)
-    ASSERT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h);
-  EXPECT_EQ(FloatToBFloat16(1.0f), 0x3f80);
-  EXPECT_EQ(FloatToBFloat16(-3.0f), 0xc040);
-}
 
 TEST(ResumeState, RoundTripsAsJsonAndRejectsGarbage) {
   ResumeState s{7, 12345}, back;
