@@ -27,6 +27,33 @@ uint64_t Manifest::duration() const {
   return n;
 }
 
+nlohmann::json ShardEntryToJson(const ShardEntry& e) {
+  return {{"file", e.file},         {"records", e.records},   {"bytes", e.bytes},
+          {"raw_bytes", e.raw_bytes}, {"duration", e.duration}, {"tokens", e.tokens},
+          {"xxh3", ChecksumHex(e.xxh3)}};
+}
+
+Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, ShardEntry* e) {
+  try {
+    e->file = s.at("file").get<std::string>();
+    if (e->file.empty() || e->file.find('/') != std::string::npos) {
+      return Status::Corruption(where + ": shard file name '" + e->file + "' must be a plain name in the directory");
+    }
+    e->records = s.at("records").get<uint64_t>();
+    e->bytes = s.at("bytes").get<uint64_t>();
+    e->raw_bytes = s.value("raw_bytes", uint64_t{0});
+    e->duration = s.at("duration").get<uint64_t>();
+    e->tokens = s.value("tokens", uint64_t{0});
+    const std::string hex = s.at("xxh3").get<std::string>();
+    char* end = nullptr;
+    e->xxh3 = std::strtoull(hex.c_str(), &end, 16);
+    if (hex.size() != 16 || *end != '\0') return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e->file);
+  } catch (const nlohmann::json::exception& ex) {
+    return Status::Corruption(where + ": " + ex.what());
+  }
+  return Status::OK();
+}
+
 nlohmann::json ManifestToJson(const Manifest& m) {
   nlohmann::json j;
   j["format"] = "sluice-dataset";
@@ -44,15 +71,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   j["bytes"] = m.bytes();
   j["raw_bytes"] = m.raw_bytes();
   nlohmann::json shards = nlohmann::json::array();
-  for (const auto& s : m.shards) {
-    shards.push_back({{"file", s.file},
-                      {"records", s.records},
-                      {"bytes", s.bytes},
-                      {"raw_bytes", s.raw_bytes},
-                      {"duration", s.duration},
-                      {"tokens", s.tokens},
-                      {"xxh3", ChecksumHex(s.xxh3)}});
-  }
+  for (const auto& s : m.shards) shards.push_back(ShardEntryToJson(s));
   j["shards"] = shards;
   j["created_by"] = m.created_by;
   j["source"] = m.source;
@@ -84,19 +103,7 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
     uint64_t total = 0;
     for (const auto& s : j.at("shards")) {
       ShardEntry e;
-      e.file = s.at("file").get<std::string>();
-      if (e.file.empty() || e.file.find('/') != std::string::npos) {
-        return Status::Corruption(where + ": shard file name '" + e.file + "' must be a plain name in the directory");
-      }
-      e.records = s.at("records").get<uint64_t>();
-      e.bytes = s.at("bytes").get<uint64_t>();
-      e.raw_bytes = s.value("raw_bytes", uint64_t{0});
-      e.duration = s.at("duration").get<uint64_t>();
-      e.tokens = s.value("tokens", uint64_t{0});
-      const std::string hex = s.at("xxh3").get<std::string>();
-      char* end = nullptr;
-      e.xxh3 = std::strtoull(hex.c_str(), &end, 16);
-      if (hex.size() != 16 || *end != '\0') return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e.file);
+      SLUICE_RETURN_IF_ERROR(ShardEntryFromJson(s, where, &e));
       total += e.records;
       m->shards.push_back(std::move(e));
     }

@@ -47,6 +47,10 @@ struct Manifest {
   uint64_t duration() const;
 };
 
+// One entry of "shards"; also the unit of shardify's resume journal.
+nlohmann::json ShardEntryToJson(const ShardEntry& e);
+Status ShardEntryFromJson(const nlohmann::json& j, const std::string& where, ShardEntry* e);
+
 nlohmann::json ManifestToJson(const Manifest& m);
 Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manifest* m);
 Status LoadManifest(const std::string& dir, Manifest* m);

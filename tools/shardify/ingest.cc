@@ -36,24 +36,6 @@ struct ResumePoint {
   std::vector<shards::ShardEntry> shards;
 };
 
-nlohmann::json EntryToJson(const shards::ShardEntry& e) {
-  return {{"file", e.file},   {"records", e.records}, {"bytes", e.bytes},
-          {"raw_bytes", e.raw_bytes}, {"duration", e.duration}, {"tokens", e.tokens},
-          {"xxh3", shards::ChecksumHex(e.xxh3)}};
-}
-
-shards::ShardEntry EntryFromJson(const nlohmann::json& j) {
-  shards::ShardEntry e;
-  e.file = j.at("file").get<std::string>();
-  e.records = j.at("records").get<uint64_t>();
-  e.bytes = j.at("bytes").get<uint64_t>();
-  e.raw_bytes = j.at("raw_bytes").get<uint64_t>();
-  e.duration = j.at("duration").get<uint64_t>();
-  e.tokens = j.at("tokens").get<uint64_t>();
-  e.xxh3 = std::stoull(j.at("xxh3").get<std::string>(), nullptr, 16);
-  return e;
-}
-
 bool IsOurFile(const std::string& name) {
   return name == shards::kManifestName || name == kJournalName || name == kRejectsName || name == "tokenizer.model" ||
          name == std::string(shards::kManifestName) + ".tmp" ||
@@ -86,7 +68,9 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
         }
         continue;
       }
-      rp->shards.push_back(EntryFromJson(j.at("shard")));
+      shards::ShardEntry e;
+      SLUICE_RETURN_IF_ERROR(shards::ShardEntryFromJson(j.at("shard"), path + ": line " + std::to_string(lineno), &e));
+      rp->shards.push_back(std::move(e));
       rp->next_item = j.at("next_item").get<uint64_t>();
       rp->rejects_bytes = j.at("rejects_bytes").get<uint64_t>();
       rp->rejected = j.at("rejected").get<uint64_t>();
@@ -206,7 +190,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
       seen_keys.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
     }
     records_before += e.records;
-    journal_text += nlohmann::json{{"shard", EntryToJson(e)}, {"next_item", rp.next_item},
+    journal_text += nlohmann::json{{"shard", shards::ShardEntryToJson(e)}, {"next_item", rp.next_item},
                                    {"rejects_bytes", rp.rejects_bytes}, {"rejected", rp.rejected}}
                         .dump() +
                     "\n";
@@ -224,7 +208,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   uint64_t next_item_after_shard = start;
   auto on_shard_done = [&](const shards::ShardEntry& e) -> Status {
     SLUICE_RETURN_IF_ERROR(rejects.Flush());
-    const std::string line = nlohmann::json{{"shard", EntryToJson(e)}, {"next_item", next_item_after_shard},
+    const std::string line = nlohmann::json{{"shard", shards::ShardEntryToJson(e)}, {"next_item", next_item_after_shard},
                                             {"rejects_bytes", rejects.bytes()}, {"rejected", rejects.count()}}
                                  .dump() +
                              "\n";
