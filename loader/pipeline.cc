@@ -353,14 +353,18 @@ void EpochPipeline::CollateStage(Token* t) {
   }
 }
 
+size_t EpochPipeline::FirstIntactRow(const Batch& b) {
+  for (size_t i = 0; i < b.size_; ++i)
+    if (b.row_ok_[i]) return i;
+  return b.size_;
+}
+
 // Packed rows are complete as planned; a row with a lost document (kSkip) becomes a copy of the
 // first intact row, or zeros when the batch has none, so shapes stay [B, L + 1].
 void EpochPipeline::FinishPackedBatch(Batch* b) {
   const size_t rows = b->size_, width = static_cast<size_t>(b->max_tokens_);
   int32_t* tokens = static_cast<int32_t*>(b->tokens_.data());
-  size_t good = rows;
-  for (size_t i = 0; i < rows && good == rows; ++i)
-    if (b->row_ok_[i]) good = i;
+  const size_t good = FirstIntactRow(*b);
   for (size_t i = 0; i < rows; ++i) {
     if (b->row_ok_[i]) continue;
     b->skipped_++;
@@ -387,9 +391,7 @@ void EpochPipeline::FinishBatch(Batch* b) {
   char* feats = static_cast<char*>(b->features_.data());
   int32_t* lengths = static_cast<int32_t*>(b->lengths_.data());
   // kSkip: a lost row becomes a copy of the first intact row, so shapes and counts stay as planned.
-  size_t good = rows;
-  for (size_t i = 0; i < rows && good == rows; ++i)
-    if (b->row_ok_[i]) good = i;
+  const size_t good = FirstIntactRow(*b);
   for (size_t i = 0; i < rows; ++i) {
     if (b->row_ok_[i]) continue;
     b->skipped_++;

@@ -74,6 +74,8 @@ class EpochPipeline {
   void DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t);
   Status CopyPackedTokens(const ReadItem& item, const shards::RecordView& rv, Batch* b) const;
   void FinishBatch(Batch* b);
+  // kSkip repairs lost rows from this row: the first whose block was intact (size() if none).
+  static size_t FirstIntactRow(const Batch& b);
   void FinishPackedBatch(Batch* b);
   void Run();
   void Cancel();
