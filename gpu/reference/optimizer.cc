@@ -46,6 +46,15 @@ AdamW<Real>::AdamW(std::vector<ParamTensor> layout, const AdamWOptions& options)
 }
 
 template <typename Real>
+bool AdamW<Real>::Restore(std::vector<Real> m, std::vector<Real> v, int64_t step) {
+  if (m.size() != m_.size() || v.size() != v_.size() || step < 0) return false;
+  m_ = std::move(m);
+  v_ = std::move(v);
+  step_ = step;
+  return true;
+}
+
+template <typename Real>
 void AdamW<Real>::Step(Real* params, const Real* grads, double lr) {
   ++step_;
   for (const ParamTensor& t : layout_) {

@@ -41,8 +41,11 @@ class AdamW {
   // Applies step step() + 1 with learning rate lr to params from grads, over every tensor.
   void Step(Real* params, const Real* grads, double lr);
   int64_t step() const { return step_; }
-  std::vector<Real>& m() { return m_; }  // exposed for checkpoints
-  std::vector<Real>& v() { return v_; }
+  const std::vector<Real>& m() const { return m_; }  // exposed for checkpoints
+  const std::vector<Real>& v() const { return v_; }
+  // Puts back state saved from m(), v() and step(): a resumed run continues bit for bit.
+  // False (state unchanged) when the sizes do not match this layout.
+  bool Restore(std::vector<Real> m, std::vector<Real> v, int64_t step);
 
  private:
   std::vector<ParamTensor> layout_;

@@ -16,7 +16,7 @@
 #include "greedy_decode.h"
 #include "held_out.h"
 #include "loader/loader.h"
-#include "optimizer_state.h"
+#include "gpu/reference/optimizer.h"
 #include "replicas.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
@@ -204,9 +204,9 @@ Status RunTraining(const TrainOptions& o) {
   Replicas replicas(config, o.threads);
   reference::Model<float>& model = replicas.master();
   const size_t P = model.num_parameters();
-  OptimizerState adam;
-  adam.options.weight_decay = o.weight_decay;
-  adam.Reset(P);
+  reference::AdamWOptions adam_options;
+  adam_options.weight_decay = o.weight_decay;
+  reference::AdamW<float> adam(model.layout(), adam_options);
 
   const nlohmann::json run = RunConfigJson(o);
   TrainCounters counters;
@@ -233,9 +233,9 @@ Status RunTraining(const TrainOptions& o) {
       return Status::Corruption(o.resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
                                 " model has " + std::to_string(P));
     std::copy(c.params.begin(), c.params.end(), model.params());
-    adam.m = std::move(c.adam_m);
-    adam.v = std::move(c.adam_v);
-    adam.step = c.adam_step;
+    if (!adam.Restore(std::move(c.adam_m), std::move(c.adam_v), c.adam_step))
+      return Status::Corruption(o.resume + ": optimizer state does not match the model's " + std::to_string(P) +
+                                " parameters");
     counters = c.counters;
     state = c.loader;
     schedule.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
@@ -269,9 +269,9 @@ Status RunTraining(const TrainOptions& o) {
     c.tokenizer_fingerprint = train_set.fingerprint;
     c.vocab = vocab;
     c.params.assign(model.params(), model.params() + P);
-    c.adam_step = adam.step;
-    c.adam_m = adam.m;
-    c.adam_v = adam.v;
+    c.adam_step = adam.step();
+    c.adam_m = adam.m();
+    c.adam_v = adam.v();
     c.loader = at;
     c.counters = counters;
     return WriteCheckpoint(path, c);
@@ -336,7 +336,7 @@ Status RunTraining(const TrainOptions& o) {
                                                   std::to_string(batch->index()) + ": " + s.message());
       grad_norm = reference::ClipByGlobalNorm(model.grads(), P, o.clip);
       lr = reference::LearningRate(schedule, static_cast<int64_t>(counters.step));
-      adam.Step(model.layout(), model.params(), model.grads(), lr);
+      adam.Step(model.params(), model.grads(), lr);
       const double compute = Since(compute_start);
 
       // The loader reports audio in frames; its extractor knows the frame rate.
