@@ -35,7 +35,9 @@ inline uint32_t Hash32(uint32_t w) {
   return w;
 }
 
-float Combine(const float* acc) {
+// Pairwise sum of the lanes, in a fixed order so results do not depend on the compiler.
+template <typename T>
+T Combine(const T* acc) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
@@ -74,7 +76,7 @@ SLUICE_KERNEL double SumDouble(const float* x, size_t n) {
   }
   double tail = 0;
   for (; i < n; ++i) tail += x[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+  return Combine(acc) + tail;
 }
 
 SLUICE_KERNEL double SumSquaresCentredDouble(const float* x, size_t n, double mean) {
@@ -88,7 +90,7 @@ SLUICE_KERNEL double SumSquaresCentredDouble(const float* x, size_t n, double me
   }
   double tail = 0;
   for (; i < n; ++i) tail += (x[i] - mean) * (x[i] - mean);
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+  return Combine(acc) + tail;
 }
 
 SLUICE_KERNEL void PreemphasiseAndWindow(const float* __restrict x, int n, float mean, float coeff,
