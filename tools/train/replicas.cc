@@ -15,6 +15,11 @@ Replicas::Replicas(const reference::ModelConfig& config, int replicas) {
 
 Replicas::~Replicas() = default;
 
+void Replicas::CopyMasterParameters(int replicas) {
+  const size_t bytes = master().num_parameters() * sizeof(float);
+  for (int r = 1; r < replicas; ++r) std::memcpy(models_[r]->params(), master().params(), bytes);
+}
+
 Status Replicas::ForShares(int n, const std::function<Status(int, int, int)>& fn) {
   const int R = std::min(count(), n);
   std::vector<Status> status(R);
@@ -32,8 +37,7 @@ Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& r
                            uint64_t step, double* loss) {
   const int n = static_cast<int>(rows.size());
   const int R = std::min(count(), n);
-  const size_t P = master().num_parameters();
-  for (int r = 1; r < R; ++r) std::memcpy(models_[r]->params(), master().params(), P * sizeof(float));
+  CopyMasterParameters(R);
   SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
     reference::Model<float>& m = *models_[r];
     SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
@@ -47,6 +51,7 @@ Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& r
     return Status::OK();
   }));
   // Share r's gradient is of its own mean; weight it by its share of the rows.
+  const size_t P = master().num_parameters();
   float* g = master().grads();
   const int n0 = n / R;
   const float w0 = static_cast<float>(n0) / n;
@@ -66,8 +71,7 @@ Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& r
 Status Replicas::Evaluate(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) {
   const int n = static_cast<int>(rows.size());
   const int R = std::min(count(), n);
-  const size_t P = master().num_parameters();
-  for (int r = 1; r < R; ++r) std::memcpy(models_[r]->params(), master().params(), P * sizeof(float));
+  CopyMasterParameters(R);
   SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
     reference::Model<float>& m = *models_[r];
     SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));

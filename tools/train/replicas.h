@@ -39,6 +39,8 @@ class Replicas {
  private:
   // Runs fn(replica, begin, end) for each non-empty share of n rows, replica 0 on this thread.
   Status ForShares(int n, const std::function<Status(int, int, int)>& fn);
+  // Replicas 1..replicas-1 take the master's (replica 0's) parameters before a step.
+  void CopyMasterParameters(int replicas);
 
   std::vector<std::unique_ptr<reference::Model<float>>> models_;
   std::vector<RowBatch> shares_;
