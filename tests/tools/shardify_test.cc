@@ -24,7 +24,7 @@
 #include "shards/dataset.h"
 #include "shards/record.h"
 #include "test_util.h"
-#include "tokenize.h"
+#include "loader/dataset_tokenizer.h"
 
 namespace sluice {
 namespace {
@@ -338,7 +338,7 @@ TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
   EXPECT_EQ(m.tokenizer["type"], "char");
   EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "tokens"}));
   std::unique_ptr<features::Tokenizer> tok;
-  Status st = shardify::LoadTokenizer(m.tokenizer, tmp_.Join("ds"), &tok);
+  Status st = loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ds"), &tok);
   ASSERT_TRUE(st.ok()) << st.ToString();
   uint64_t total = 0;
   for (size_t i = 0; i < ds->shard(0).num_records(); ++i) {
@@ -364,12 +364,12 @@ TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
   shards::Manifest m;
   ASSERT_TRUE(shards::LoadManifest(tmp_.Join("a"), &m).ok());
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("a"), &tok).ok());
+  ASSERT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok).ok());
   EXPECT_EQ(tok->type(), "sentencepiece");
 
   // A replaced model is caught by its checksum.
   testing::WriteFile(tmp_.Join("a/tokenizer.model"), "not the model");
-  EXPECT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("a"), &tok).IsCorruption());
+  EXPECT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok).IsCorruption());
 }
 
 TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
@@ -385,7 +385,7 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   EXPECT_EQ(ids.back(), features::kEndOfDocumentId);
   EXPECT_EQ(ds->shard(0).record(0).tokens, ids.size());
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(shardify::LoadTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok).ok());
+  ASSERT_TRUE(loader::LoadDatasetTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok).ok());
   std::string decoded;
   ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
   EXPECT_EQ(decoded, "hello world second line here");
@@ -400,7 +400,7 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   shards::Manifest m;
   ASSERT_TRUE(shards::LoadManifest(tmp_.Join("ids"), &m).ok());
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(shardify::LoadTokenizer(m.tokenizer, tmp_.Join("ids"), &tok).ok());
+  ASSERT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ids"), &tok).ok());
 
   auto collect = [&](const std::string& dir, bool online) {
     loader::LoaderOptions o;

@@ -26,7 +26,7 @@
 #include "features/window.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
-#include "tokenize.h"  // tools/shardify: a dataset's tokenizer from its manifest
+#include "loader/dataset_tokenizer.h"
 
 namespace sluice::bench {
 namespace {
@@ -207,7 +207,7 @@ int RunEpoch(int argc, char** argv) {
     std::unique_ptr<features::Tokenizer> t;
     if (st.ok() && m.tokenizer.is_null())
       st = Status::InvalidArgument(tokenizer_from + ": manifest.json names no tokenizer");
-    if (st.ok()) st = shardify::LoadTokenizer(m.tokenizer, tokenizer_from, &t);
+    if (st.ok()) st = loader::LoadDatasetTokenizer(m.tokenizer, tokenizer_from, &t);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;

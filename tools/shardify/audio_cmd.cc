@@ -19,6 +19,7 @@
 #include "features/resample.h"
 #include "features/utf8.h"
 #include "line_source.h"
+#include "loader/dataset_tokenizer.h"
 #include "shards/record.h"
 
 namespace sluice::shardify {
@@ -223,7 +224,7 @@ int Run(const AudioArgs& a) {
     if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
     if (!st.ok()) return ReportError(st);
     cfg.tokenizer = tok.tokenizer.get();
-    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(kTokenizerModelName, tok.model_bytes);
+    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
   }
 
   tools::FeatureConfig fconf;

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "features/utf8.h"
 #include "line_source.h"
+#include "loader/dataset_tokenizer.h"
 #include "shards/record.h"
 
 namespace sluice::shardify {
@@ -75,7 +76,7 @@ int Run(const TextArgs& a) {
     }
     if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
     if (!st.ok()) return ReportError(st);
-    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(kTokenizerModelName, tok.model_bytes);
+    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
   }
   opt.progress_what = a.docs ? "documents" : "lines";
   opt.fingerprint = {{"command", "text"},

@@ -1,24 +1,12 @@
 #include "tokenize.h"
 
+#include "loader/dataset_tokenizer.h"
+
 #include "shards/checksum.h"
 #include "shards/file.h"
 
 namespace sluice::shardify {
 namespace {
-
-nlohmann::json NormalizeToJson(const features::TextNormalizeOptions& n) {
-  return {{"lowercase", n.lowercase},
-          {"strip_punctuation", n.strip_punctuation},
-          {"collapse_whitespace", n.collapse_whitespace}};
-}
-
-features::TextNormalizeOptions NormalizeFromJson(const nlohmann::json& j) {
-  features::TextNormalizeOptions n;
-  n.lowercase = j.at("lowercase").get<bool>();
-  n.strip_punctuation = j.at("strip_punctuation").get<bool>();
-  n.collapse_whitespace = j.at("collapse_whitespace").get<bool>();
-  return n;
-}
 
 Status ParseCount(const std::string& spec, const std::string& prefix, int* n) {
   try {
@@ -38,7 +26,7 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
   features::TextNormalizeOptions norm;
   norm.lowercase = !a.keep_case;
   norm.strip_punctuation = !a.keep_punctuation;
-  nlohmann::json d = {{"normalize", NormalizeToJson(norm)}};
+  nlohmann::json d = {{"normalize", loader::TextNormalizeToJson(norm)}};
   if (a.spec == "char") {
     std::vector<std::string> chars;
     SLUICE_RETURN_IF_ERROR(features::BuildCharVocabulary(texts, norm, &chars));
@@ -52,7 +40,7 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
     t.seed = a.seed;
     SLUICE_RETURN_IF_ERROR(features::TrainSentencePiece(texts, norm, t, &out->model_bytes));
     SLUICE_RETURN_IF_ERROR(
-        features::MakeSentencePieceTokenizer(out->model_bytes, kTokenizerModelName, norm, false, &out->tokenizer));
+        features::MakeSentencePieceTokenizer(out->model_bytes, loader::kTokenizerModelName, norm, false, &out->tokenizer));
     d["type"] = "sentencepiece";
     d["trained"] = {{"model_type", t.model_type}, {"pieces", t.vocab_size}, {"seed", t.seed}};
   } else if (a.spec.rfind("spm:", 0) == 0) {
@@ -68,43 +56,13 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
     return Status::InvalidArgument("--tokenizer '" + a.spec + "': expected char, bpe:N, unigram:N or spm:PATH");
   }
   if (!out->model_bytes.empty()) {
-    d["file"] = kTokenizerModelName;
+    d["file"] = loader::kTokenizerModelName;
     d["xxh3"] = shards::ChecksumHex(shards::Checksum(out->model_bytes.data(), out->model_bytes.size()));
   }
   d["vocab_size"] = out->tokenizer->vocab_size();
   d["blank_id"] = features::kBlankId;
   d["end_of_document_id"] = features::kEndOfDocumentId;
   out->description = std::move(d);
-  return Status::OK();
-}
-
-Status LoadTokenizer(const nlohmann::json& d, const std::string& dir, std::unique_ptr<features::Tokenizer>* out) {
-  const std::string where = dir + "/manifest.json: tokenizer";
-  try {
-    const auto norm = NormalizeFromJson(d.at("normalize"));
-    const std::string type = d.at("type").get<std::string>();
-    if (type == "char") {
-      Status s = features::MakeCharTokenizer(d.at("vocab").get<std::vector<std::string>>(), norm, out);
-      if (!s.ok()) return Status::Corruption(where + ": " + s.message());
-    } else if (type == "sentencepiece") {
-      const std::string path = dir + "/" + d.at("file").get<std::string>();
-      std::string bytes;
-      SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &bytes));
-      if (shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size())) != d.at("xxh3").get<std::string>()) {
-        return Status::Corruption(path + ": checksum does not match manifest.json (damaged or replaced model)");
-      }
-      SLUICE_RETURN_IF_ERROR(
-          features::MakeSentencePieceTokenizer(bytes, path, norm, d.value("allow_unknown", false), out));
-    } else {
-      return Status::Unsupported(where + ": unknown type '" + type + "'");
-    }
-    if ((*out)->vocab_size() != d.at("vocab_size").get<int>()) {
-      return Status::Corruption(where + ": vocab_size " + std::to_string(d.at("vocab_size").get<int>()) +
-                                " but the tokenizer has " + std::to_string((*out)->vocab_size()));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Status::Corruption(where + ": " + e.what());
-  }
   return Status::OK();
 }
 

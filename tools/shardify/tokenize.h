@@ -36,13 +36,8 @@ struct DatasetTokenizer {
   std::string model_bytes;     // SentencePiece model to store as DIR/tokenizer.model (empty for char)
 };
 
-inline constexpr const char* kTokenizerModelName = "tokenizer.model";
-
-// Builds the tokenizer named by args.spec from `texts` (all transcripts).
+// Builds the tokenizer named by args.spec from `texts` (all transcripts). Its
+// description is what loader::LoadDatasetTokenizer reads back.
 Status PrepareTokenizer(const TokenizerArgs& args, const std::vector<std::string>& texts, DatasetTokenizer* out);
-
-// Re-creates a dataset's tokenizer from its manifest description and directory.
-Status LoadTokenizer(const nlohmann::json& description, const std::string& dir,
-                     std::unique_ptr<features::Tokenizer>* out);
 
 }  // namespace sluice::shardify

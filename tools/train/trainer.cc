@@ -20,7 +20,7 @@
 #include "replicas.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
-#include "../shardify/tokenize.h"
+#include "loader/dataset_tokenizer.h"
 
 namespace sluice::train {
 namespace {
@@ -48,7 +48,7 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
     return Status::InvalidArgument(dir + "/manifest.json: the records carry no token ids, which CTC training needs. "
                                    "HINT: shardify audio -m MANIFEST.jsonl -o " + dir +
                                    " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
-  SLUICE_RETURN_IF_ERROR(shardify::LoadTokenizer(m.tokenizer, dir, &d->tokenizer));
+  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, dir, &d->tokenizer));
   d->fingerprint = TokenizerFingerprint(m.tokenizer);
   return Status::OK();
 }

@@ -1,0 +1,30 @@
+// A dataset's tokenizer, as shardify --tokenizer recorded it in manifest.json
+// ("tokenizer", docs/formats/manifest.md): the one place that reads that
+// description, for the loader's online tokenization, sluice-train and the tools.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "features/text_normalize.h"
+#include "features/tokenizer.h"
+
+namespace sluice::loader {
+
+// The SentencePiece model's file name inside a dataset directory.
+inline constexpr const char* kTokenizerModelName = "tokenizer.model";
+
+// manifest.json's "normalize" object, both ways (the keys of TextNormalizeOptions).
+nlohmann::json TextNormalizeToJson(const features::TextNormalizeOptions& n);
+features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j);  // throws json errors
+
+// Re-creates the tokenizer from its manifest description and the dataset
+// directory (SentencePiece model checked against its XXH3). Corruption naming
+// the manifest or model file for anything inconsistent.
+Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string& dir,
+                            std::unique_ptr<features::Tokenizer>* out);
+
+}  // namespace sluice::loader
