@@ -1,0 +1,201 @@
+#include "gpu/model/attention.h"
+
+#include <cmath>
+
+#include "gpu/model/common.cuh"
+
+namespace sluice::gpu::model {
+namespace {
+
+using internal::BF;
+using internal::GridFor;
+using internal::S;
+
+constexpr int kThreads = 256;
+
+// qkv [B, T, 3C] (+ bias) -> q, k, v [B, H, T, hs] bf16.
+__global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, const float* qkv,
+                                 const float* bias, int B, int T, int C, int H) {
+  const int hs = C / H;
+  const size_t n = static_cast<size_t>(B) * T * 3 * C;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int j = i % (3 * C);
+    const size_t bt = i / (3 * C);
+    const int t = bt % T;
+    const int b = bt / T;
+    const int which = j / C, c = j % C, h = c / hs, e = c % hs;
+    const float val = bias ? qkv[i] + bias[j] : qkv[i];
+    __nv_bfloat16* dst = which == 0 ? q : which == 1 ? k : v;
+    dst[((static_cast<size_t>(b) * H + h) * T + t) * hs + e] = __float2bfloat16_rn(val);
+  }
+}
+
+// src [B, H, T, hs] fp32 -> dst [B, T, C] (bf16, and fp32 when dst_f is set).
+__global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float* src, int B, int T, int C, int H) {
+  const int hs = C / H;
+  const size_t n = static_cast<size_t>(B) * T * C;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int c = i % C;
+    const size_t bt = i / C;
+    const int t = bt % T;
+    const int b = bt / T;
+    const int h = c / hs, e = c % hs;
+    const float val = src[((static_cast<size_t>(b) * H + h) * T + t) * hs + e];
+    if (dst_b) dst_b[i] = __float2bfloat16_rn(val);
+    if (dst_f) dst_f[i] = val;
+  }
+}
+
+// dout [B, T, C] fp32 -> dy [B, H, T, hs] bf16.
+__global__ void SplitGradKernel(__nv_bfloat16* dy, const float* dout, int B, int T, int C, int H) {
+  const int hs = C / H;
+  const size_t n = static_cast<size_t>(B) * T * C;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int c = i % C;
+    const size_t bt = i / C;
+    const int t = bt % T;
+    const int b = bt / T;
+    const int h = c / hs, e = c % hs;
+    dy[((static_cast<size_t>(b) * H + h) * T + t) * hs + e] = __float2bfloat16_rn(dout[i]);
+  }
+}
+
+// dq, dk, dv [B, H, T, hs] -> dqkv [B, T, 3C].
+__global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const float* dq, const float* dk,
+                                   const float* dv, int B, int T, int C, int H) {
+  const int hs = C / H;
+  const size_t n = static_cast<size_t>(B) * T * 3 * C;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int j = i % (3 * C);
+    const size_t bt = i / (3 * C);
+    const int t = bt % T;
+    const int b = bt / T;
+    const int which = j / C, c = j % C, h = c / hs, e = c % hs;
+    const float* src = which == 0 ? dq : which == 1 ? dk : dv;
+    const float val = src[((static_cast<size_t>(b) * H + h) * T + t) * hs + e];
+    if (dqkv) dqkv[i] = val;
+    if (dqkv_b) dqkv_b[i] = __float2bfloat16_rn(val);
+  }
+}
+
+// One warp per row (b, h, t) of T scores: p_j = softmax_j(scale * s_j) over j < len, 0 beyond.
+__global__ void MaskedSoftmaxKernel(float* probs, __nv_bfloat16* probs_b, const float* scores,
+                                    const int32_t* lengths, int B, int H, int T, float scale) {
+  const size_t rows = static_cast<size_t>(B) * H * T;
+  const size_t row = blockIdx.x * size_t(blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;  // uniform per warp
+  const int b = row / (static_cast<size_t>(H) * T);
+  const int len = min(max(lengths[b], 0), T);
+  const float* s = scores + row * T;
+  float* p = probs + row * T;
+  __nv_bfloat16* pb = probs_b + row * T;
+  float m = -INFINITY;
+  for (int j = lane; j < len; j += 32) m = fmaxf(m, s[j] * scale);
+  m = internal::WarpMax(m);
+  float sum = 0.0f;
+  for (int j = lane; j < len; j += 32) sum += expf(s[j] * scale - m);
+  sum = internal::WarpSum(sum);
+  for (int j = lane; j < T; j += 32) {
+    const float v = j < len ? expf(s[j] * scale - m) / sum : 0.0f;
+    p[j] = v;
+    pb[j] = __float2bfloat16_rn(v);
+  }
+}
+
+// ds_j = scale * p_j (dp_j - sum_k p_k dp_k), bf16; masked keys have p = 0 and so ds = 0.
+__global__ void SoftmaxBackwardKernel(__nv_bfloat16* ds, const float* dp, const float* probs, size_t rows, int T, float scale) {
+  const size_t row = blockIdx.x * size_t(blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const float* g = dp + row * T;
+  const float* p = probs + row * T;
+  float dot = 0.0f;
+  for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
+  dot = internal::WarpSum(dot);
+  for (int j = lane; j < T; j += 32) ds[row * T + j] = __float2bfloat16_rn(p[j] * (g[j] - dot) * scale);
+}
+
+Status CheckDims(const AttentionDims& d) {
+  if (d.B < 0 || d.T < 0 || d.C < 1 || d.H < 1 || d.C % d.H != 0)
+    return Status::InvalidArgument("attention: bad dims (C must be a positive multiple of H)");
+  if (static_cast<int64_t>(d.B) * d.H > 65535) return Status::InvalidArgument("attention: B * H > 65535");
+  return Status::OK();
+}
+
+unsigned WarpRowsGrid(size_t rows) { return static_cast<unsigned>((rows + kThreads / 32 - 1) / (kThreads / 32)); }
+
+}  // namespace
+
+Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float* qkv,
+                        const float* qkv_bias, const int32_t* lengths, const AttentionDims& d,
+                        const AttentionSaved& sv, const AttentionScratch& sc, void* stream) {
+  SLUICE_RETURN_IF_ERROR(CheckDims(d));
+  if (d.B == 0 || d.T == 0) return Status::OK();
+  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
+  const size_t n3 = 3 * d.head_elems();
+  SplitHeadsKernel<<<GridFor(n3, kThreads), kThreads, 0, S(stream)>>>(BF(sv.q), BF(sv.k), BF(sv.v), qkv,
+                                                                        qkv_bias, d.B, T, d.C, d.H);
+  SLUICE_LAUNCH_CHECK();
+  // scores[bh] = q[bh] k[bh]^T: [T, hs] x [hs, T].
+  GemmShape s;
+  s.M = T; s.N = T; s.K = hs; s.trans_b = true;
+  s.batch = BH; s.stride_a = int64_t(T) * hs; s.stride_b = int64_t(T) * hs; s.stride_c = int64_t(T) * T;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(s, sv.q, sv.k, sc.scores, stream));
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const size_t rows = static_cast<size_t>(BH) * T;
+  MaskedSoftmaxKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(sv.probs, BF(sv.probs_bf16), sc.scores,
+                                                                        lengths, d.B, d.H, T, scale);
+  SLUICE_LAUNCH_CHECK();
+  // y[bh] = p[bh] v[bh]: [T, T] x [T, hs].
+  GemmShape y;
+  y.M = T; y.N = hs; y.K = T;
+  y.batch = BH; y.stride_a = int64_t(T) * T; y.stride_b = int64_t(T) * hs; y.stride_c = int64_t(T) * hs;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(y, sv.probs_bf16, sv.v, sc.y, stream));
+  MergeHeadsKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(out_bf16), out_f32, sc.y,
+                                                                                    d.B, T, d.C, d.H);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* dout,
+                         const int32_t* lengths, const AttentionDims& d, const AttentionSaved& sv,
+                         const AttentionScratch& sc, void* stream) {
+  (void)lengths;  // the mask lives in the saved probabilities (exact zeros)
+  SLUICE_RETURN_IF_ERROR(CheckDims(d));
+  if (d.B == 0 || d.T == 0) return Status::OK();
+  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
+  SplitGradKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(sc.dy), dout, d.B, T, d.C,
+                                                                                   d.H);
+  SLUICE_LAUNCH_CHECK();
+  const int64_t th = int64_t(T) * hs, tt = int64_t(T) * T;
+  // dP = dy v^T: [T, hs] x [hs, T].
+  GemmShape dp;
+  dp.M = T; dp.N = T; dp.K = hs; dp.trans_b = true;
+  dp.batch = BH; dp.stride_a = th; dp.stride_b = th; dp.stride_c = tt;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(dp, sc.dy, sv.v, sc.scores, stream));
+  // dv = p^T dy: p stored [T(q), T(k)] is op(A) = A^T; [T(k), T(q)] x [T(q), hs].
+  GemmShape dv;
+  dv.M = T; dv.N = hs; dv.K = T; dv.trans_a = true;
+  dv.batch = BH; dv.stride_a = tt; dv.stride_b = th; dv.stride_c = th;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(dv, sv.probs_bf16, sc.dy, sc.dv, stream));
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const size_t rows = static_cast<size_t>(BH) * T;
+  SoftmaxBackwardKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(BF(sc.ds), sc.scores, sv.probs, rows,
+                                                                          T, scale);
+  SLUICE_LAUNCH_CHECK();
+  // dq = ds k: [T, T] x [T, hs].
+  GemmShape dq;
+  dq.M = T; dq.N = hs; dq.K = T;
+  dq.batch = BH; dq.stride_a = tt; dq.stride_b = th; dq.stride_c = th;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(dq, sc.ds, sv.k, sc.dq, stream));
+  // dk = ds^T q: [T(k), T(q)] x [T(q), hs].
+  GemmShape dk = dv;
+  SLUICE_RETURN_IF_ERROR(gemm.Run(dk, sc.ds, sv.q, sc.dk, stream));
+  MergeQkvGradKernel<<<GridFor(3 * d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(
+      dqkv, BF(dqkv_bf16), sc.dq, sc.dk, sc.dv, d.B, T, d.C, d.H);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+}  // namespace sluice::gpu::model

@@ -1,0 +1,115 @@
+// The CUDA model's pointwise, row and reduction kernels (forward and backward), each mirroring an
+// op of gpu/reference/ (docs/model.md). CUDA-free declarations: device pointers, `void* stream`;
+// every function only enqueues work and returns a Status naming file:line on a launch error.
+//
+// Precision: activations and gradients are fp32; tensors a GEMM reads are also written as bf16
+// (the `*_bf16` outputs). Statistics (LayerNorm mean/var, softmax max/sum, bias and gamma
+// reductions) accumulate in fp32 in a fixed order, so every kernel is deterministic: no atomics.
+//
+// Unlike gpu/reference/ (whose backwards all add), a kernel here WRITES its outputs unless the
+// comment says "adds": parameter gradients always add (the caller zeroes them once per step), and
+// so does the residual stream's gradient in LayerNormBackward.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/status.h"
+#include "gpu/model/device_array.h"
+#include "gpu/reference/dropout.h"
+
+namespace sluice::gpu::model {
+
+// --- conversions -------------------------------------------------------------------------------
+Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream);  // round to nearest even
+Status CastToFloat(float* out, const Bf16* in, size_t n, void* stream);
+
+// --- reductions over rows ----------------------------------------------------------------------
+// Floats of scratch the column reductions below need for N rows of C columns.
+size_t ColumnSumScratch(int N, int C);
+// dst[c] += sum_n in[n * C + c] (a bias gradient). `scratch`: ColumnSumScratch(N, C) floats.
+Status ColumnSumAdd(float* dst, const float* in, int N, int C, float* scratch, void* stream);
+
+// --- Linear pieces (the GEMMs are Gemm::Run) ----------------------------------------------------
+// dst[i] += src[i] (a weight gradient computed into aligned scratch, added to the flat buffer).
+Status AddTo(float* dst, const float* src, size_t n, void* stream);
+// x[n, c] += bias[c] over [N, C]; also writes the bf16 copy when x_bf16 is not null.
+Status AddBias(float* x, Bf16* x_bf16, const float* bias, int N, int C, void* stream);
+
+// --- LayerNorm (biased variance, eps reference::kLayerNormEps, fp32 statistics) ---------------
+// out_bf16 [N, C] (the next GEMM's input) and optionally out_f32; mean, rstd [N] for the backward.
+Status LayerNormForward(Bf16* out_bf16, float* out_f32, float* mean, float* rstd, const float* in,
+                        const float* gamma, const float* beta, int N, int C, void* stream);
+// din ADDS (it is the residual stream's gradient); dgamma, dbeta add. scratch:
+// ColumnSumScratch(N, C) floats.
+Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* dout, const float* in,
+                         const float* gamma, const float* mean, const float* rstd, int N, int C,
+                         float* scratch, void* stream);
+
+// --- GELU (exact erf form) ----------------------------------------------------------------------
+// pre[n, c] += bias[c] (kept, fp32, for the backward), act_bf16 = gelu(pre) (the FC2 input);
+// act_f32 optional. bias may be null.
+Status BiasGeluForward(float* pre, Bf16* act_bf16, float* act_f32, const float* bias, int N, int C,
+                       void* stream);
+// dpre = dact * gelu'(pre), written as fp32 and bf16 (either may be null).
+Status GeluBackward(float* dpre, Bf16* dpre_bf16, const float* dact, const float* pre, size_t n,
+                    void* stream);
+
+// --- ReLU mask for the subsampling ----------------------------------------------------------------
+// din = out > 0 ? dout : 0, where out is the ReLU's OUTPUT (positive exactly where its input was).
+Status ReluBackward(float* din, const float* dout, const float* out, size_t n, void* stream);
+
+// --- Dropout (reference/dropout.h's counter-based hash, bit for bit) ---------------------------
+// out = keep(i) ? in * (1 / (1 - p)) : 0 over n values; p == 0 copies. out may alias in.
+Status DropoutForward(float* out, const float* in, size_t n, float p,
+                      const reference::DropoutKey& key, void* stream);
+// The residual branch: out[n, c] = resid[n, c] + Dropout(in[n, c] + bias[c]) over [N, C], the
+// dropout index being n * C + c. out may alias resid (not in). bias may be null.
+Status BiasDropoutResidual(float* out, const float* in, const float* bias, const float* resid,
+                           int N, int C, float p, const reference::DropoutKey& key, void* stream);
+// din = keep(i) ? dout / (1 - p) : 0, as fp32 and bf16 (either may be null).
+Status DropoutBackward(float* din, Bf16* din_bf16, const float* dout, size_t n, float p,
+                       const reference::DropoutKey& key, void* stream);
+
+// --- log_softmax over rows of V -----------------------------------------------------------------
+// out[n, :] = in[n, :] + bias - logsumexp(in[n, :] + bias); bias may be null. fp32 throughout.
+Status BiasLogSoftmaxForward(float* out, const float* in, const float* bias, int N, int V,
+                             void* stream);
+
+// --- Conv2d subsampling -------------------------------------------------------------------------
+// First conv (1 -> C channels, 3x3 stride 2, no padding) + bias + ReLU, direct in fp32:
+// features [B, T, F] (the loader's layout, read as [B, 1, T, F]) -> out [B, C, T1, F1].
+Status Conv1ReluForward(float* out, const float* features, const float* weight, const float* bias,
+                        int B, int T, int F, int C, void* stream);
+// dweight [C, 9] and dbias [C] add; dout is d/d(ReLU output); out the ReLU's output (its mask).
+// No input gradient (the features need none). Deterministic: one block per channel.
+Status Conv1ReluBackward(float* dweight, float* dbias, const float* dout, const float* out,
+                         const float* features, int B, int T, int F, int C, void* stream);
+// im2col for the second conv: col [(b, t, f), (ci, kh, kw)] = in[b, ci, 2t + kh, 2f + kw] as bf16,
+// in [B, C, H, W] -> col [B * Ho * Wo, C * 9]; then conv = col W^T, W [Cout, C * 9] as stored.
+Status Im2Col(Bf16* col, const float* in, int B, int C, int H, int W, void* stream);
+// The adjoint: din [B, C, H, W] = sum of dcol over the windows that read each input (written).
+Status Col2Im(float* din, const float* dcol, int B, int C, int H, int W, void* stream);
+// The conv2 GEMM's output [B, Ho, Wo, C] + bias, ReLU, and the transpose to the subsampling
+// linear's input [B, Ho, C, Wo] (channel-major, then frequency), as fp32 (kept for the ReLU
+// mask) and bf16 (the GEMM input).
+Status Conv2Epilogue(float* out, Bf16* out_bf16, const float* gemm_out, const float* bias, int B,
+                     int C, int Ho, int Wo, void* stream);
+// The adjoint of the transpose and ReLU: dgemm [B, Ho, Wo, C] from dout [B, Ho, C, Wo] and the
+// epilogue's fp32 output (mask); fp32 (bias gradient) and bf16 (GEMM input).
+Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, const float* out,
+                             int B, int C, int Ho, int Wo, void* stream);
+
+// --- sinusoidal positions -------------------------------------------------------------------------
+// x[b, t, c] += bias[c] + pe(t, c), pe computed in double as the reference does. bias may be null.
+Status AddBiasPositions(float* x, const float* bias, int B, int T, int C, void* stream);
+
+// --- small helpers ------------------------------------------------------------------------------
+// out_len[b] = reference::SubsampledLength(frames[b]); *bad = b + 1 for the first b whose frames
+// are outside [0, T] (else untouched: the caller zeroes it).
+Status SubsampledLengths(int32_t* out_len, int32_t* bad, const int32_t* frames, int B, int T,
+                         void* stream);
+// out[0] = sum_b in[b] / B in double, in a fixed order (the batch's mean loss).
+Status MeanOf(float* out, const float* in, int B, void* stream);
+
+}  // namespace sluice::gpu::model

@@ -1,0 +1,133 @@
+// The whole CUDA model against reference::Model<float> on the tiny preset, with dropout on and
+// padded utterances: loss, log-probabilities and every parameter tensor's gradient, and the
+// ready-hook order. The GPU rounds every GEMM operand to bf16 (2^-9 relative each), and a
+// gradient passes through ~15 such GEMMs between the loss and the first convolution, errors
+// adding roughly in quadrature; 5e-2 relative L2 per tensor leaves room for that while an
+// indexing or layout mistake (an O(1) error) still fails. The loss is a mean of well-conditioned
+// sums: 1e-2 relative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "gpu/model/model.h"
+#include "gpu/reference/model.h"
+#include "test_util.h"
+
+namespace sluice::gpu::model {
+namespace {
+
+using namespace testing;
+
+struct HostBatch {
+  int B = 3, T = 61, F = 20, S = 6;
+  std::vector<float> features;
+  std::vector<int32_t> frames{61, 45, 9}, labels, label_lengths{5, 3, 4};
+};
+
+HostBatch MakeBatch() {
+  HostBatch h;
+  h.features = Random(static_cast<size_t>(h.B) * h.T * h.F, 11, -1, 1);
+  h.labels.assign(static_cast<size_t>(h.B) * h.S, 0);
+  const std::vector<std::vector<int32_t>> l = {{1, 2, 3, 4, 5}, {6, 6, 2}, {7, 8, 9, 10}};  // the last is impossible
+  for (int b = 0; b < h.B; ++b)
+    for (size_t i = 0; i < l[b].size(); ++i) h.labels[b * h.S + i] = l[b][i];
+  return h;
+}
+
+TEST(GpuModel, LossAndEveryGradientMatchReferenceOnTinyPreset) {
+  SKIP_WITHOUT_GPU();
+  reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
+  config.dropout = 0.1f;
+  const HostBatch h = MakeBatch();
+  const reference::StepContext ctx{42, 3, true};
+
+  reference::Model<float> ref(config);
+  ref.InitParameters(5);
+  const reference::ModelBatch<float> rb{h.features.data(), h.frames.data(), h.B, h.T, h.labels.data(),
+                                        h.label_lengths.data(), h.S};
+  float ref_loss = 0;
+  ASSERT_TRUE(ref.Forward(rb, ctx, &ref_loss).ok());
+  ref.ZeroGrad();
+  ref.Backward();
+
+  CudaModelOptions o;
+  o.max_batch = 4;
+  o.max_frames = 80;
+  o.max_labels = 8;
+  std::unique_ptr<CudaModel> gpu;
+  ASSERT_OK(CudaModel::Create(config, o, &gpu));
+  ASSERT_EQ(gpu->num_parameters(), ref.num_parameters());
+  ASSERT_OK(gpu->InitParameters(5));
+  std::vector<float> p(gpu->num_parameters());
+  ASSERT_OK(gpu->DownloadParameters(p.data()));
+  EXPECT_EQ(std::memcmp(p.data(), ref.params(), p.size() * 4), 0);
+
+  auto feats = ToDevice(h.features);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels), lab_len = ToDevice(h.label_lengths);
+  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  std::vector<size_t> order;
+  // Two steps: the second reuses every buffer (and must give the same answer).
+  for (int rep = 0; rep < 2; ++rep) {
+    float loss = 0;
+    ASSERT_OK(gpu->Forward(cb, ctx, &loss));
+    EXPECT_NEAR(loss, ref_loss, 1e-2 * std::abs(ref_loss)) << "rep " << rep;
+    std::vector<int32_t> out_len;
+    ASSERT_OK(gpu->DownloadOutputLengths(&out_len));
+    EXPECT_EQ(out_len, ref.output_lengths());
+    std::vector<float> losses;
+    ASSERT_OK(gpu->DownloadLosses(&losses));
+    EXPECT_EQ(losses[2], 0.0f);  // impossible alignment, zero_infinity
+    std::vector<float> lp;
+    ASSERT_OK(gpu->DownloadLogProbs(&lp));
+    const std::vector<float> ref_lp(ref.log_probs(), ref.log_probs() + lp.size());
+    ExpectClose("log_probs", lp, ref_lp, 2e-2, 5e-2);
+
+    ASSERT_OK(gpu->ZeroGrad());
+    order.clear();
+    ASSERT_OK(gpu->Backward([&](size_t offset, size_t count) {
+      order.push_back(offset);
+      order.push_back(count);
+    }));
+    std::vector<float> g(gpu->num_parameters());
+    ASSERT_OK(gpu->DownloadGrads(g.data()));
+    for (const reference::ParamTensor& t : gpu->layout()) {
+      const std::vector<float> got(g.begin() + t.offset, g.begin() + t.offset + t.count);
+      const std::vector<float> want(ref.grads() + t.offset, ref.grads() + t.offset + t.count);
+      ExpectClose(t.name + " (rep " + std::to_string(rep) + ")", got, want, 5e-2, 1e-1, 1e-7);
+    }
+  }
+  // The hook reports every tensor once, in increasing offset order, covering the buffer.
+  size_t next = 0;
+  ASSERT_EQ(order.size(), 2 * gpu->layout().size());
+  for (size_t i = 0; i < order.size(); i += 2) {
+    EXPECT_EQ(order[i], next);
+    next += order[i + 1];
+  }
+  EXPECT_EQ(next, gpu->num_parameters());
+}
+
+TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
+  SKIP_WITHOUT_GPU();
+  const reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
+  HostBatch h = MakeBatch();
+  CudaModelOptions o;
+  o.max_batch = 4;
+  o.max_frames = 80;
+  o.max_labels = 8;
+  std::unique_ptr<CudaModel> gpu;
+  ASSERT_OK(CudaModel::Create(config, o, &gpu));
+  ASSERT_OK(gpu->InitParameters(1));
+  h.labels[1] = 11;  // == vocab: out of range
+  auto feats = ToDevice(h.features);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels), lab_len = ToDevice(h.label_lengths);
+  CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  float loss = 0;
+  EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
+  cb.T = 100;  // more frames than max_frames
+  EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace sluice::gpu::model

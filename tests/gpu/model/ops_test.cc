@@ -1,0 +1,282 @@
+// The pointwise, row and convolution kernels of gpu/model/ops.h against gpu/reference/ on the
+// same inputs. Tolerances by what the GPU does differently:
+//   fp32 kernels (LayerNorm statistics, GELU in double, log_softmax, positions, bias and column
+//     sums, ReLU masks): only summation order and libm ulps differ, 1e-5 relative;
+//   dropout: bit for bit (the same integer hash, the same float comparisons);
+//   bf16 outputs: one rounding to bf16, at most 2^-9 relative per element, so 4e-3;
+//   conv2 through im2col + a bf16 GEMM: both operands rounded to bf16 (2^-9 each) and fp32
+//     accumulation: 1e-2 relative L2, 3e-2 of the scale per element.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "gpu/model/gemm.h"
+#include "gpu/model/ops.h"
+#include "gpu/reference/activation.h"
+#include "gpu/reference/conv2d.h"
+#include "gpu/reference/dropout.h"
+#include "gpu/reference/layernorm.h"
+#include "gpu/reference/softmax.h"
+#include "test_util.h"
+
+namespace sluice::gpu::model {
+namespace {
+
+using namespace testing;
+
+TEST(GpuOps, LayerNormForwardAndBackwardMatchReference) {
+  SKIP_WITHOUT_GPU();
+  const int N = 67, C = 96;  // C not a multiple of 32: the warp loop's tail
+  std::vector<float> x = Random(N * C, 1, -3, 5), gamma = Random(C, 2, 0.5, 1.5), beta = Random(C, 3);
+  std::vector<float> y(N * C), mean(N), rstd(N);
+  reference::LayerNormForward(y.data(), mean.data(), rstd.data(), x.data(), gamma.data(), beta.data(), N, C);
+  auto dx_in = ToDevice(x), dg = ToDevice(gamma), db = ToDevice(beta);
+  auto out_b = Zeros<Bf16>(N * C);
+  auto out_f = Zeros<float>(N * C), dmean = Zeros<float>(N), drstd = Zeros<float>(N);
+  ASSERT_OK(LayerNormForward(out_b.data(), out_f.data(), dmean.data(), drstd.data(), dx_in.data(), dg.data(),
+                             db.data(), N, C, nullptr));
+  ExpectClose("ln out fp32", ToHost(out_f, N * C), y, 1e-5, 1e-5);
+  ExpectClose("ln out bf16", FromBf16(ToHost(out_b, N * C)), y, 4e-3, 4e-3);
+  ExpectClose("ln mean", ToHost(dmean, N), mean, 1e-5, 1e-5);
+  ExpectClose("ln rstd", ToHost(drstd, N), rstd, 1e-5, 1e-5);
+
+  const std::vector<float> dy = Random(N * C, 4), din0 = Random(N * C, 5);
+  std::vector<float> din = din0, dgamma(C, 0.5f), dbeta(C, -0.25f);
+  std::vector<float> dgamma0 = dgamma, dbeta0 = dbeta;
+  reference::LayerNormBackward(din.data(), dgamma.data(), dbeta.data(), dy.data(), x.data(), gamma.data(),
+                               mean.data(), rstd.data(), N, C);
+  auto d_dy = ToDevice(dy), d_din = ToDevice(din0), d_dg = ToDevice(dgamma0), d_db = ToDevice(dbeta0);
+  auto scratch = Zeros<float>(ColumnSumScratch(N, C));
+  ASSERT_OK(LayerNormBackward(d_din.data(), d_dg.data(), d_db.data(), d_dy.data(), dx_in.data(), dg.data(),
+                              dmean.data(), drstd.data(), N, C, scratch.data(), nullptr));
+  ExpectClose("ln din (adds)", ToHost(d_din, N * C), din, 1e-5, 1e-5);
+  ExpectClose("ln dgamma (adds)", ToHost(d_dg, C), dgamma, 1e-5, 1e-5);
+  ExpectClose("ln dbeta (adds)", ToHost(d_db, C), dbeta, 1e-5, 1e-5);
+}
+
+TEST(GpuOps, BiasGeluAndBackwardMatchReference) {
+  SKIP_WITHOUT_GPU();
+  const int N = 33, C = 130;
+  const std::vector<float> pre = Random(N * C, 1, -5, 5), bias = Random(C, 2);
+  std::vector<float> h(N * C);
+  for (int i = 0; i < N * C; ++i) h[i] = pre[i] + bias[i % C];
+  std::vector<float> g(N * C);
+  reference::GeluForward(g.data(), h.data(), g.size());
+  auto dpre = ToDevice(pre), dbias = ToDevice(bias);
+  auto act_b = Zeros<Bf16>(N * C);
+  auto act_f = Zeros<float>(N * C);
+  ASSERT_OK(BiasGeluForward(dpre.data(), act_b.data(), act_f.data(), dbias.data(), N, C, nullptr));
+  ExpectClose("pre + bias", ToHost(dpre, N * C), h, 1e-7, 1e-7);
+  ExpectClose("gelu fp32", ToHost(act_f, N * C), g, 1e-6, 1e-6);
+  ExpectClose("gelu bf16", FromBf16(ToHost(act_b, N * C)), g, 4e-3, 4e-3);
+
+  const std::vector<float> dy = Random(N * C, 3);
+  std::vector<float> dx(N * C, 0.0f);
+  reference::GeluBackward(dx.data(), dy.data(), h.data(), dx.size());
+  auto ddy = ToDevice(dy);
+  auto ddx = Zeros<float>(N * C);
+  auto ddx_b = Zeros<Bf16>(N * C);
+  ASSERT_OK(GeluBackward(ddx.data(), ddx_b.data(), ddy.data(), dpre.data(), N * C, nullptr));
+  ExpectClose("gelu backward", ToHost(ddx, N * C), dx, 1e-6, 1e-6);
+  ExpectClose("gelu backward bf16", FromBf16(ToHost(ddx_b, N * C)), dx, 4e-3, 4e-3);
+}
+
+TEST(GpuOps, DropoutMaskIsBitExact) {
+  SKIP_WITHOUT_GPU();
+  const size_t n = 100003;
+  const std::vector<float> x = Random(n, 1);
+  for (float p : {0.0f, 0.1f, 0.5f}) {
+    const reference::DropoutKey key{12345, 77, 3};
+    std::vector<float> want(n), dwant(n, 0.0f);
+    reference::DropoutForward(want.data(), x.data(), n, p, key);
+    reference::DropoutBackward(dwant.data(), x.data(), n, p, key);
+    auto dx = ToDevice(x);
+    auto out = Zeros<float>(n), din = Zeros<float>(n);
+    ASSERT_OK(DropoutForward(out.data(), dx.data(), n, p, key, nullptr));
+    ASSERT_OK(DropoutBackward(din.data(), nullptr, dx.data(), n, p, key, nullptr));
+    const std::vector<float> got = ToHost(out, n), dgot = ToHost(din, n);
+    size_t diff = 0, ddiff = 0;
+    for (size_t i = 0; i < n; ++i) {
+      diff += std::memcmp(&got[i], &want[i], 4) != 0;
+      ddiff += std::memcmp(&dgot[i], &dwant[i], 4) != 0;
+    }
+    EXPECT_EQ(diff, 0u) << "p " << p;
+    EXPECT_EQ(ddiff, 0u) << "p " << p;
+  }
+}
+
+TEST(GpuOps, BiasDropoutResidualMatchesReferenceComposition) {
+  SKIP_WITHOUT_GPU();
+  const int N = 45, C = 64;
+  const float p = 0.2f;
+  const reference::DropoutKey key{9, 4, 1};
+  const std::vector<float> in = Random(N * C, 1), bias = Random(C, 2), resid = Random(N * C, 3);
+  std::vector<float> y(N * C);
+  for (int i = 0; i < N * C; ++i) y[i] = in[i] + bias[i % C];
+  reference::DropoutForward(y.data(), y.data(), y.size(), p, key);
+  for (int i = 0; i < N * C; ++i) y[i] += resid[i];
+  auto din = ToDevice(in), db = ToDevice(bias), dr = ToDevice(resid);
+  auto out = Zeros<float>(N * C);
+  ASSERT_OK(BiasDropoutResidual(out.data(), din.data(), db.data(), dr.data(), N, C, p, key, nullptr));
+  ExpectClose("bias dropout residual", ToHost(out, N * C), y, 1e-7, 1e-7);
+}
+
+TEST(GpuOps, BiasLogSoftmaxMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  for (int V : {2, 31, 1000}) {
+    const int N = 19;
+    const std::vector<float> x = Random(N * V, 1, -20, 20), bias = Random(V, 2);
+    std::vector<float> xb(N * V), want(N * V);
+    for (int i = 0; i < N * V; ++i) xb[i] = x[i] + bias[i % V];
+    reference::LogSoftmaxForward(want.data(), xb.data(), N, V);
+    auto dx = ToDevice(x), dbias = ToDevice(bias);
+    auto out = Zeros<float>(N * V);
+    ASSERT_OK(BiasLogSoftmaxForward(out.data(), dx.data(), dbias.data(), N, V, nullptr));
+    ExpectClose("log_softmax V " + std::to_string(V), ToHost(out, N * V), want, 1e-6, 1e-6);
+  }
+}
+
+TEST(GpuOps, BiasAndColumnSumsMatchHost) {
+  SKIP_WITHOUT_GPU();
+  const int N = 1000, C = 77;  // several row chunks, a partial column tile
+  const std::vector<float> x = Random(N * C, 1), bias = Random(C, 2);
+  std::vector<float> want(N * C), sums(C, 1.0f);
+  for (int i = 0; i < N * C; ++i) want[i] = x[i] + bias[i % C];
+  for (int c = 0; c < C; ++c) {
+    double s = 0;
+    for (int n = 0; n < N; ++n) s += x[n * C + c];
+    sums[c] += static_cast<float>(s);
+  }
+  auto dx = ToDevice(x), db = ToDevice(bias);
+  auto dsum = ToDevice(std::vector<float>(C, 1.0f));
+  auto scratch = Zeros<float>(ColumnSumScratch(N, C));
+  ASSERT_OK(ColumnSumAdd(dsum.data(), dx.data(), N, C, scratch.data(), nullptr));
+  ExpectClose("column sums (add)", ToHost(dsum, C), sums, 1e-5, 1e-5);
+  auto xb = Zeros<Bf16>(N * C);
+  ASSERT_OK(AddBias(dx.data(), xb.data(), db.data(), N, C, nullptr));
+  ExpectClose("add bias", ToHost(dx, N * C), want, 1e-7, 1e-7);
+  ExpectClose("add bias bf16", FromBf16(ToHost(xb, N * C)), want, 4e-3, 4e-3);
+}
+
+TEST(GpuOps, PositionsMatchReferenceFormula) {
+  SKIP_WITHOUT_GPU();
+  const int B = 2, T = 300, C = 36;
+  const std::vector<float> x = Random(B * T * C, 1), bias = Random(C, 2);
+  std::vector<float> want(B * T * C);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int c = 0; c < C; ++c) {
+        const size_t i = (static_cast<size_t>(b) * T + t) * C + c;
+        const double angle = t / std::pow(10000.0, static_cast<double>(c - c % 2) / C);
+        want[i] = (x[i] + bias[c]) + static_cast<float>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+      }
+  auto dx = ToDevice(x), db = ToDevice(bias);
+  ASSERT_OK(AddBiasPositions(dx.data(), db.data(), B, T, C, nullptr));
+  ExpectClose("positions", ToHost(dx, want.size()), want, 1e-6, 1e-6);
+}
+
+TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
+  SKIP_WITHOUT_GPU();
+  const int B = 2, T = 41, F = 23, C = 16;
+  const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
+  const int T2 = reference::Conv2dOutSize(T1), F2 = reference::Conv2dOutSize(F1);
+  const std::vector<float> feats = Random(B * T * F, 1, -2, 2);
+  const std::vector<float> w1 = Random(C * 9, 2), b1 = Random(C, 3, -0.1, 0.1);
+  const std::vector<float> w2 = Random(C * C * 9, 4, -0.3, 0.3), b2 = Random(C, 5, -0.1, 0.1);
+  // Reference: conv1, ReLU, conv2, ReLU, transpose to [B, T2, C, F2].
+  const size_t n1 = static_cast<size_t>(B) * C * T1 * F1, n2 = static_cast<size_t>(B) * C * T2 * F2;
+  std::vector<float> c1(n1), r1(n1), c2(n2), r2(n2), sub(n2);
+  reference::Conv2dForward(c1.data(), feats.data(), w1.data(), b1.data(), B, 1, T, F, C);
+  reference::ReluForward(r1.data(), c1.data(), n1);
+  reference::Conv2dForward(c2.data(), r1.data(), w2.data(), b2.data(), B, C, T1, F1, C);
+  reference::ReluForward(r2.data(), c2.data(), n2);
+  for (int b = 0; b < B; ++b)
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < T2; ++t)
+        for (int f = 0; f < F2; ++f)
+          sub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f] = r2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f];
+
+  std::unique_ptr<Gemm> gemm;
+  ASSERT_OK(Gemm::Create(32 << 20, &gemm));
+  auto dfeats = ToDevice(feats), dw1 = ToDevice(w1), db1 = ToDevice(b1), db2 = ToDevice(b2);
+  auto dw2 = ToDevice(ToBf16(w2));
+  auto relu1 = Zeros<float>(n1);
+  ASSERT_OK(Conv1ReluForward(relu1.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
+  ExpectClose("conv1 + relu", ToHost(relu1, n1), r1, 1e-5, 1e-5);
+  const int M2 = B * T2 * F2;
+  auto col = Zeros<Bf16>(static_cast<size_t>(M2) * 9 * C);
+  ASSERT_OK(Im2Col(col.data(), relu1.data(), B, C, T1, F1, nullptr));
+  auto gout = Zeros<float>(static_cast<size_t>(M2) * C);
+  GemmShape s;
+  s.M = M2;
+  s.N = C;
+  s.K = 9 * C;
+  s.trans_b = true;
+  ASSERT_OK(gemm->Run(s, col.data(), dw2.data(), gout.data(), nullptr));
+  auto relu2 = Zeros<float>(n2);
+  auto sub_b = Zeros<Bf16>(n2);
+  ASSERT_OK(Conv2Epilogue(relu2.data(), sub_b.data(), gout.data(), db2.data(), B, C, T2, F2, nullptr));
+  ExpectClose("conv2 + relu + transpose", ToHost(relu2, n2), sub, 1e-2, 3e-2);
+
+  // Backward from d/d(sub), through the transpose and ReLU, conv2 (dW, db, din) and conv1 (dW, db).
+  const std::vector<float> dsub = Random(n2, 6);
+  std::vector<float> dr2(n2), dc2(n2, 0.0f), dr1(n1, 0.0f), dc1(n1, 0.0f);
+  for (int b = 0; b < B; ++b)
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < T2; ++t)
+        for (int f = 0; f < F2; ++f)
+          dr2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] = dsub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
+  reference::ReluBackward(dc2.data(), dr2.data(), c2.data(), n2);
+  std::vector<float> gw2(w2.size(), 0.0f), gb2(C, 0.0f), gw1(w1.size(), 0.0f), gb1(C, 0.0f);
+  reference::Conv2dBackward(dr1.data(), gw2.data(), gb2.data(), dc2.data(), r1.data(), w2.data(), B, C, T1, F1, C);
+  reference::ReluBackward(dc1.data(), dr1.data(), c1.data(), n1);
+  reference::Conv2dBackward<float>(nullptr, gw1.data(), gb1.data(), dc1.data(), feats.data(), w1.data(), B, 1, T,
+                                   F, C);
+
+  auto ddsub = ToDevice(dsub);
+  auto dg = Zeros<float>(static_cast<size_t>(M2) * C);
+  auto dg_b = Zeros<Bf16>(static_cast<size_t>(M2) * C);
+  ASSERT_OK(Conv2EpilogueBackward(dg.data(), dg_b.data(), ddsub.data(), relu2.data(), B, C, T2, F2, nullptr));
+  // Reference bias gradient of conv2 is the column sum of dg.
+  auto gb2_d = Zeros<float>(C);
+  auto scratch = Zeros<float>(ColumnSumScratch(M2, C));
+  ASSERT_OK(ColumnSumAdd(gb2_d.data(), dg.data(), M2, C, scratch.data(), nullptr));
+  // ReLU masks can differ where the bf16 conv2 output sits within rounding of 0: rare, and
+  // absorbed by the L2 tolerances.
+  ExpectClose("conv2 dbias", ToHost(gb2_d, C), gb2, 2e-2, 5e-2);
+  auto gw2_d = Zeros<float>(w2.size());
+  GemmShape dw;
+  dw.M = C;
+  dw.N = 9 * C;
+  dw.K = M2;
+  dw.trans_a = true;
+  ASSERT_OK(gemm->Run(dw, dg_b.data(), col.data(), gw2_d.data(), nullptr));
+  ExpectClose("conv2 dweight", ToHost(gw2_d, w2.size()), gw2, 2e-2, 5e-2);
+  auto dcol = Zeros<float>(static_cast<size_t>(M2) * 9 * C);
+  GemmShape dx;
+  dx.M = M2;
+  dx.N = 9 * C;
+  dx.K = C;
+  ASSERT_OK(gemm->Run(dx, dg_b.data(), dw2.data(), dcol.data(), nullptr));
+  auto drelu1 = Zeros<float>(n1);
+  ASSERT_OK(Col2Im(drelu1.data(), dcol.data(), B, C, T1, F1, nullptr));
+  ExpectClose("conv2 din (col2im)", ToHost(drelu1, n1), dr1, 2e-2, 5e-2);
+  auto gw1_d = Zeros<float>(w1.size()), gb1_d = Zeros<float>(C);
+  ASSERT_OK(Conv1ReluBackward(gw1_d.data(), gb1_d.data(), drelu1.data(), relu1.data(), dfeats.data(), B, T, F, C,
+                              nullptr));
+  ExpectClose("conv1 dweight", ToHost(gw1_d, w1.size()), gw1, 2e-2, 5e-2);
+  ExpectClose("conv1 dbias", ToHost(gb1_d, C), gb1, 2e-2, 5e-2);
+
+  // Conv1's backward alone, from the reference's own dc1-side input: fp32 exact up to order.
+  auto dr1_exact = ToDevice(dr1);
+  auto gw1_e = Zeros<float>(w1.size()), gb1_e = Zeros<float>(C);
+  ASSERT_OK(Conv1ReluBackward(gw1_e.data(), gb1_e.data(), dr1_exact.data(), relu1.data(), dfeats.data(), B, T, F, C,
+                              nullptr));
+  ExpectClose("conv1 dweight (exact input)", ToHost(gw1_e, w1.size()), gw1, 1e-5, 1e-5);
+  ExpectClose("conv1 dbias (exact input)", ToHost(gb1_e, C), gb1, 1e-5, 1e-5);
+}
+
+}  // namespace
+}  // namespace sluice::gpu::model

@@ -1,0 +1,105 @@
+// Helpers of the CUDA model's tests (suite 'gpu'): skip without a GPU, move vectors to and from
+// the device, seeded inputs, and per-tensor comparisons with the CPU reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "gpu/model/device_array.h"
+
+namespace sluice::gpu::model::testing {
+
+// Every case starts with this: cudaGetDeviceCount's error (e.g. "CUDA driver version is
+// insufficient ... = 35") becomes the skip message, so a machine without a GPU passes.
+#define SKIP_WITHOUT_GPU()                          \
+  do {                                              \
+    int _n = 0;                                     \
+    const ::sluice::Status _st = ::sluice::gpu::ProbeDevices(&_n); \
+    if (!_st.ok()) GTEST_SKIP() << _st.message();   \
+  } while (0)
+
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    const ::sluice::Status _s = (expr);                  \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
+  } while (0)
+
+inline std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+inline std::vector<Bf16> ToBf16(const std::vector<float>& v) {
+  std::vector<Bf16> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = Bf16FromFloat(v[i]);
+  return out;
+}
+inline std::vector<float> FromBf16(const std::vector<Bf16>& v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = FloatFromBf16(v[i]);
+  return out;
+}
+// The value a bf16 GEMM operand really has.
+inline std::vector<float> RoundBf16(const std::vector<float>& v) { return FromBf16(ToBf16(v)); }
+
+template <typename T>
+DeviceArray<T> ToDevice(const std::vector<T>& host) {
+  DeviceArray<T> d;
+  EXPECT_TRUE(d.Allocate(std::max<size_t>(host.size(), 1)).ok());
+  EXPECT_TRUE(d.Upload(host.data(), host.size(), nullptr).ok());
+  return d;
+}
+template <typename T>
+DeviceArray<T> Zeros(size_t n) {
+  DeviceArray<T> d;
+  EXPECT_TRUE(d.Allocate(std::max<size_t>(n, 1)).ok());
+  EXPECT_TRUE(d.Zero(nullptr).ok());
+  return d;
+}
+template <typename T>
+std::vector<T> ToHost(const DeviceArray<T>& d, size_t n) {
+  std::vector<T> h(n);
+  EXPECT_TRUE(d.Download(h.data(), n, nullptr).ok());
+  return h;
+}
+
+// Per-tensor agreement: the relative L2 error ||got - want|| / ||want|| (the measure a bf16
+// rounding bound speaks to, as errors of many elements average out) and the largest absolute
+// error against the tensor's scale max|want|. `atol` keeps near-zero tensors from failing on
+// noise.
+inline void ExpectClose(const std::string& what, const std::vector<float>& got,
+                        const std::vector<float>& want, double rel_l2, double rel_max,
+                        double atol = 1e-6) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double err2 = 0, ref2 = 0, max_err = 0, max_ref = 0;
+  size_t worst = 0, nonfinite = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) ++nonfinite;
+    const double e = std::abs(static_cast<double>(got[i]) - want[i]);
+    err2 += e * e;
+    ref2 += static_cast<double>(want[i]) * want[i];
+    if (e > max_err) {
+      max_err = e;
+      worst = i;
+    }
+    max_ref = std::max(max_ref, std::abs(static_cast<double>(want[i])));
+  }
+  EXPECT_EQ(nonfinite, 0u) << what << ": non-finite values";
+  const double l2 = std::sqrt(err2), norm = std::sqrt(ref2);
+  EXPECT_LE(l2, rel_l2 * norm + atol * std::sqrt(static_cast<double>(got.size())))
+      << what << ": relative L2 error " << (norm > 0 ? l2 / norm : l2) << " > " << rel_l2;
+  EXPECT_LE(max_err, rel_max * max_ref + atol)
+      << what << ": max error " << max_err << " at " << worst << " (got " << got[worst] << ", want "
+      << want[worst] << ", scale " << max_ref << ")";
+}
+
+}  // namespace sluice::gpu::model::testing
