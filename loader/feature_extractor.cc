@@ -9,49 +9,20 @@
 #include "features/pcm.h"
 #include "features/random.h"
 #include "features/half.h"
+#include "loader/features_json.h"
 
 namespace sluice::loader {
 namespace {
 
-// Reads the options shardify recorded for precomputed features (manifest.json "features"):
-// Kaldi-style names, with or without the _ms suffix.
-template <typename T>
-void Get(const nlohmann::json& j, const char* a, const char* b, T* v) {
-  if (j.contains(a)) *v = j[a].get<T>();
-  else if (b != nullptr && j.contains(b)) *v = j[b].get<T>();
-}
-
+// The computers of the precomputed features, from their manifest record; the sample rate is the
+// dataset's (shardify resampled every record to it before computing).
 Status PrecomputedComputers(const nlohmann::json& j, int rate, LoaderOptions* opt,
                             FeatureKind* base_kind) {
-  std::string kind = "fbank";
-  try {
-    Get(j, "kind", nullptr, &kind);
-    if (kind == "fbank") {
-      features::FbankOptions& f = opt->fbank;
-      Get(j, "num_mel_bins", "num-mel-bins", &f.num_mel_bins);
-      Get(j, "frame_length_ms", "frame_length", &f.frame_length_ms);
-      Get(j, "frame_shift_ms", "frame_shift", &f.frame_shift_ms);
-      Get(j, "snip_edges", "snip-edges", &f.snip_edges);
-      Get(j, "use_energy", "use-energy", &f.use_energy);
-      Get(j, "round_to_power_of_two", nullptr, &f.round_to_power_of_two);
-      f.sample_frequency = static_cast<float>(rate);
-      *base_kind = FeatureKind::kFbank;
-    } else if (kind == "spectrogram") {
-      features::SpectrogramOptions& s = opt->spectrogram;
-      Get(j, "window_ms", nullptr, &s.window_ms);
-      Get(j, "hop_ms", nullptr, &s.hop_ms);
-      Get(j, "n_fft", nullptr, &s.n_fft);
-      bool center = s.frames == features::FrameConvention::kCenter;
-      Get(j, "center", nullptr, &center);
-      s.frames = center ? features::FrameConvention::kCenter : features::FrameConvention::kSnipEdges;
-      s.sample_rate = rate;
-      *base_kind = FeatureKind::kSpectrogram;
-    } else {
-      return Status::Unsupported("manifest.json: precomputed features of kind '" + kind + "'");
-    }
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(std::string("manifest.json: features: ") + e.what());
-  }
+  bool is_fbank = true;
+  SLUICE_RETURN_IF_ERROR(FeaturesFromJson(j, &is_fbank, &opt->fbank, &opt->spectrogram));
+  opt->fbank.sample_frequency = static_cast<float>(rate);
+  opt->spectrogram.sample_rate = rate;
+  *base_kind = is_fbank ? FeatureKind::kFbank : FeatureKind::kSpectrogram;
   return Status::OK();
 }
 

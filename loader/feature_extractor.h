@@ -7,6 +7,7 @@
 // Text datasets have no feature rows (dim 0): the pipeline passes text and tokens through.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -27,6 +28,13 @@ namespace sluice::loader {
 
 // Per-thread scratch of the decode stage; reused from record to record.
 struct DecodeScratch {
+  // Packed plans tokenize online (records without ids) once per (document, row), and a long
+  // document feeds several rows, mostly served by the same read and thread: a few recently
+  // tokenized records, direct-mapped by record id, spare most repeats. Vectors keep capacity.
+  static constexpr size_t kTokenSlots = 8;
+  std::array<uint64_t, kTokenSlots> ids_record = MakeEmptySlots();
+  std::array<std::vector<int32_t>, kTokenSlots> ids;
+
   features::Workspace workspace;
   shards::Buffer raw;           // the decompressed block
   std::vector<float> samples;   // audio as float
@@ -34,6 +42,13 @@ struct DecodeScratch {
   std::vector<float> feats;     // features before conversion to f16/bf16
   std::vector<float> perturbed; // speed-perturbed samples
   features::Resampler resampler;  // keeps soxr engines for the speed factors
+
+ private:
+  static std::array<uint64_t, kTokenSlots> MakeEmptySlots() {
+    std::array<uint64_t, kTokenSlots> a;
+    a.fill(~uint64_t{0});
+    return a;
+  }
 };
 
 class FeatureExtractor {

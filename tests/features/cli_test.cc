@@ -61,6 +61,32 @@ TEST(CliTest, WritesTheLibraryFbankAsNpy) {
   EXPECT_EQ(npy.data, expected);
 }
 
+// The flags are the ones every tool shares (tools/common/feature_options.h): left out,
+// --snip-edges means whole frames for fbank and centred frames for the spectrogram; given, it
+// applies to both. At 8 kHz, 20/10 ms: 1 + n / 80 centred frames, 1 + (n - 160) / 80 snipped.
+TEST(CliTest, SpectrogramFramesAreCentredUnlessSnipEdgesIsGiven) {
+  const std::string wav = testing::DataPath("speech_16k.wav");
+  const std::string out = ::testing::TempDir() + "cli_spec_" + std::to_string(::getpid()) + ".npy";
+  auto frames = [&](const std::string& flags) {
+    int rc = 0;
+    const std::string err = RunCli(wav + " --kind spectrogram " + flags + " -o " + out, &rc);
+    EXPECT_EQ(rc, 0) << err;
+    const Npy npy = ReadNpy(out);
+    std::remove(out.c_str());
+    const size_t at = npy.header.find("'shape': (");
+    return at == std::string::npos ? -1 : std::stoi(npy.header.substr(at + 10));
+  };
+  const int centred = frames("");
+  EXPECT_EQ(frames("--snip-edges=false"), centred);
+  EXPECT_EQ(frames("--snip-edges=true"), centred - 2);  // 1 + (n - L) / H against 1 + n / H
+  // Kaldi's rarer fbank flags are accepted here as in every tool.
+  int rc = 0;
+  const std::string err = RunCli(wav + " --kind fbank --htk-compat=true --use-energy=true "
+                                 "--energy-floor 1 --raw-energy=false -o " + out, &rc);
+  EXPECT_EQ(rc, 0) << err;
+  std::remove(out.c_str());
+}
+
 TEST(CliTest, BadInputsExitNonZeroWithAReason) {
   const std::string out = ::testing::TempDir() + "cli_bad_" + std::to_string(::getpid()) + ".npy";
   int rc = 0;

@@ -1,6 +1,7 @@
 #include "feature_options.h"
 
 #include "features/window.h"
+#include "loader/features_json.h"
 
 namespace sluice::tools {
 
@@ -15,16 +16,33 @@ void AddFeatureOptions(CLI::App* app, FeatureArgs* a) {
   app->add_option("--window-type", a->window_type,
                   "povey, hamming, hanning, rectangular, blackman, sine (default: povey for fbank, "
                   "hamming for spectrogram)");
-  app->add_option("--snip-edges", a->snip_edges,
-                  "Whole frames only (Kaldi); false: fbank mirrors the edges, spectrogram centres "
-                  "frames as torch.stft(center=True)")
-      ->capture_default_str();
+  app->add_option_function<bool>(
+         "--snip-edges",
+         [a](const bool& v) {
+           a->snip_edges = v;
+           a->snip_edges_set = true;
+         },
+         "Whole frames only (Kaldi); false: fbank mirrors the edges, spectrogram centres frames "
+         "as torch.stft(center=True). Default: true for fbank, false for the spectrogram");
   app->add_option("--low-freq", a->low_freq, "fbank: low edge of the mel bins (Hz)")->capture_default_str();
   app->add_option("--high-freq", a->high_freq, "fbank: high edge (Hz); <= 0 is an offset from Nyquist")
       ->capture_default_str();
   app->add_option("--use-energy", a->use_energy, "fbank: add a log-energy column")->capture_default_str();
   app->add_option("--n-fft", a->n_fft, "spectrogram: FFT size (samples); 0 = the window length");
   app->add_option("--normalize", a->normalize, "spectrogram: per-utterance mean/std normalisation")
+      ->capture_default_str();
+  app->add_option("--blackman-coeff", a->blackman_coeff, "fbank: blackman window")->capture_default_str();
+  app->add_option("--round-to-power-of-two", a->round_to_power_of_two,
+                  "fbank: zero-pad frames to a power of two for the FFT")
+      ->capture_default_str();
+  app->add_option("--raw-energy", a->raw_energy, "fbank: energy before preemphasis and window")
+      ->capture_default_str();
+  app->add_option("--energy-floor", a->energy_floor, "fbank: floor on the energy (linear)")
+      ->capture_default_str();
+  app->add_option("--htk-compat", a->htk_compat, "fbank: energy column last")->capture_default_str();
+  app->add_option("--use-power", a->use_power, "fbank: power (true) or magnitude spectrum")
+      ->capture_default_str();
+  app->add_option("--use-log-fbank", a->use_log_fbank, "fbank: log of the mel energies")
       ->capture_default_str();
 }
 
@@ -46,6 +64,13 @@ Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* o
     f.low_freq = a.low_freq;
     f.high_freq = a.high_freq;
     f.use_energy = a.use_energy;
+    f.blackman_coeff = a.blackman_coeff;
+    f.round_to_power_of_two = a.round_to_power_of_two;
+    f.raw_energy = a.raw_energy;
+    f.energy_floor = a.energy_floor;
+    f.htk_compat = a.htk_compat;
+    f.use_power = a.use_power;
+    f.use_log_fbank = a.use_log_fbank;
     Status s = features::FbankComputer::Validate(f);
     if (!s.ok()) return Status::InvalidArgument("fbank options: " + s.message());
   } else if (a.kind == "spectrogram") {
@@ -58,7 +83,11 @@ Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* o
     if (!a.window_type.empty() && !features::ParseWindowType(a.window_type, &s.window)) {
       return Status::InvalidArgument("--window-type '" + a.window_type + "': unknown window");
     }
-    s.frames = a.snip_edges ? features::FrameConvention::kSnipEdges : features::FrameConvention::kCenter;
+    // Given, --snip-edges picks the convention; left out, the spectrogram's own default
+    // (centred, as DeepSpeech2's torch.stft) rather than fbank's Kaldi default.
+    s.frames = !a.snip_edges_set ? features::SpectrogramOptions().frames
+               : a.snip_edges    ? features::FrameConvention::kSnipEdges
+                                 : features::FrameConvention::kCenter;
     s.normalize = a.normalize;
     Status st = features::SpectrogramComputer::Validate(s);
     if (!st.ok()) return Status::InvalidArgument("spectrogram options: " + st.message());
@@ -69,43 +98,8 @@ Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* o
 }
 
 nlohmann::json FeatureConfigToJson(const FeatureConfig& c) {
-  if (c.is_fbank) {
-    const features::FbankOptions& f = c.fbank;
-    return {{"kind", "fbank"},
-            {"dtype", "float16"},
-            {"dim", f.num_mel_bins + (f.use_energy ? 1 : 0)},
-            {"sample_frequency", f.sample_frequency},
-            {"frame_length_ms", f.frame_length_ms},
-            {"frame_shift_ms", f.frame_shift_ms},
-            {"num_mel_bins", f.num_mel_bins},
-            {"dither", f.dither},
-            {"preemphasis_coefficient", f.preemphasis_coefficient},
-            {"remove_dc_offset", f.remove_dc_offset},
-            {"window_type", features::WindowTypeName(f.window_type)},
-            {"round_to_power_of_two", f.round_to_power_of_two},
-            {"snip_edges", f.snip_edges},
-            {"low_freq", f.low_freq},
-            {"high_freq", f.high_freq},
-            {"use_energy", f.use_energy},
-            {"raw_energy", f.raw_energy},
-            {"energy_floor", f.energy_floor},
-            {"htk_compat", f.htk_compat},
-            {"use_power", f.use_power},
-            {"use_log_fbank", f.use_log_fbank}};
-  }
-  const features::SpectrogramOptions& s = c.spectrogram;
-  return {{"kind", "spectrogram"},
-          {"dtype", "float16"},
-          {"dim", features::SpectrogramComputer(s).Dim()},
-          {"sample_rate", s.sample_rate},
-          {"window_ms", s.window_ms},
-          {"hop_ms", s.hop_ms},
-          {"n_fft", s.n_fft},
-          {"window", features::WindowTypeName(s.window)},
-          {"center", s.frames == features::FrameConvention::kCenter},
-          {"power", s.power},
-          {"log1p", s.log1p},
-          {"normalize", s.normalize}};
+  return c.is_fbank ? loader::FbankFeaturesToJson(c.fbank)
+                    : loader::SpectrogramFeaturesToJson(c.spectrogram);
 }
 
 }  // namespace sluice::tools
