@@ -50,4 +50,23 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
   return Status::OK();
 }
 
+Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
+                              bool end_of_document) {
+  return [tokenizer, end_of_document](std::string_view text, std::vector<int32_t>* ids) {
+    ids->clear();
+    SLUICE_RETURN_IF_ERROR(tokenizer->Encode(text, ids));
+    if (end_of_document) ids->push_back(features::kEndOfDocumentId);
+    return Status::OK();
+  };
+}
+
+Status LoadRecordTokenizer(const shards::Manifest& m, const std::string& dir, Tokenizer* out) {
+  if (m.tokenizer.is_null())
+    return Status::InvalidArgument(dir + "/manifest.json names no tokenizer");
+  std::unique_ptr<features::Tokenizer> t;
+  SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(m.tokenizer, dir, &t));
+  *out = MakeRecordTokenizer(std::move(t), m.kind == "text");
+  return Status::OK();
+}
+
 }  // namespace sluice::loader

@@ -11,6 +11,8 @@
 #include "base/status.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
+#include "loader/options.h"
+#include "shards/manifest.h"
 
 namespace sluice::loader {
 
@@ -26,5 +28,17 @@ features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j);  
 // the manifest or model file for anything inconsistent.
 Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string& dir,
                             std::unique_ptr<features::Tokenizer>* out);
+
+// The loader's hook around a tokenizer: the ids a record would store. With end_of_document
+// (text datasets: shardify text appends it to every line or document) the ids are followed by
+// the end-of-document id 1; transcripts (audio datasets) get the ids alone.
+Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
+                              bool end_of_document);
+
+// The dataset's own tokenizer as that hook (end-of-document for kind "text"), for records that
+// hold text without ids. InvalidArgument when manifest.json names no tokenizer; else as
+// LoadDatasetTokenizer.
+Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir,
+                           Tokenizer* out);
 
 }  // namespace sluice::loader

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "loader/dataset_tokenizer.h"
 #include "loader/pack.h"
 #include "loader/pipeline.h"
 
@@ -35,18 +36,41 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
   BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                     &l->index_);
   if (l->index_.num_records() == 0) return Status::InvalidArgument(dir + ": the dataset has no records");
+  // Records that hold text without ids are tokenized online; with no tokenizer given, by the
+  // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
+  // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
+  const shards::Manifest& m = l->dataset_->manifest();
+  const bool stores_ids =
+      std::find(m.fields.begin(), m.fields.end(), "tokens") != m.fields.end();
+  if (!l->options_.tokenizer && !stores_ids && !m.tokenizer.is_null())
+    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, dir, &l->options_.tokenizer));
   if (options.packing.seq_len > 0) {
     if (l->extractor_->audio())
       return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
                                      " holds audio");
-    if (options.packing.batch_size == 0)
-      return Status::InvalidArgument("packing: batch_size must be at least 1");
+    if (options.packing.batch_size == 0 || options.packing.chunk_tokens == 0)
+      return Status::InvalidArgument("packing: batch_size and chunk_tokens must be at least 1");
     for (uint64_t r = 0; r < l->index_.num_records(); ++r)
       if (l->index_.tokens[r] == 0)
         return Status::InvalidArgument(
-            dir + ": packing (seq_len) needs token ids in the index, and record '" +
+            dir + ": packing (seq_len) needs each record's token count in the index, and record '" +
             std::string(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r))) +
-            "' has none: make the dataset with shardify text --tokenizer ...");
+            "' has none. HINT: make the dataset with shardify text --tokenizer SPEC (ids stored) "
+            "or --tokenizer SPEC --store text (counted, tokenized online)");
+    if (!stores_ids && !l->options_.tokenizer)
+      return Status::InvalidArgument(
+          dir + ": packing needs token ids: the records hold text only and neither "
+          "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
+    // Read units of OpenBatchCap: the runs of records sharing a block and a shuffle chunk.
+    const std::vector<uint64_t> chunks = PackChunks(l->index_, options.packing.chunk_tokens);
+    l->read_unit_.resize(l->index_.num_records());
+    uint32_t unit = 0;
+    for (size_t c = 0; c + 1 < chunks.size(); ++c)
+      for (uint64_t r = chunks[c]; r < chunks[c + 1]; ++r) {
+        if (r > 0 && (r == chunks[c] || l->index_.block_of[r] != l->index_.block_of[r - 1])) ++unit;
+        l->read_unit_[r] = unit;
+      }
+    l->num_read_units_ = unit + 1;
   }
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -70,22 +94,24 @@ void Loader::Stop() {
 
 // Packed batches are small (B x (L+1) ids) while one block holds the tokens of many of them:
 // capping open batches at the audio default would read every block several times and serialise
-// the pipeline on barrier steps. So the cap is raised to the widest run of batches one block
-// feeds in this plan, which is about (a block's tokens + a record shuffle window's tokens) / (B x
-// L) plus the sequence shuffle window: each block is then read once, and the pool holds a few
-// blocks' worth of ids (bounded by the shard format's block size, not the dataset's).
+// the pipeline on barrier steps. So the cap is raised to the widest run of batches one read
+// unit feeds in this plan, which is about (a block's tokens + a record shuffle window's tokens)
+// / (B x L) plus the sequence shuffle window: each block is then read once per shuffle chunk it
+// holds records of (a block straddling two chunks feeds two far-apart places of the stream, and
+// a cap spanning both would hold the batches in between), and the pool holds a few blocks' worth
+// of ids (bounded by the shard format's block size, not the dataset's).
 uint32_t Loader::OpenBatchCap() const {
   if (plan_.seq_len == 0 || options_.open_batches == 0) return options_.open_batches;
   constexpr uint32_t kNone = 0xffffffffu;
-  std::vector<uint32_t> first(ix_->num_blocks(), kNone), last(ix_->num_blocks(), 0);
+  std::vector<uint32_t> first(num_read_units_, kNone), last(num_read_units_, 0);
   uint64_t span = 0;
   for (uint32_t j = 0; j < plan_.batches.size(); ++j) {
     const PlannedBatch& pb = plan_.batches[j];
     for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
-      const uint32_t g = ix_->block_of[plan_.records[e]];
-      if (first[g] == kNone) first[g] = j;
-      last[g] = j;
-      span = std::max<uint64_t>(span, last[g] - first[g] + 1);
+      const uint32_t u = read_unit_[plan_.records[e]];
+      if (first[u] == kNone) first[u] = j;
+      last[u] = j;
+      span = std::max<uint64_t>(span, last[u] - first[u] + 1);
     }
   }
   return static_cast<uint32_t>(

@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
 #include <oneapi/tbb/task_arena.h>
@@ -46,7 +47,9 @@ class EpochPipeline;
 class Loader {
  public:
   // Opens the dataset (manifest and shard indexes; no payload) and checks the options against
-  // it. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
+  // it. When its records hold text without ids and options.tokenizer is empty, loads the
+  // dataset's tokenizer (manifest.json "tokenizer") to tokenize them online; a given tokenizer
+  // wins. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
   static Status Open(const std::string& dir, const LoaderOptions& options,
                      std::unique_ptr<Loader>* out);
   ~Loader();
@@ -91,6 +94,8 @@ class Loader {
   IndexColumns index_;
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
   const IndexColumns* ix_ = &index_;  // the one the started epoch uses
+  std::vector<uint32_t> read_unit_;   // packing: per record, its (block, shuffle chunk) run
+  uint32_t num_read_units_ = 0;
   std::unique_ptr<BatchPool> pool_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unique_ptr<tbb::enumerable_thread_specific<DecodeScratch>> scratch_;

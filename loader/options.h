@@ -65,13 +65,14 @@ struct BatchingOptions {
                                     // wait for their batch (0 = shuffle_window)
 };
 
-// Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in the
-// shuffled record order of BatchingOptions, each ending with its stored end-of-document id 1) is
-// cut into sequences of seq_len + 1 ids, sequence k covering stream tokens [k*L, k*L + L + 1):
-// inputs are row[0..L), targets row[1..L]. Batches are [batch_size, seq_len + 1] int32. The
-// stream's tail is wrapped with its own beginning so that every rank gets the same number of
-// full batches: every token is an input exactly once per epoch, plus EpochPlan::wrapped_tokens
-// repeated from the start of the stream. Needs token counts in the index (shardify --tokenizer).
+// Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in a
+// shuffled record order, each ending with its end-of-document id 1) is cut into sequences of
+// seq_len + 1 ids, sequence k covering stream tokens [k*L, k*L + L + 1): inputs are row[0..L),
+// targets row[1..L]. Batches are [batch_size, seq_len + 1] int32. The stream's tail is wrapped
+// with its own beginning so that every rank gets the same number of full batches: every token
+// is an input exactly once per epoch, plus EpochPlan::wrapped_tokens repeated from the start of
+// the stream. Needs each record's token count in the index (shardify text --tokenizer, with the
+// ids stored or, with --store text, only counted and tokenized online by the loader).
 struct PackingOptions {
   uint32_t seq_len = 0;          // L, tokens per sequence (0 = off: ASR-style rows per record)
   uint32_t batch_size = 8;       // B, sequences per batch
@@ -79,10 +80,20 @@ struct PackingOptions {
                                  // window of this many consecutive sequences, which keeps reads
                                  // within a few blocks (0 or 1 = stream order; batching.shuffle
                                  // false also keeps stream order)
+  uint64_t chunk_tokens = 1u << 21;  // tokens per shuffle unit: the record stream is made of
+                                 // runs of consecutive records of at least this many tokens,
+                                 // shuffled by (seed, epoch), instead of shard blocks, so the
+                                 // epoch is the same whether ids are stored or tokenized online
+                                 // (their blocks differ). A block straddling two runs is read
+                                 // twice: one extra read per run, i.e. per 8-16 MiB of stored
+                                 // text and ids at the default. Smaller: a finer shuffle
 };
 
-// Turns transcript text into token ids for records that carry none (a later issue plugs a
-// SentencePiece model in here). Called from decode threads at once: must be thread-safe.
+// Turns a record's text into the token ids a record would store, for records that carry none:
+// for text datasets the document's ids followed by the end-of-document id 1 (what shardify text
+// stores), for transcripts the ids alone. Called from decode threads at once: must be
+// thread-safe. Left empty, Loader::Open uses the dataset's own tokenizer (manifest.json
+// "tokenizer", loader/dataset_tokenizer.h) when its records hold text without ids.
 using Tokenizer = std::function<Status(std::string_view text, std::vector<int32_t>* ids)>;
 
 struct LoaderOptions {
@@ -104,7 +115,8 @@ struct LoaderOptions {
   DType dtype = DType::kFloat32;           // element type of Batch::features()
   BatchingOptions batching;
   PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
-  Tokenizer tokenizer;                     // optional; see Tokenizer
+  Tokenizer tokenizer;                     // empty: the dataset's own, if any (see Tokenizer);
+                                           // given, it wins over the dataset's
   CorruptPolicy corrupt = CorruptPolicy::kFail;
   uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
   int rank = 0;                            // this process's rank in [0, world)

@@ -15,19 +15,40 @@ constexpr uint64_t kSequenceSalt = 0x7365717300000000ull;  // "seqs"
 
 }  // namespace
 
+std::vector<uint64_t> PackChunks(const IndexColumns& index, uint64_t chunk_tokens) {
+  std::vector<uint64_t> first{0};
+  uint64_t in_chunk = 0;
+  for (uint64_t r = 0; r < index.num_records(); ++r) {
+    in_chunk += index.tokens[r];
+    if (in_chunk >= chunk_tokens && r + 1 < index.num_records()) {
+      first.push_back(r + 1);
+      in_chunk = 0;
+    }
+  }
+  first.push_back(index.num_records());
+  return first;
+}
+
+std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const BatchingOptions& batching,
+                                         const PackingOptions& packing, uint64_t seed,
+                                         uint64_t epoch) {
+  return RecordStreamOfUnits(PackChunks(index, std::max<uint64_t>(packing.chunk_tokens, 1)),
+                             batching, seed, epoch);
+}
+
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
                       int world, EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
-  if (packing.seq_len == 0 || packing.batch_size == 0)
-    return Status::InvalidArgument("packing: seq_len and batch_size must be at least 1");
+  if (packing.seq_len == 0 || packing.batch_size == 0 || packing.chunk_tokens == 0)
+    return Status::InvalidArgument("packing: seq_len, batch_size and chunk_tokens must be at least 1");
   if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
   for (uint64_t r = 0; r < index.num_records(); ++r)
     if (index.tokens[r] == 0)
       return Status::InvalidArgument(
-          "packing (seq_len) needs token ids in the index: record " + std::to_string(r) +
+          "packing (seq_len) needs token counts in the index: record " + std::to_string(r) +
           " has none (make the dataset with shardify text --tokenizer ...)");
   *plan = EpochPlan();
   plan->seed = seed;
@@ -38,7 +59,7 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   plan->seq_len = packing.seq_len;
 
   // Step 1: the stream and each record's first token in it.
-  const std::vector<uint64_t> stream = RecordStream(index, batching, seed, epoch);
+  const std::vector<uint64_t> stream = PackedRecordStream(index, batching, packing, seed, epoch);
   const size_t n = stream.size();
   std::vector<uint64_t> prefix(n + 1, 0);  // prefix[p]: first token of stream position p
   plan->record_offset.assign(index.num_records(), 0);

@@ -2,9 +2,12 @@
 // from the index's token counts alone (no payload is read), as a pure function of (index,
 // BatchingOptions, PackingOptions, seed, epoch, rank, world). See PackingOptions (options.h).
 //
-//  1. Stream: the records in RecordStream order (blocks shuffled by (seed, epoch), then windows of
-//     shuffle_window records), each contributing its stored ids, end-of-document id included.
-//     A prefix sum of the token counts gives every record's first token in the stream (T tokens).
+//  1. Stream: the records in PackedRecordStream order (token chunks shuffled by (seed, epoch),
+//     then windows of shuffle_window records), each contributing its ids (stored, or made online
+//     by the tokenizer), end-of-document id included. A prefix sum of the index's token counts
+//     gives every record's first token in the stream (T tokens). Chunks, not blocks: the order
+//     depends on the records' token counts only, so a dataset storing ids and one storing text
+//     (blocks of different records) give the same sequences.
 //  2. Sequences: k = 0 .. S-1 with S = ceil(T / L) rounded up to a multiple of batch_size x world;
 //     sequence k covers stream tokens [k*L, k*L + L + 1), read modulo T. Inputs [k*L, k*L + L)
 //     tile [0, S*L): every token is an input exactly once, and the S*L - T tokens past T (the
@@ -20,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/status.h"
 #include "loader/options.h"
@@ -27,8 +31,17 @@
 
 namespace sluice::loader {
 
-// InvalidArgument for world < 1, rank outside [0, world), seq_len or batch_size 0, or a record
-// without token ids in the index (packing needs their counts: shardify --tokenizer).
+// The shuffle units of packing: runs of consecutive records (dataset order), each closed once it
+// holds at least chunk_tokens tokens (index counts). Returns per chunk + 1 its first record.
+std::vector<uint64_t> PackChunks(const IndexColumns& index, uint64_t chunk_tokens);
+
+// Step 1 alone: every record once, in the packed epoch's stream order.
+std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const BatchingOptions& batching,
+                                         const PackingOptions& packing, uint64_t seed,
+                                         uint64_t epoch);
+
+// InvalidArgument for world < 1, rank outside [0, world), seq_len, batch_size or chunk_tokens 0,
+// or a record without a token count in the index (shardify text --tokenizer).
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
                       int world, EpochPlan* plan);

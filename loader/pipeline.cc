@@ -224,25 +224,54 @@ void EpochPipeline::OpenPackedRows(uint32_t j, Batch* b) {
 
 // The part of the item's document that falls in its row: the row covers stream tokens
 // [a, a + L + 1) and the document [s + m*T, s + n + m*T) for every wrap m of the stream.
-Status EpochPipeline::CopyPackedTokens(const ReadItem& item, const shards::RecordView& rv,
-                                       Batch* b) const {
-  const shards::FieldView* f = rv.Find(shards::FieldType::kTokens);
-  if (f == nullptr) return Status::Corruption("no token ids in the record");
-  const uint64_t n = f->size / sizeof(int32_t);
-  if (n != ctx_.index->tokens[item.record])
-    return Status::Corruption("the record holds " + std::to_string(n) +
-                              " token ids, its index entry " +
-                              std::to_string(ctx_.index->tokens[item.record]));
+void EpochPipeline::CopyPackedTokens(const ReadItem& item, const int32_t* ids, uint64_t n,
+                                     Batch* b) const {
   const uint64_t L = plan_->seq_len, T = plan_->stream_tokens;
   const uint64_t a = b->sequences_[item.row] * L, end = a + L + 1;
   const uint64_t s = plan_->record_offset[item.record];
   int32_t* row = static_cast<int32_t*>(b->tokens_.data()) + item.row * (L + 1);
   for (uint64_t m = a / T; m <= (end - 1) / T; ++m) {
     const uint64_t lo = std::max(a, s + m * T), hi = std::min(end, s + n + m * T);
-    if (lo < hi)
-      std::memcpy(row + (lo - a), f->data + (lo - s - m * T) * sizeof(int32_t),
-                  (hi - lo) * sizeof(int32_t));
+    if (lo < hi) std::memcpy(row + (lo - a), ids + (lo - s - m * T), (hi - lo) * sizeof(int32_t));
   }
+}
+
+// A packed document's ids: the record's own, or the tokenizer's (cached per thread). Either way
+// their count must be the index's, which placed every document in the stream: Corruption for a
+// stored field that disagrees (damage the checksum missed cannot happen, but a hand-made index
+// can), InvalidArgument for a tokenizer that disagrees with the one that counted, which no
+// record of the epoch could survive, so it stops the epoch under either policy.
+Status EpochPipeline::PackedIds(const ReadItem& item, const shards::RecordView& rv,
+                                DecodeScratch* s, const int32_t** ids, uint64_t* n) const {
+  const uint64_t want = ctx_.index->tokens[item.record];
+  if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
+    *ids = reinterpret_cast<const int32_t*>(f->data);  // fields are 8-byte aligned in the block
+    *n = f->size / sizeof(int32_t);
+    if (*n != want)
+      return Status::Corruption("the record holds " + std::to_string(*n) +
+                                " token ids, its index entry " + std::to_string(want));
+    return Status::OK();
+  }
+  const size_t slot = item.record % DecodeScratch::kTokenSlots;
+  std::vector<int32_t>& v = s->ids[slot];
+  if (s->ids_record[slot] != item.record) {
+    const shards::FieldView* text = rv.Find(shards::FieldType::kText);
+    if (text == nullptr) return Status::Corruption("neither token ids nor text in the record");
+    if (!ctx_.options->tokenizer) return Status::Corruption("no token ids in the record");
+    s->ids_record[slot] = ~uint64_t{0};
+    v.clear();
+    const Status ts = ctx_.options->tokenizer(text->bytes(), &v);
+    if (!ts.ok()) return Status::InvalidArgument("tokenizer: " + ts.message());
+    s->ids_record[slot] = item.record;
+  }
+  if (v.size() != want)
+    return Status::InvalidArgument(
+        "the tokenizer gives " + std::to_string(v.size()) + " token ids, the index counted " +
+        std::to_string(want) +
+        " (the dataset was counted with another tokenizer or normalisation; use the dataset's "
+        "own: leave LoaderOptions::tokenizer empty)");
+  *ids = v.data();
+  *n = v.size();
   return Status::OK();
 }
 
@@ -275,11 +304,15 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   auto mark_lost = [&] {
     std::atomic_ref<uint8_t>(b->row_ok_[row]).store(0, std::memory_order_relaxed);
   };
+  auto where = [&] {
+    return shard.Where(local_block) + ": record '" + std::string(shard.key(local)) + "': ";
+  };
+  // Corruption: a lost row, which kSkip refills. InvalidArgument: stops the epoch.
   auto lose = [&](const Status& st) {
     mark_lost();
     if (t->status.ok())
-      t->status = Status::Corruption(shard.Where(local_block) + ": record '" +
-                                     std::string(shard.key(local)) + "': " + st.message());
+      t->status = st.IsCorruption() ? Status::Corruption(where() + st.message())
+                                    : Status::InvalidArgument(where() + st.message());
   };
   if (t->block_lost) {  // kSkip
     mark_lost();
@@ -289,11 +322,14 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   const std::string_view payload = shard.RecordPayload(local, s->raw);
   shards::RecordView rv;
   Status st = shards::ParseRecord(payload.data(), payload.size(), shard.name(), &rv);
-  if (!st.ok()) return lose(st);
+  if (!st.ok()) return lose(Status::Corruption(st.message()));
 
   if (plan_->seq_len > 0) {
-    st = CopyPackedTokens(item, rv, b);
+    const int32_t* ids = nullptr;
+    uint64_t n = 0;
+    st = PackedIds(item, rv, s, &ids, &n);
     if (!st.ok()) return lose(st);
+    CopyPackedTokens(item, ids, n, b);
     return;
   }
   const FeatureExtractor& fx = *ctx_.extractor;
@@ -309,7 +345,7 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
       dst = s->feats.data();
     }
     st = fx.Compute(rv, e, shard.name(), plan_->seed, plan_->epoch, item.record, s, dst);
-    if (!st.ok()) return lose(st);
+    if (!st.ok()) return lose(Status::Corruption(st.message()));
     if (b->dtype_ == DType::kFloat16)
       features::FloatToHalf(dst, values, reinterpret_cast<uint16_t*>(row_base));
     else if (b->dtype_ == DType::kBFloat16)
@@ -323,8 +359,15 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
     ids.resize(f->size / 4);
     std::memcpy(ids.data(), f->data, ids.size() * 4);
   } else if (opt.tokenizer) {
+    ids.clear();
     st = opt.tokenizer(b->texts_[row], &ids);
-    if (!st.ok()) return lose(st);
+    if (!st.ok()) return lose(Status::Corruption(st.message()));
+    // A dataset counted by its tokenizer (shardify --store text) planned with these counts.
+    const uint64_t want = ctx_.index->tokens[item.record];
+    if (want > 0 && ids.size() != want)
+      return lose(Status::InvalidArgument(
+          "the tokenizer gives " + std::to_string(ids.size()) + " token ids, the index counted " +
+          std::to_string(want) + " (another tokenizer or normalisation than the dataset's)"));
   }
 }
 

@@ -72,7 +72,9 @@ class EpochPipeline {
   void OpenBatch(uint32_t j);
   void OpenPackedRows(uint32_t j, Batch* b);
   void DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t);
-  Status CopyPackedTokens(const ReadItem& item, const shards::RecordView& rv, Batch* b) const;
+  Status PackedIds(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
+                   const int32_t** ids, uint64_t* n) const;
+  void CopyPackedTokens(const ReadItem& item, const int32_t* ids, uint64_t n, Batch* b) const;
   void FinishBatch(Batch* b);
   // kSkip repairs lost rows from this row: the first whose block was intact (size() if none).
   static size_t FirstIntactRow(const Batch& b);

@@ -23,20 +23,21 @@ void Shuffle(T* v, size_t n, features::Rng* rng) {
 
 }  // namespace
 
-// Step 1: the record stream.
-std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,
-                                   uint64_t seed, uint64_t epoch) {
-  std::vector<uint32_t> blocks(index.num_blocks());
-  std::iota(blocks.begin(), blocks.end(), 0u);
+// Step 1: the record stream, over any partition of the records into consecutive units.
+std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_first_record,
+                                          const BatchingOptions& opt, uint64_t seed,
+                                          uint64_t epoch) {
+  const size_t nunits = unit_first_record.empty() ? 0 : unit_first_record.size() - 1;
+  std::vector<uint64_t> units(nunits);
+  std::iota(units.begin(), units.end(), uint64_t{0});
   if (opt.shuffle) {
     features::Rng rng(features::StreamKey(seed, epoch, kBlockSalt));
-    Shuffle(blocks.data(), blocks.size(), &rng);
+    Shuffle(units.data(), units.size(), &rng);
   }
   std::vector<uint64_t> stream;
-  stream.reserve(index.num_records());
-  for (uint32_t g : blocks)
-    for (uint64_t r = index.block_first_record[g]; r < index.block_first_record[g + 1]; ++r)
-      stream.push_back(r);
+  stream.reserve(nunits ? unit_first_record.back() : 0);
+  for (uint64_t u : units)
+    for (uint64_t r = unit_first_record[u]; r < unit_first_record[u + 1]; ++r) stream.push_back(r);
   if (opt.shuffle && opt.shuffle_window > 1) {
     const size_t w = opt.shuffle_window;
     for (size_t begin = 0, chunk = 0; begin < stream.size(); begin += w, ++chunk) {
@@ -45,6 +46,11 @@ std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOpti
     }
   }
   return stream;
+}
+
+std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,
+                                   uint64_t seed, uint64_t epoch) {
+  return RecordStreamOfUnits(index.block_first_record, opt, seed, epoch);
 }
 
 namespace {

@@ -98,6 +98,13 @@ struct EpochPlan {
 // Step 1 alone: every record id once, in the epoch's read order.
 std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& options,
                                    uint64_t seed, uint64_t epoch);
+// Step 1 over another partition of the records into consecutive runs (unit u holds records
+// [unit_first_record[u], unit_first_record[u + 1])): the units shuffled by (seed, epoch), each
+// unit's records in order, then the shuffle_window chunks. RecordStream's units are the blocks;
+// packing's are token chunks (pack.h), which do not depend on how records fell into blocks.
+std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_first_record,
+                                          const BatchingOptions& options, uint64_t seed,
+                                          uint64_t epoch);
 
 // InvalidArgument for world < 1, rank outside [0, world) or an empty dataset.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,

@@ -12,6 +12,7 @@
 
 #include "loader/digest.h"
 #include "loader/loader.h"
+#include "loader/pack.h"
 #include "test_dataset.h"
 #include "test_util.h"
 
@@ -23,6 +24,13 @@ using loader::testing::DocumentRecord;
 using loader::testing::DocumentTokens;
 
 constexpr int kRecords = 300;
+
+IndexColumns IndexOf(const std::string& dir) {
+  std::unique_ptr<Loader> l;
+  LoaderOptions o;
+  EXPECT_TRUE(Loader::Open(dir, o, &l).ok());
+  return l ? l->index() : IndexColumns();
+}
 
 struct Row {
   uint64_t sequence = 0;
@@ -41,8 +49,20 @@ class PackTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new sluice::testing::TempDir();
     loader::testing::WriteTokenDataset(dir_->path(), kRecords);
+    text_dir_ = new sluice::testing::TempDir();
+    loader::testing::WriteTokenDataset(text_dir_->path(), kRecords, 3000, /*store_ids=*/false);
   }
-  static void TearDownTestSuite() { delete dir_; }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete text_dir_;
+  }
+
+  // The same documents stored as text with their counts, tokenized online (shardify text
+  // --store text): other blocks, same stream.
+  static LoaderOptions Online(LoaderOptions o) {
+    o.tokenizer = loader::testing::TextToDocumentTokens;
+    return o;
+  }
 
   static LoaderOptions Options() {
     LoaderOptions o;
@@ -52,11 +72,14 @@ class PackTest : public ::testing::Test {
     o.packing.seq_len = 37;  // prime: rows start anywhere in documents
     o.packing.batch_size = 3;
     o.packing.shuffle_window = 8;
+    o.packing.chunk_tokens = 300;  // about 20 documents: the chunk shuffle at work
     return o;
   }
 
+  // document_ids: the dataset's ids are DocumentTokens' (WriteTokenDataset), which name their
+  // document.
   static RankRun Run(const LoaderOptions& o, uint64_t epoch, uint64_t start = 0,
-                     const std::string& dir = "") {
+                     const std::string& dir = "", bool document_ids = true) {
     RankRun run;
     std::unique_ptr<Loader> l;
     Status st = Loader::Open(dir.empty() ? dir_->path() : dir, o, &l);
@@ -74,7 +97,7 @@ class PackTest : public ::testing::Test {
         EXPECT_EQ(b->token_lengths()[i], o.packing.seq_len + 1);
         const int32_t* ids = b->tokens() + i * b->max_tokens();
         // The row's key is the document of its first token.
-        if (ids[0] >= 2 && b->skipped() == 0) {
+        if (document_ids && ids[0] >= 2 && b->skipped() == 0) {
           EXPECT_EQ(b->record_ids()[i], static_cast<uint64_t>(DocumentRecord(ids[0])));
           EXPECT_EQ(b->keys()[i], loader::testing::RecordKey(DocumentRecord(ids[0])));
         }
@@ -87,12 +110,12 @@ class PackTest : public ::testing::Test {
     return run;
   }
 
-  // The epoch's token stream as the plan defines it: documents in RecordStream order.
+  // The epoch's token stream as the plan defines it: documents in PackedRecordStream order.
   static std::vector<int32_t> Stream(const LoaderOptions& o, uint64_t epoch) {
     std::unique_ptr<Loader> l;
     EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
     std::vector<int32_t> stream;
-    for (uint64_t r : RecordStream(l->index(), o.batching, o.seed, epoch)) {
+    for (uint64_t r : PackedRecordStream(l->index(), o.batching, o.packing, o.seed, epoch)) {
       // Record ids are the dataset's order, which is the writer's: record r is document r.
       const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
       stream.insert(stream.end(), ids.begin(), ids.end());
@@ -102,13 +125,19 @@ class PackTest : public ::testing::Test {
   }
 
   static sluice::testing::TempDir* dir_;
+  static sluice::testing::TempDir* text_dir_;
 };
 sluice::testing::TempDir* PackTest::dir_ = nullptr;
+sluice::testing::TempDir* PackTest::text_dir_ = nullptr;
 
 TEST_F(PackTest, EveryTokenOnceAcrossRanksWithEqualCounts) {
-  for (int world = 1; world <= 4; ++world) {
-    SCOPED_TRACE("world " + std::to_string(world));
-    LoaderOptions o = Options();
+  // World 1-4 over the stored ids; 2 and 3 ranks over the same documents tokenized online.
+  const std::pair<int, bool> cases[] = {{1, false}, {2, false}, {3, false},
+                                        {4, false}, {2, true},  {3, true}};
+  for (const auto& [world, online] : cases) {
+    SCOPED_TRACE("world " + std::to_string(world) + (online ? ", tokenized online" : ""));
+    LoaderOptions o = online ? Online(Options()) : Options();
+    const std::string dir = online ? text_dir_->path() : dir_->path();
     o.world = world;
     const std::vector<int32_t> stream = Stream(o, 2);
     const uint64_t T = stream.size(), L = o.packing.seq_len;
@@ -117,7 +146,7 @@ TEST_F(PackTest, EveryTokenOnceAcrossRanksWithEqualCounts) {
     uint64_t batches = 0, tokens = 0, wrapped = 0;
     for (int rank = 0; rank < world; ++rank) {
       o.rank = rank;
-      const RankRun run = Run(o, 2);
+      const RankRun run = Run(o, 2, 0, dir);
       if (rank == 0) batches = run.digests.size();
       EXPECT_EQ(run.digests.size(), batches) << "rank " << rank;
       EXPECT_EQ(run.stats.pool_allocations, 0u);
@@ -146,6 +175,138 @@ TEST_F(PackTest, EveryTokenOnceAcrossRanksWithEqualCounts) {
       ASSERT_EQ(input_count[p], p < wrapped ? 2 : 1) << "stream token " << p;
     EXPECT_EQ(tokens, T + wrapped);
   }
+}
+
+// shardify text --tokenizer X (ids stored) and --tokenizer X --store text (counted, tokenized
+// online) of the same text: their blocks hold different records, their epochs the same batches.
+TEST_F(PackTest, OnlineTokenizedDatasetGivesTheOfflineBatches) {
+  {
+    std::unique_ptr<Loader> ids, text;
+    ASSERT_TRUE(Loader::Open(dir_->path(), Options(), &ids).ok());
+    ASSERT_TRUE(Loader::Open(text_dir_->path(), Online(Options()), &text).ok());
+    ASSERT_LT(text->index().num_blocks(), ids->index().num_blocks());  // layouts differ
+  }
+  for (int world : {1, 2, 3}) {
+    for (int rank = 0; rank < world; ++rank) {
+      SCOPED_TRACE("rank " + std::to_string(rank) + " of " + std::to_string(world));
+      LoaderOptions o = Options();
+      o.world = world;
+      o.rank = rank;
+      const RankRun offline = Run(o, 1);
+      const RankRun online = Run(Online(o), 1, 0, text_dir_->path());
+      ASSERT_FALSE(offline.digests.empty());
+      EXPECT_EQ(online.digests, offline.digests);
+      EXPECT_EQ(online.stats.tokens, offline.stats.tokens);
+      EXPECT_EQ(online.stats.pool_allocations, 0u);
+      // Each block is read once per shuffle chunk it holds records of, at most.
+      const uint64_t chunks = PackChunks(IndexOf(dir_->path()), o.packing.chunk_tokens).size() - 1;
+      EXPECT_LE(offline.stats.blocks_read, IndexOf(dir_->path()).num_blocks() + chunks);
+    }
+  }
+}
+
+TEST_F(PackTest, OnlineResumeEqualsTheUninterruptedRun) {
+  LoaderOptions o = Online(Options());
+  o.world = 3;
+  o.rank = 2;
+  const RankRun full = Run(o, 4, 0, text_dir_->path());
+  const uint64_t n = full.digests.size();
+  ASSERT_GT(n, 3u);
+  for (uint64_t start : {uint64_t{1}, n / 2, n - 1}) {
+    const RankRun resumed = Run(o, 4, start, text_dir_->path());
+    EXPECT_EQ(resumed.digests,
+              std::vector<uint64_t>(full.digests.begin() + start, full.digests.end()))
+        << "start " << start;
+  }
+}
+
+// A tokenizer that disagrees with the index's counts would misplace every later token: the
+// epoch stops with an error naming the shard, block and record, under either corrupt policy.
+TEST_F(PackTest, TokenCountMismatchStopsTheEpochNamingTheRecord) {
+  for (CorruptPolicy policy : {CorruptPolicy::kFail, CorruptPolicy::kSkip}) {
+    LoaderOptions o = Options();
+    o.corrupt = policy;
+    o.tokenizer = [](std::string_view text, std::vector<int32_t>* ids) {
+      SLUICE_RETURN_IF_ERROR(loader::testing::TextToDocumentTokens(text, ids));
+      if (text == loader::testing::RecordText(17)) ids->push_back(5);  // one id too many
+      return Status::OK();
+    };
+    std::unique_ptr<Loader> l;
+    ASSERT_TRUE(Loader::Open(text_dir_->path(), o, &l).ok());
+    ASSERT_TRUE(l->Start(0).ok());
+    const Batch* b;
+    Status st;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+    }
+    EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+    EXPECT_NE(st.message().find("record 'utt17'"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("shard-0000"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("index counted"), std::string::npos) << st.ToString();
+  }
+  // The same without packing: rows per record, checked against the count too.
+  LoaderOptions o;
+  o.threads = 2;
+  o.tokenizer = [](std::string_view, std::vector<int32_t>* ids) {
+    *ids = {2, 3, 1};
+    return Status::OK();
+  };
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(text_dir_->path(), o, &l).ok());
+  ASSERT_TRUE(l->Start(0).ok());
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+  }
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+}
+
+// A dataset whose manifest names its tokenizer needs no wiring: Loader::Open loads it for
+// records without ids, and packs them as the stored ids; a given tokenizer still wins.
+TEST_F(PackTest, DatasetTokenizerIsLoadedByOpen) {
+  sluice::testing::TempDir ids, text;
+  loader::testing::WriteCharTokenizedDataset(ids.path(), 120, /*store_ids=*/true);
+  loader::testing::WriteCharTokenizedDataset(text.path(), 120, /*store_ids=*/false);
+  LoaderOptions o = Options();
+  o.world = 2;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    const RankRun offline = Run(o, 0, 0, ids.path(), /*document_ids=*/false);
+    const RankRun online = Run(o, 0, 0, text.path(), /*document_ids=*/false);
+    ASSERT_FALSE(offline.digests.empty());
+    EXPECT_EQ(online.digests, offline.digests) << "rank " << rank;
+  }
+  // Rows per record: the same ids, end-of-document included, padded the same (in file order:
+  // the audio-style plan shuffles blocks, which differ between the two).
+  LoaderOptions rows;
+  rows.threads = 2;
+  rows.batching.shuffle = false;
+  auto digests = [&](const std::string& dir, const LoaderOptions& opt) {
+    std::unique_ptr<Loader> l;
+    Status st = Loader::Open(dir, opt, &l);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::vector<uint64_t> d;
+    if (!st.ok() || !l->Start(0).ok()) return d;
+    const Batch* b;
+    while (l->Next(&b).ok() && b != nullptr) {
+      EXPECT_GT(b->max_tokens(), 0);
+      d.push_back(DigestOf(*b));
+    }
+    return d;
+  };
+  EXPECT_EQ(digests(text.path(), rows), digests(ids.path(), rows));
+  // A given tokenizer is the one used (here one that disagrees with the counts).
+  rows.tokenizer = [](std::string_view, std::vector<int32_t>* v) {
+    *v = {2, 1};
+    return Status::OK();
+  };
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(text.path(), rows, &l).ok());
+  ASSERT_TRUE(l->Start(0).ok());
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+  }
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
 }
 
 TEST_F(PackTest, DocumentsAreJoinedByTheEndOfDocumentId) {
@@ -221,7 +382,7 @@ TEST_F(PackTest, RowsLongerThanTheStreamWrapAroundIt) {
   std::unique_ptr<Loader> l;
   ASSERT_TRUE(Loader::Open(tiny.path(), o, &l).ok());
   std::vector<int32_t> stream;
-  for (uint64_t r : RecordStream(l->index(), o.batching, o.seed, 0)) {
+  for (uint64_t r : PackedRecordStream(l->index(), o.batching, o.packing, o.seed, 0)) {
     const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
     stream.insert(stream.end(), ids.begin(), ids.end());
   }
@@ -263,7 +424,14 @@ TEST_F(PackTest, NeedsTokenCountsAndText) {
   EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
   EXPECT_NE(st.message().find("--tokenizer"), std::string::npos) << st.ToString();
   EXPECT_TRUE(Loader::Open(audio.path(), o, &l).IsInvalidArgument());
+  // Counts without ids and no tokenizer to make them.
+  st = Loader::Open(text_dir_->path(), o, &l);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("tokenizer"), std::string::npos) << st.ToString();
   o.packing.batch_size = 0;
+  EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).IsInvalidArgument());
+  o.packing.batch_size = 2;
+  o.packing.chunk_tokens = 0;
   EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).IsInvalidArgument());
 }
 

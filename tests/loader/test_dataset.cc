@@ -11,6 +11,8 @@
 #include "features/pcm.h"
 #include "features/half.h"
 #include "features/random.h"
+#include "features/tokenizer.h"
+#include "loader/dataset_tokenizer.h"
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
@@ -138,7 +140,8 @@ std::vector<int32_t> DocumentTokens(int i) {
   return ids;
 }
 
-shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size) {
+shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size,
+                                   bool store_ids) {
   shards::DatasetWriterOptions opt;
   opt.shard_size = block_size * 4;
   opt.shard.block_size = block_size;
@@ -148,14 +151,74 @@ shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t b
     const std::vector<int32_t> ids = DocumentTokens(i);
     shards::RecordBuilder rb;
     rb.AddField(shards::FieldType::kText, RecordText(i));
-    rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
+    if (store_ids) rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
     tokens += ids.size();
     EXPECT_TRUE(w.Add({RecordKey(i), 0, static_cast<uint32_t>(ids.size())}, rb.data()).ok());
   }
   EXPECT_TRUE(w.Finish().ok());
   shards::Manifest m;
   m.kind = "text";
-  m.fields = {"text", "tokens"};
+  m.fields = {"text"};
+  if (store_ids) m.fields.push_back("tokens");
+  m.records = records;
+  m.tokens = tokens;
+  m.shards = w.shards();
+  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  return m;
+}
+
+Status TextToDocumentTokens(std::string_view text, std::vector<int32_t>* ids) {
+  const std::string_view prefix = "transcript number ";
+  if (text.substr(0, prefix.size()) != prefix)
+    return Status::InvalidArgument("not a test document: '" + std::string(text) + "'");
+  *ids = DocumentTokens(std::stoi(std::string(text.substr(prefix.size()))));
+  return Status::OK();
+}
+
+std::string CharText(int i) {
+  static const char* const kWords[] = {"Alpha", "beta,", "gamma", "delta.", "epsilon", "zeta"};
+  std::string text;
+  for (int k = 0; k <= i % 7; ++k) {
+    if (k) text += ' ';
+    text += kWords[(i + 3 * k) % 6];
+  }
+  return text + " " + std::to_string(i);
+}
+
+shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, bool store_ids) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < records; ++i) texts.push_back(CharText(i));
+  features::TextNormalizeOptions norm;
+  std::vector<std::string> chars;
+  EXPECT_TRUE(features::BuildCharVocabulary(texts, norm, &chars).ok());
+  std::unique_ptr<features::Tokenizer> tok;
+  EXPECT_TRUE(features::MakeCharTokenizer(chars, norm, &tok).ok());
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = 6000;
+  opt.shard.block_size = 1500;
+  shards::DatasetWriter w(dir, opt);
+  uint64_t tokens = 0;
+  for (int i = 0; i < records; ++i) {
+    std::vector<int32_t> ids;
+    EXPECT_TRUE(tok->Encode(texts[i], &ids).ok());
+    ids.push_back(features::kEndOfDocumentId);
+    shards::RecordBuilder rb;
+    rb.AddField(shards::FieldType::kText, texts[i]);
+    if (store_ids) rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
+    tokens += ids.size();
+    EXPECT_TRUE(w.Add({RecordKey(i), 0, static_cast<uint32_t>(ids.size())}, rb.data()).ok());
+  }
+  EXPECT_TRUE(w.Finish().ok());
+  shards::Manifest m;
+  m.kind = "text";
+  m.fields = {"text"};
+  if (store_ids) m.fields.push_back("tokens");
+  m.tokenizer = {{"type", "char"},
+                 {"normalize", TextNormalizeToJson(norm)},
+                 {"vocab", chars},
+                 {"vocab_size", tok->vocab_size()},
+                 {"blank_id", features::kBlankId},
+                 {"end_of_document_id", features::kEndOfDocumentId}};
   m.records = records;
   m.tokens = tokens;
   m.shards = w.shards();

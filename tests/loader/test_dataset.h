@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "shards/manifest.h"
 
 namespace sluice::loader::testing {
@@ -40,10 +42,22 @@ shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with
 // kTokens field (and its count in the index's tokens column). Ids name their place, so a test
 // can tell where a packed token came from: DocumentRecord / DocumentPosition; the last id of
 // every document is the end-of-document id 1.
-shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size = 3000);
+// With store_ids false the records hold the text only (RecordText(i)) and the index the count of
+// DocumentTokens(i), as shardify text --store text makes it; TextToDocumentTokens is then the
+// tokenizer that gives those ids (the manifest names none: tests pass it as an option).
+shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size = 3000,
+                                   bool store_ids = true);
+Status TextToDocumentTokens(std::string_view text, std::vector<int32_t>* ids);
 std::vector<int32_t> DocumentTokens(int i);
 inline int DocumentRecord(int32_t id) { return (id - 2) / 32; }    // id >= 2
 inline int DocumentPosition(int32_t id) { return (id - 2) % 32; }  // id >= 2
+
+// A text dataset tokenized by a real tokenizer that manifest.json describes (a character
+// vocabulary of the texts): record i holds CharText(i) and, with store_ids, its ids followed by
+// the end-of-document id; without, only their count in the index (shardify text --tokenizer char
+// [--store text]). The block size is the same, so the two layouts differ.
+shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, bool store_ids);
+std::string CharText(int i);
 
 // Flips one byte in the middle of block `block` of shard file `shard_file`; returns the block's
 // file offset.

@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 
+#include "features/window.h"
+#include "loader/features_json.h"
 #include "loader/loader.h"
 #include "loader/resume.h"
 #include "test_dataset.h"
@@ -68,6 +70,65 @@ TEST(Allocator, BatchMemoryComesFromTheInjectedAllocatorAndIsRecycled) {
   }
   EXPECT_EQ(alloc->allocs, alloc->frees);
   EXPECT_EQ(alloc->live, 0);
+}
+
+// manifest.json "features": what shardify writes, the loader reads back, every option.
+TEST(FeaturesJsonTest, EveryOptionRoundTrips) {
+  features::FbankOptions f;
+  f.sample_frequency = 8000;
+  f.frame_length_ms = 20;
+  f.frame_shift_ms = 8;
+  f.num_mel_bins = 40;
+  f.dither = 0.5f;
+  f.preemphasis_coefficient = 0.9f;
+  f.remove_dc_offset = false;
+  f.window_type = features::WindowType::kHamming;
+  f.round_to_power_of_two = false;
+  f.snip_edges = false;
+  f.low_freq = 64;
+  f.high_freq = -200;
+  f.use_energy = true;
+  f.raw_energy = false;
+  f.energy_floor = 1;
+  f.htk_compat = true;
+  f.use_power = false;
+  f.use_log_fbank = false;
+  features::FbankOptions fr;
+  features::SpectrogramOptions unused;
+  bool is_fbank = false;
+  ASSERT_TRUE(FeaturesFromJson(FbankFeaturesToJson(f), &is_fbank, &fr, &unused).ok());
+  EXPECT_TRUE(is_fbank);
+  EXPECT_EQ(FbankFeaturesToJson(fr), FbankFeaturesToJson(f));
+  EXPECT_EQ(fr.window_type, features::WindowType::kHamming);
+  EXPECT_EQ(fr.energy_floor, 1.0f);
+
+  features::SpectrogramOptions s;
+  s.sample_rate = 16000;
+  s.window_ms = 25;
+  s.hop_ms = 12;
+  s.n_fft = 512;
+  s.window = features::WindowType::kHanning;
+  s.frames = features::FrameConvention::kSnipEdges;
+  s.power = true;
+  s.log1p = false;
+  s.normalize = false;
+  features::SpectrogramOptions sr;
+  ASSERT_TRUE(FeaturesFromJson(SpectrogramFeaturesToJson(s), &is_fbank, &fr, &sr).ok());
+  EXPECT_FALSE(is_fbank);
+  EXPECT_EQ(SpectrogramFeaturesToJson(sr), SpectrogramFeaturesToJson(s));
+  EXPECT_EQ(sr.frames, features::FrameConvention::kSnipEdges);
+
+  // Early manifests' names; a kind or window the loader does not know is an error naming it.
+  features::FbankOptions old;
+  ASSERT_TRUE(FeaturesFromJson({{"kind", "fbank"}, {"num-mel-bins", 23}, {"frame_length", 30}},
+                               &is_fbank, &old, &sr)
+                  .ok());
+  EXPECT_EQ(old.num_mel_bins, 23);
+  EXPECT_EQ(old.frame_length_ms, 30);
+  EXPECT_TRUE(FeaturesFromJson({{"kind", "mfcc"}}, &is_fbank, &old, &sr).IsUnsupported());
+  const Status st = FeaturesFromJson({{"kind", "fbank"}, {"window_type", "kaiser"}}, &is_fbank, &old, &sr);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("kaiser"), std::string::npos) << st.ToString();
 }
 
 }  // namespace

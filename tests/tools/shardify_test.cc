@@ -19,6 +19,7 @@
 #include "features/pcm.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
+#include "loader/digest.h"
 #include "loader/loader.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
@@ -430,6 +431,63 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   EXPECT_EQ(offline.size(), 24u);
   EXPECT_EQ(offline, online);
   for (const auto& [key, ids] : offline) EXPECT_FALSE(ids.empty()) << key;
+}
+
+// --store text: the text only, each record's id count in the index, the tokenizer in the
+// manifest. The loader loads that tokenizer by itself and packs the same batches as over the
+// dataset that stores the ids, though their blocks hold different records.
+TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
+  const std::string in = tmp_.Join("in.txt");
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += "Document " + std::to_string(i) + " says hello, world";
+    for (int k = 0; k < i % 5; ++k) text += " and more words " + std::to_string(k * i);
+    text += (i % 3 == 2) ? "\n\n" : "\n";
+  }
+  testing::WriteFile(in, text);
+  const std::string common = " text -q --docs --tokenizer char --block-size 4KiB -i " + in;
+  RunResult r = Sh(Shardify() + common + " -o " + tmp_.Join("ids"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Sh(Shardify() + common + " --store text -o " + tmp_.Join("text"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::unique_ptr<shards::Dataset> ids, counted;
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ids"), {}, &ids).ok());
+  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("text"), {}, &counted).ok());
+  EXPECT_EQ(counted->manifest().fields, std::vector<std::string>{"text"});
+  EXPECT_EQ(counted->manifest().tokenizer, ids->manifest().tokenizer);
+  EXPECT_EQ(counted->manifest().tokens, ids->manifest().tokens);
+  EXPECT_LT(counted->manifest().bytes(), ids->manifest().bytes());
+  std::string first_text;
+  EXPECT_TRUE(RecordTokens(*counted, 0, 0, &first_text).empty());  // no ids stored
+  EXPECT_EQ(counted->shard(0).record(0).tokens, ids->shard(0).record(0).tokens);
+
+  for (int rank = 0; rank < 2; ++rank) {
+    auto digests = [&](const std::string& dir) {
+      loader::LoaderOptions o;  // no tokenizer: the dataset's own
+      o.threads = 2;
+      o.seed = 3;
+      o.world = 2;
+      o.rank = rank;
+      o.packing.seq_len = 31;
+      o.packing.batch_size = 4;
+      o.packing.chunk_tokens = 2000;
+      std::unique_ptr<loader::Loader> l;
+      Status st = loader::Loader::Open(dir, o, &l);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      std::vector<uint64_t> d;
+      if (!st.ok() || !l->Start(1).ok()) return d;
+      const loader::Batch* b = nullptr;
+      while ((st = l->Next(&b)).ok() && b != nullptr) d.push_back(loader::DigestOf(*b));
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      return d;
+    };
+    const std::vector<uint64_t> offline = digests(tmp_.Join("ids"));
+    EXPECT_GT(offline.size(), 5u);
+    EXPECT_EQ(digests(tmp_.Join("text")), offline) << "rank " << rank;
+  }
+  r = Sh(Shardify() + " text -q --store text -i " + in + " -o " + tmp_.Join("x"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("--store text needs --tokenizer"), std::string::npos) << r.out;
 }
 
 TEST_F(ShardifyTest, TokenizerErrorsAreClear) {

@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "feature_options.h"
 #include "features/pcm.h"
 #include "features/tokenizer.h"
-#include "features/window.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
 #include "loader/dataset_tokenizer.h"
@@ -125,10 +125,10 @@ int RunEpoch(int argc, char** argv) {
   double step_ms = 0;
   double demand = 0;
   bool json = false, bare = false;
-  std::string kind = "fbank", dtype = "f32", corrupt = "fail", window_type = "povey";
+  std::string kind = "fbank", dtype = "f32", corrupt = "fail";
   LoaderOptions o;
   o.threads = 0;
-  features::FbankOptions& f = o.fbank;
+  tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
   app.add_option("dataset", dir, "dataset directory (shardify's output)")->required();
   app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
   app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
@@ -141,20 +141,10 @@ int RunEpoch(int argc, char** argv) {
                  "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
   app.add_flag("--json", json, "one JSON object per epoch on stdout");
   app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
-  // Features, named as in sluice-features (Kaldi's names and units).
+  // Features: Kaldi's names and units, as in shardify, sluice-features and sluice-train.
   app.add_option("--kind", kind, "fbank, spectrogram, raw or precomputed")
       ->check(CLI::IsMember({"fbank", "spectrogram", "raw", "precomputed"}));
-  app.add_option("--num-mel-bins", f.num_mel_bins, "fbank mel bins");
-  app.add_option("--dither", f.dither, "fbank dither (int16 units); 0 = off");
-  app.add_option("--frame-length", f.frame_length_ms, "frame length (ms); spectrogram window");
-  app.add_option("--frame-shift", f.frame_shift_ms, "frame shift (ms); spectrogram hop");
-  app.add_option("--preemphasis-coefficient", f.preemphasis_coefficient, "fbank preemphasis");
-  app.add_option("--remove-dc-offset", f.remove_dc_offset, "fbank: subtract each frame's mean");
-  app.add_option("--window-type", window_type, "povey, hamming, hanning, rectangular, blackman");
-  app.add_option("--snip-edges", f.snip_edges, "whole frames only (Kaldi)");
-  app.add_option("--low-freq", f.low_freq, "fbank low cutoff (Hz)");
-  app.add_option("--high-freq", f.high_freq, "fbank high cutoff (Hz; <= 0: offset from Nyquist)");
-  app.add_option("--use-energy", f.use_energy, "fbank: add a log-energy column");
+  tools::AddFeatureOptions(&app, &feature_args);
   app.add_flag("--utterance-cmvn", o.utterance_cmvn, "per-utterance mean normalisation");
   app.add_flag("--spec-augment", o.spec_augment, "SpecAugment masks (LD policy)");
   app.add_flag("--speed-perturb", o.speed_perturb, "speed perturbation 0.9 / 1.0 / 1.1");
@@ -182,7 +172,10 @@ int RunEpoch(int argc, char** argv) {
   app.add_option("--max-tokens", o.batching.max_tokens, "cap on token ids per batch (0 = none)");
   app.add_option("--tokenizer-from", tokenizer_from,
                  "tokenize records without ids online with the tokenizer of this dataset "
-                 "directory's manifest");
+                 "directory's manifest (default: the dataset's own, if it names one)");
+  app.add_option("--pack-chunk", o.packing.chunk_tokens,
+                 "packing: tokens per shuffle chunk of the record stream")
+      ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -191,20 +184,32 @@ int RunEpoch(int argc, char** argv) {
   loader::ParseFeatureKind(kind, &o.kind);
   loader::ParseDType(dtype, &o.dtype);
   o.corrupt = corrupt == "skip" ? loader::CorruptPolicy::kSkip : loader::CorruptPolicy::kFail;
-  if (!features::ParseWindowType(window_type, &f.window_type)) {
-    std::fprintf(stderr, "sluice-bench epoch: unknown --window-type %s\n", window_type.c_str());
-    return 2;
-  }
-  // The spectrogram keeps its own defaults (20 ms / 10 ms) unless the frame options are given.
-  if (app.count("--frame-length")) o.spectrogram.window_ms = f.frame_length_ms;
-  if (app.count("--frame-shift")) o.spectrogram.hop_ms = f.frame_shift_ms;
   o.use_precomputed = kind == "precomputed";
-
-  std::shared_ptr<features::Tokenizer> tokenizer;
-  if (!tokenizer_from.empty()) {
+  {
+    // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
     shards::Manifest m;
-    Status st = shards::LoadManifest(tokenizer_from, &m);
+    Status st = shards::LoadManifest(dir, &m);
+    if (st.ok() && m.kind == "audio" && (kind == "fbank" || kind == "spectrogram")) {
+      tools::FeatureConfig fc;
+      feature_args.kind = kind;
+      st = tools::MakeFeatureConfig(feature_args, m.sample_rate, &fc);
+      o.fbank = fc.fbank;
+      o.spectrogram = fc.spectrogram;
+    }
+    if (!st.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+      return st.IsInvalidArgument() ? 2 : 1;
+    }
+  }
+
+  if (!tokenizer_from.empty()) {
+    // Another dataset's tokenizer, applied as the target dataset's records are stored (text
+    // datasets end each document with the end-of-document id). Without the option, Loader::Open
+    // uses the dataset's own tokenizer when its records hold text without ids.
+    shards::Manifest m, target;
     std::unique_ptr<features::Tokenizer> t;
+    Status st = shards::LoadManifest(tokenizer_from, &m);
+    if (st.ok()) st = shards::LoadManifest(dir, &target);
     if (st.ok() && m.tokenizer.is_null())
       st = Status::InvalidArgument(tokenizer_from + ": manifest.json names no tokenizer");
     if (st.ok()) st = loader::LoadDatasetTokenizer(m.tokenizer, tokenizer_from, &t);
@@ -212,14 +217,7 @@ int RunEpoch(int argc, char** argv) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;
     }
-    tokenizer = std::move(t);
-    // As shardify stores them: the document's ids, then end-of-document.
-    o.tokenizer = [tokenizer](std::string_view text, std::vector<int32_t>* ids) {
-      ids->clear();
-      SLUICE_RETURN_IF_ERROR(tokenizer->Encode(text, ids));
-      ids->push_back(features::kEndOfDocumentId);
-      return Status::OK();
-    };
+    o.tokenizer = loader::MakeRecordTokenizer(std::move(t), target.kind == "text");
   }
 
   std::unique_ptr<Loader> l;

@@ -17,11 +17,15 @@ struct TextArgs {
   TokenizerArgs tokenizer;
   std::vector<std::string> inputs;
   bool docs = false;
+  std::string store;  // with --tokenizer: "ids" (default) or "text"
 };
 
 // Documents are stored with their ids followed by the end-of-document id, so a
-// language model's packed stream (loader) keeps the boundaries.
-void ProcessText(const features::Tokenizer* tokenizer, const InputItem& item, ItemResult* r) {
+// language model's packed stream (loader) keeps the boundaries. With store_ids false only the
+// count goes to the index (the loader's plan needs it) and the loader tokenizes online with the
+// same tokenizer, which it checks against the count.
+void ProcessText(const features::Tokenizer* tokenizer, bool store_ids, const InputItem& item,
+                 ItemResult* r) {
   size_t bad = 0;
   r->input_bytes = item.text.size() + 1;
   if (!features::ValidUtf8(item.text, &bad)) {
@@ -45,7 +49,7 @@ void ProcessText(const features::Tokenizer* tokenizer, const InputItem& item, It
       return;
     }
     ids.push_back(features::kEndOfDocumentId);
-    b.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
+    if (store_ids) b.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
     r->tokens = static_cast<uint32_t>(ids.size());
   }
   r->ok = true;
@@ -64,6 +68,9 @@ int Run(const TextArgs& a) {
     if (!fs::is_regular_file(f, ec)) return ReportError(Status::NotFound(f + ": no such input file"));
     inputs.push_back({{"file", fs::absolute(f).string()}, {"bytes", fs::file_size(f, ec)}});
   }
+  if (!a.store.empty() && a.tokenizer.spec.empty())
+    return ReportError(Status::InvalidArgument("--store " + a.store + " needs --tokenizer"));
+  const bool store_ids = a.store != "text";
   DatasetTokenizer tok;
   if (!a.tokenizer.spec.empty()) {
     // Train on every valid item of the input (all parts alike).
@@ -87,11 +94,13 @@ int Run(const TextArgs& a) {
                      {"zstd_level", opt.writer.shard.zstd_level},
                      {"part", a.write.part},
                      {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
+  if (!store_ids) opt.fingerprint["store"] = "text";  // absent for ids: older journals resume
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
+  // A tokenizer without a "tokens" field: the index holds counts and the loader tokenizes.
   if (tok.tokenizer) {
-    m.fields.push_back("tokens");
+    if (store_ids) m.fields.push_back("tokens");
     m.tokenizer = tok.description;
   }
   m.created_by = kVersion;
@@ -99,7 +108,9 @@ int Run(const TextArgs& a) {
   LineSource source(a.inputs, a.docs);
   IngestSummary summary;
   const features::Tokenizer* t = tok.tokenizer.get();
-  st = RunIngest(&source, [t](const InputItem& item, ItemResult* r) { ProcessText(t, item, r); }, opt, m, &summary);
+  st = RunIngest(
+      &source, [t, store_ids](const InputItem& item, ItemResult* r) { ProcessText(t, store_ids, item, r); },
+      opt, m, &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -113,6 +124,11 @@ void RegisterText(CLI::App* app, int* exit_code) {
   sub->add_option("-i,--input", args->inputs, "Text files (UTF-8)")->required()->expected(1, -1);
   sub->add_flag("--docs", args->docs, "One record per document: runs of lines separated by blank lines");
   AddTokenizerOptions(sub, &args->tokenizer);
+  sub->add_option("--store", args->store,
+                  "With --tokenizer: ids (default) stores each record's token ids with its text; text "
+                  "stores the text only and its id count in the index, and the loader tokenizes "
+                  "online with the dataset's tokenizer (packing works on both, with the same sequences)")
+      ->check(CLI::IsMember({"ids", "text"}));
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
 }
