@@ -44,7 +44,7 @@ Cross-check against sluice-train (eval mode, dropout off):
   is evaluated instead.
 
   --cpp-harness BIN (with --check-checkpoint, or alone with --preset/--vocab/--seed): runs the C++
-  reference through a small harness program (docs/baselines.md: case-file format, source) on a
+  reference through build/tools/reference-case (tools/bench/reference_case.cc; docs/baselines.md) on a
   synthetic ragged batch, in eval and training mode (sluice's hash dropout masks reproduced here),
   double and float, and compares the loss, per-utterance losses and every parameter gradient;
   alone, it also checks that this script's initialisation equals Model::InitParameters bit for bit.
