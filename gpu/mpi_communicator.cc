@@ -92,6 +92,11 @@ Status MpiCommunicator::Duplicate(std::unique_ptr<MpiCommunicator>* out) {
   return Status::OK();
 }
 
+void MpiCommunicator::Abort(int code) {
+  MPI_Abort(comm_->comm, code);
+  std::abort();  // MPI_Abort does not return; should the library, this rank still ends
+}
+
 Status MpiCommunicator::AllReduceAverage(float* data, size_t count) {
   for (size_t done = 0; done < count;) {
     const int n = static_cast<int>(std::min(kMaxChunk, count - done));

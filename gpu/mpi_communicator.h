@@ -5,7 +5,7 @@
 //
 // Host memory. The first Create initialises MPI (MPI_THREAD_MULTIPLE, because ThreadLane calls
 // collectives from its own thread) unless the program already did, and then finalises it at
-// exit; errors are returned (MPI_ERRORS_RETURN), never aborted on.
+// exit; errors are returned (MPI_ERRORS_RETURN), never aborted on, unless the program calls Abort.
 #pragma once
 
 #include <memory>
@@ -33,6 +33,10 @@ class MpiCommunicator : public Communicator {
   Status MakeLane(std::unique_ptr<ReduceLane>* out) override;
   // A communicator of the same ranks whose collectives never match this one's (MPI_Comm_dup).
   Status Duplicate(std::unique_ptr<MpiCommunicator>* out);
+  // Ends every rank of the job with exit status `code` (MPI_Abort), for a program whose rank hit an
+  // error the others cannot know of: returning would leave them blocked in their next collective
+  // and this rank in MPI_Finalize. Print the error first. For programs, not library code.
+  [[noreturn]] void Abort(int code);
 
  private:
   MpiCommunicator() = default;
