@@ -120,7 +120,7 @@ struct Model<Real>::State {
   std::vector<Real> conv1, relu1, conv2, relu2, sub_in;  // subsampling
   struct Layer {
     std::vector<Real> ln1, ln1_mean, ln1_rstd, qkv, att, attn, proj, x1;
-    std::vector<Real> ln2, ln2_mean, ln2_rstd, fc1, gelu, fc2;
+    std::vector<Real> ln2, ln2_mean, ln2_rstd, fc1, act, fc2;
   };
   std::vector<std::vector<Real>> xs;  // xs[l]: input of layer l; xs[n_layers]: encoder output
   std::vector<Layer> layers;
@@ -242,7 +242,7 @@ Status Model<Real>::Forward(const ModelBatch<Real>& batch, const StepContext& ct
     a.qkv.resize(3 * NC);
     a.att.resize(static_cast<size_t>(B) * H * T2 * T2);
     a.fc1.resize(static_cast<size_t>(N) * D);
-    a.gelu.resize(static_cast<size_t>(N) * D);
+    a.act.resize(static_cast<size_t>(N) * D);
     const Real* x = s.xs[l].data();
     LayerNormForward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), x, P + w.ln1_g,
                      P + w.ln1_b, N, C);
@@ -254,8 +254,8 @@ Status Model<Real>::Forward(const ModelBatch<Real>& batch, const StepContext& ct
     LayerNormForward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.x1.data(), P + w.ln2_g,
                      P + w.ln2_b, N, C);
     LinearForward(a.fc1.data(), a.ln2.data(), P + w.fc1_w, P + w.fc1_b, N, C, D);
-    GeluForward(a.gelu.data(), a.fc1.data(), a.gelu.size());
-    LinearForward(a.fc2.data(), a.gelu.data(), P + w.fc2_w, P + w.fc2_b, N, D, C);
+    ActivationForward(config_.activation, a.act.data(), a.fc1.data(), a.act.size());
+    LinearForward(a.fc2.data(), a.act.data(), P + w.fc2_w, P + w.fc2_b, N, D, C);
     Real* y = s.xs[l + 1].data();
     DropoutForward(y, a.fc2.data(), NC, p, Key(ctx, 2 * l + 1));
     ResidualForward(y, y, a.x1.data(), NC);
@@ -319,14 +319,14 @@ void Model<Real>::Backward(const GradReadyFn& ready) {
   for (int l = L - 1; l >= 0; --l) {
     const typename State::Layer& a = s.layers[l];
     const LayerOffsets& w = o.layers[l];
-    // x2 = x1 + Dropout(FC2(GELU(FC1(LN2(x1))))): dx holds d/dx2, becomes d/dx1.
+    // x2 = x1 + Dropout(FC2(Act(FC1(LN2(x1))))): dx holds d/dx2, becomes d/dx1.
     Real* dfc2 = zeroed(s.dC2, NC);
     DropoutBackward(dfc2, dx, NC, p, Key(s.ctx, 2 * l + 1));
-    Real* dgelu = zeroed(s.dD, ND);
-    LinearBackward(dgelu, G + w.fc2_w, G + w.fc2_b, dfc2, a.gelu.data(), P + w.fc2_w, N, D, C);
+    Real* dact = zeroed(s.dD, ND);
+    LinearBackward(dact, G + w.fc2_w, G + w.fc2_b, dfc2, a.act.data(), P + w.fc2_w, N, D, C);
     done(w.fc2_w, static_cast<size_t>(C) * D, w.fc2_b, C);
     Real* dfc1 = zeroed(s.dD2, ND);
-    GeluBackward(dfc1, dgelu, a.fc1.data(), ND);
+    ActivationBackward(config_.activation, dfc1, dact, a.fc1.data(), ND);
     Real* dln2 = zeroed(s.dC, NC);
     LinearBackward(dln2, G + w.fc1_w, G + w.fc1_b, dfc1, a.ln2.data(), P + w.fc1_w, N, C, D);
     done(w.fc1_w, static_cast<size_t>(D) * C, w.fc1_b, D);

@@ -3,7 +3,7 @@
 //
 //   features [B, T, F] -> Conv2d subsampling (3x3/2 conv, ReLU, 3x3/2 conv, ReLU, linear to C;
 //   T' = SubsampledLength(T)) + sinusoidal positions -> n_layers pre-LayerNorm encoder layers
-//   (x += Dropout(Proj(Attention(LN1(x)))); x += Dropout(FC2(GELU(FC1(LN2(x)))))) -> final LN ->
+//   (x += Dropout(Proj(Attention(LN1(x)))); x += Dropout(FC2(Act(FC1(LN2(x)))))) -> final LN ->
 //   linear to vocab -> log_softmax -> CTC (blank 0, zero_infinity) averaged over the batch.
 //
 // Parameters live in one flat buffer in REVERSE layer order (head, last layer ... first layer,
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "gpu/reference/activation.h"
 
 namespace sluice::reference {
 
@@ -30,6 +31,8 @@ struct ModelConfig {
   int d_ff = 1024;        // feed-forward inner width
   int vocab = 0;          // output classes INCLUDING the blank, which is class 0 (>= 2)
   float dropout = 0.1f;   // residual dropout after attention and feed-forward, training only
+  Activation activation = Activation::kGelu;  // Act of the feed-forward blocks: GELU or Swish;
+                                              // no parameters, so the layout is the same
 
   static ModelConfig Tiny(int vocab, int n_mels);   // C 32, 2 heads, 2 layers, d_ff 128
   static ModelConfig Small(int vocab, int n_mels);  // C 256, 4 heads, 12 layers, d_ff 1024

@@ -70,8 +70,11 @@ TEST(ModelLayout, SmallPresetHasTenToFifteenMillionParameters) {
   EXPECT_TRUE(bad.Validate().IsInvalidArgument());
 }
 
-TEST(Model, GradientMatchesFiniteDifferencesOnEveryTensor) {
-  Model<double> model(CheckConfig());
+// The whole model's gradient, three elements of every tensor, for each feed-forward activation.
+void CheckModelGradient(Activation activation) {
+  ModelConfig config = CheckConfig();
+  config.activation = activation;
+  Model<double> model(config);
   model.InitParameters(5);
   CheckBatch<double> batch;
   const StepContext ctx{11, 3, true};  // dropout on: the masks must match between the passes
@@ -96,7 +99,24 @@ TEST(Model, GradientMatchesFiniteDifferencesOnEveryTensor) {
       numeric.push_back((plus - minus) / (2 * eps));
     }
   }
-  ExpectGradientsClose(analytic, numeric, "model", 1e-5, 1e-9);
+  ExpectGradientsClose(analytic, numeric, ActivationName(activation), 1e-5, 1e-9);
+}
+
+TEST(Model, GradientMatchesFiniteDifferencesOnEveryTensor) { CheckModelGradient(Activation::kGelu); }
+TEST(Model, SwishGradientMatchesFiniteDifferencesOnEveryTensor) { CheckModelGradient(Activation::kSwish); }
+
+TEST(Model, ActivationChangesTheOutputButNotTheLayout) {
+  ModelConfig swish = CheckConfig();
+  swish.activation = Activation::kSwish;
+  Model<double> a(CheckConfig()), b(swish);
+  ASSERT_EQ(a.num_parameters(), b.num_parameters());
+  a.InitParameters(5);
+  b.InitParameters(5);
+  CheckBatch<double> batch;
+  double la, lb;
+  ASSERT_TRUE(a.Forward(batch.View(), StepContext{}, &la).ok());
+  ASSERT_TRUE(b.Forward(batch.View(), StepContext{}, &lb).ok());
+  EXPECT_NE(la, lb);
 }
 
 TEST(Model, BackwardReportsEveryTensorOnceInIncreasingOffsetOrder) {

@@ -98,6 +98,52 @@ TEST(Gelu, BackwardMatchesFiniteDifferencesAndKnownValues) {
   EXPECT_NEAR(out[1], -0.15865525393145707, 1e-15);
 }
 
+TEST(Swish, BackwardMatchesFiniteDifferencesAndKnownValues) {
+  const int n = 20;
+  Vec x = RandomVector(n, 14, 4.0), y(n);
+  const Vec r = RandomVector(n, 15);
+  auto f = [&] {
+    SwishForward(y.data(), x.data(), n);
+    return Dot(r, y);
+  };
+  Vec dx(n);
+  SwishBackward(dx.data(), r.data(), x.data(), n);
+  ExpectGradientsClose(dx, NumericGradient(x, f), "dx");
+  // torch.nn.SiLU at 1 and -1; far out it is x and 0, with no overflow to NaN.
+  const double in[] = {1.0, -1.0, 800.0, -800.0};
+  double out[4], grad[4] = {0, 0, 0, 0};
+  const double ones[4] = {1, 1, 1, 1};
+  SwishForward(out, in, 4);
+  EXPECT_NEAR(out[0], 0.7310585786300049, 1e-15);
+  EXPECT_NEAR(out[1], -0.2689414213699951, 1e-15);
+  EXPECT_EQ(out[2], 800.0);
+  EXPECT_EQ(out[3], 0.0);
+  SwishBackward(grad, ones, in, 4);
+  EXPECT_NEAR(grad[0], 0.9276705118714867, 1e-15);  // s + x s (1 - s) at 1
+  EXPECT_EQ(grad[2], 1.0);
+  EXPECT_EQ(grad[3], 0.0);
+}
+
+TEST(Activation, NamesParseAndDispatch) {
+  Activation a = Activation::kGelu;
+  ASSERT_TRUE(ParseActivation("swish", &a));
+  EXPECT_EQ(a, Activation::kSwish);
+  ASSERT_TRUE(ParseActivation("silu", &a));
+  EXPECT_EQ(a, Activation::kSwish);
+  ASSERT_TRUE(ParseActivation("gelu", &a));
+  EXPECT_EQ(a, Activation::kGelu);
+  EXPECT_FALSE(ParseActivation("relu", &a));
+  EXPECT_STREQ(ActivationName(Activation::kSwish), "swish");
+  const double in[] = {0.5};
+  double gelu[1], swish[1], via[1];
+  GeluForward(gelu, in, 1);
+  SwishForward(swish, in, 1);
+  ActivationForward(Activation::kSwish, via, in, 1);
+  EXPECT_EQ(via[0], swish[0]);
+  ActivationForward(Activation::kGelu, via, in, 1);
+  EXPECT_EQ(via[0], gelu[0]);
+}
+
 TEST(Relu, BackwardMatchesFiniteDifferences) {
   const int n = 20;
   Vec x = RandomVector(n, 12), y(n);
