@@ -151,6 +151,37 @@ TEST_F(TrainCli, ResumeWithOtherOptionsSaysWhich) {
   EXPECT_NE(r.out.find("--lr"), std::string::npos) << r.out;
 }
 
+TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
+  // lr 0 keeps the weights at their initial values, so the evaluation must not change when
+  // augmentation is on, while the training loss of the same batch must.
+  const std::string args = "--steps 1 --lr 0 --json --eval-fraction 0.3";
+  const Result plain = Train("chars", args);
+  const Result masked = Train("chars", args + " --spec-augment --time-masks 3 --max-time-width 40");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  ASSERT_EQ(masked.code, 0) << masked.out;
+  const auto a = JsonLines(plain.out), b = JsonLines(masked.out);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_NE(a[0]["loss"].get<double>(), b[0]["loss"].get<double>());
+  EXPECT_EQ(a[0]["eval_loss"].get<double>(), b[0]["eval_loss"].get<double>());
+  EXPECT_GT(a[0]["eval_utterances"].get<int>(), 0);
+}
+
+TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {
+  TempDir run;
+  ASSERT_EQ(Train("chars", "--steps 2 --activation swish --spec-augment --checkpoint-every 1 --checkpoint " +
+                               run.Join("run-{step}.ckpt")).code, 0);
+  const std::string ckpt = run.Join("run-1.ckpt");
+  const Result gelu = Train("chars", "--steps 2 --spec-augment --resume " + ckpt);
+  EXPECT_EQ(gelu.code, 1);
+  EXPECT_NE(gelu.out.find("--activation \"gelu\" (checkpoint: \"swish\")"), std::string::npos) << gelu.out;
+  const Result unmasked = Train("chars", "--steps 2 --activation swish --resume " + ckpt);
+  EXPECT_EQ(unmasked.code, 1);
+  EXPECT_NE(unmasked.out.find("--spec_augment false"), std::string::npos) << unmasked.out;
+  const Result same = Train("chars", "--steps 2 --activation swish --spec-augment --resume " + ckpt);
+  EXPECT_EQ(same.code, 0) << same.out;
+}
+
 TEST_F(TrainCli, DatasetWithoutTokenIdsHasAHint) {
   const Result r = Train("plain", "--steps 1");
   EXPECT_EQ(r.code, 1);

@@ -3,6 +3,8 @@
 //   sluice-train DATASET --device cpu --preset tiny [--epochs E] [--steps N] [--lr X] [--seed S]
 //                [--threads T] [--max-frames N] [--eval DIR | --eval-fraction F]
 //                [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--json]
+//   mpirun -np R sluice-train ...    data parallel over R processes (also srun, torchrun-style
+//                                    variables with MPI underneath); rank 0 prints and checkpoints
 //
 // Exit status: 0 done, 1 a data, checkpoint or option error (printed with the file it concerns),
 // 2 bad command line.
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")->capture_default_str();
   app.add_option("--clip", o.clip, "gradient global-norm cap; 0 = off")->capture_default_str();
   app.add_option("--dropout", o.dropout, "residual dropout rate")->check(CLI::Range(0.0, 0.95))->capture_default_str();
+  app.add_option("--activation", o.activation, "feed-forward nonlinearity: gelu, or swish (SiLU)")
+      ->check(CLI::IsMember({"gelu", "swish"}))
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "initialisation, shuffles and dropout masks")->capture_default_str();
   app.add_option("--threads", o.threads, "model threads, each a replica on a share of the batch")
       ->check(CLI::Range(1, 256))
@@ -58,11 +63,32 @@ int main(int argc, char** argv) {
   sluice::tools::AddFeatureOptions(&app, &o.features);
   app.add_option("--cmvn", o.cmvn, "per-utterance mean and variance normalisation of the features")
       ->capture_default_str();
+  sluice::features::SpecAugmentOptions& sa = o.spec_augment_options;
+  app.add_flag("--spec-augment", o.spec_augment,
+               "SpecAugment masks on the training batches, keyed by seed, epoch and record (never on evaluation)");
+  app.add_option("--freq-masks", sa.num_freq_masks, "SpecAugment: frequency masks per utterance")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--max-freq-width", sa.max_freq_width, "SpecAugment: a frequency mask's width is uniform in [0, this] bins")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--time-masks", sa.num_time_masks, "SpecAugment: time masks per utterance")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--max-time-width", sa.max_time_width, "SpecAugment: a time mask's width is uniform in [0, this] frames")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-time-ratio", sa.max_time_ratio, "SpecAugment: a time mask covers at most this fraction of the frames")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--mask-value", sa.fill_value, "SpecAugment: value of masked cells (0 = the mean after --cmvn)")
+      ->capture_default_str();
   app.add_option("--checkpoint", o.checkpoint,
-                 "checkpoint file, written after each epoch and at the end; {step} in the name keeps one per step");
+                 "checkpoint file, written after each epoch and at the end; {step} in the name keeps one per step, "
+                 "{rank} one per rank (else rank 0 writes)");
   app.add_option("--checkpoint-every", o.checkpoint_every, "also checkpoint every N steps")
       ->check(CLI::Range(int64_t{0}, INT64_MAX));
-  app.add_option("--resume", o.resume, "continue exactly from this checkpoint (same options as the run that wrote it)");
+  app.add_option("--resume", o.resume, "continue exactly from this checkpoint (same options and rank count as the run that wrote it; {rank} as in --checkpoint)");
   app.add_flag("--json", o.json, "one JSON object per epoch on stdout (epoch, loss, cer, wer, wall_seconds, ...)");
   app.add_option("--log-every", o.log_every, "text mode: a step line every N steps (0 = none)")
       ->capture_default_str();

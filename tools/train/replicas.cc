@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 namespace sluice::train {
 
-Replicas::Replicas(const reference::ModelConfig& config, int replicas) {
+Replicas::Replicas(const reference::ModelConfig& config, int replicas, int first_share)
+    : first_share_(static_cast<uint64_t>(first_share)), workers_(std::max(1, replicas) - 1) {
   for (int i = 0; i < std::max(1, replicas); ++i)
     models_.push_back(std::make_unique<reference::Model<float>>(config));
   shares_.resize(models_.size());
@@ -23,12 +23,8 @@ void Replicas::CopyMasterParameters(int replicas) {
 Status Replicas::ForShares(int n, const std::function<Status(int, int, int)>& fn) {
   const int R = std::min(count(), n);
   std::vector<Status> status(R);
-  std::vector<std::thread> threads;
   // Share r is rows [n*r/R, n*(r+1)/R): sizes differ by at most one.
-  for (int r = 1; r < R; ++r)
-    threads.emplace_back([&, r] { status[r] = fn(r, n * r / R, n * (r + 1) / R); });
-  if (R > 0) status[0] = fn(0, 0, n / R);
-  for (std::thread& t : threads) t.join();
+  workers_.Run(R, [&](int r) { status[r] = fn(r, n * r / R, n * (r + 1) / R); });
   for (const Status& s : status) SLUICE_RETURN_IF_ERROR(s);
   return Status::OK();
 }
@@ -36,13 +32,19 @@ Status Replicas::ForShares(int n, const std::function<Status(int, int, int)>& fn
 Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed,
                            uint64_t step, double* loss) {
   const int n = static_cast<int>(rows.size());
+  if (n == 0) {
+    master().ZeroGrad();
+    *loss = 0;
+    return Status::OK();
+  }
   const int R = std::min(count(), n);
   CopyMasterParameters(R);
   SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
     reference::Model<float>& m = *models_[r];
     SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
     // Each share keys its own dropout masks: the golden-ratio step keeps shares' seeds apart.
-    const reference::StepContext ctx{seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(r), step, true};
+    const uint64_t share = first_share_ + static_cast<uint64_t>(r);
+    const reference::StepContext ctx{seed + 0x9e3779b97f4a7c15ull * share, step, true};
     float mean = 0;
     SLUICE_RETURN_IF_ERROR(m.Forward(shares_[r].View(), ctx, &mean));
     m.ZeroGrad();

@@ -15,18 +15,22 @@
 #include "gpu/reference/model.h"
 #include "loader/batch.h"
 #include "row_batch.h"
+#include "share_workers.h"
 
 namespace sluice::train {
 
 class Replicas {
  public:
-  Replicas(const reference::ModelConfig& config, int replicas);
+  // `first_share`: the dropout key of replica 0. Data parallelism across processes passes
+  // rank * replicas, so that no two shares of the job draw the same masks; 0 in one process.
+  Replicas(const reference::ModelConfig& config, int replicas, int first_share = 0);
   ~Replicas();
 
   reference::Model<float>& master() { return *models_[0]; }
   int count() const { return static_cast<int>(models_.size()); }
 
-  // master().grads() <- d(mean over `rows` of the CTC loss)/d params; *loss <- that mean.
+  // master().grads() <- d(mean over `rows` of the CTC loss)/d params; *loss <- that mean (zeros
+  // and 0 for no rows: a rank whose rows were all held out still joins the step).
   // Copies the master's parameters to the other replicas first. Errors name the record.
   Status TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed, uint64_t step,
                    double* loss);
@@ -37,7 +41,8 @@ class Replicas {
   Status Evaluate(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn);
 
  private:
-  // Runs fn(replica, begin, end) for each non-empty share of n rows, replica 0 on this thread.
+  // Runs fn(replica, begin, end) for each non-empty share of n rows, replica 0 on this thread and
+  // the others on the persistent workers.
   Status ForShares(int n, const std::function<Status(int, int, int)>& fn);
   // Replicas 1..replicas-1 take the master's (replica 0's) parameters before a step.
   void CopyMasterParameters(int replicas);
@@ -45,6 +50,8 @@ class Replicas {
   std::vector<std::unique_ptr<reference::Model<float>>> models_;
   std::vector<RowBatch> shares_;
   std::vector<double> losses_;
+  uint64_t first_share_ = 0;
+  ShareWorkers workers_;  // last: joined before the models and buffers it works on go
 };
 
 }  // namespace sluice::train

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feature_options.h"
+#include "features/augment.h"
 
 namespace sluice::train {
 
@@ -26,6 +27,7 @@ struct TrainOptions {
   double weight_decay = 0.01;     // AdamW, matrices and conv kernels only
   double clip = 1.0;              // global gradient norm cap (0 = no clipping)
   double dropout = 0.1;           // residual dropout rate
+  std::string activation = "gelu";  // feed-forward nonlinearity: "gelu" or "swish"
   uint64_t seed = 1;              // initialisation, shuffles, dropout masks
   int threads = 1;                // model replicas (threads) splitting each batch; changes the
                                   // float summation order, hence part of the run
@@ -38,6 +40,9 @@ struct TrainOptions {
   bool cmvn = true;               // per-utterance mean and variance normalisation: raw log-mel
                                   // values sit around +-15, which stalls the tiny model at the
                                   // all-blank plateau
+  bool spec_augment = false;      // SpecAugment masks on the training batches (never evaluation),
+                                  // drawn by the loader from (seed, epoch, record)
+  features::SpecAugmentOptions spec_augment_options;  // counts, widths (bins, frames), fill
 
   // --- how it runs: free to change between a run and its resume ---
   int loader_threads = 1;         // decode threads of the loader (0 = all cores)

@@ -8,19 +8,24 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "data_parallel.h"
 #include "error_rate.h"
 #include "features/tokenizer.h"
+#include "gpu/communicator.h"
+#include "gpu/launch_env.h"
 #include "gpu/reference/model.h"
 #include "gpu/reference/optimizer.h"
 #include "gpu/reference/schedule.h"
 #include "greedy_decode.h"
 #include "held_out.h"
+#include "loader/dataset_tokenizer.h"
 #include "loader/loader.h"
-#include "gpu/reference/optimizer.h"
 #include "replicas.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
-#include "loader/dataset_tokenizer.h"
+#ifdef SLUICE_HAVE_MPI
+#include "gpu/mpi_communicator.h"
+#endif
 
 namespace sluice::train {
 namespace {
@@ -53,9 +58,17 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
   return Status::OK();
 }
 
+// This process among the training ranks; comm is null in a single-process run, which then makes
+// no collective call at all.
+struct Ranks {
+  int rank = 0;
+  int world = 1;
+  gpu::Communicator* comm = nullptr;
+};
+
 // Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
-// sees the same rows in the same batches).
-Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
+// sees the same rows in the same batches), each rank reading its partition.
+Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training, const Ranks& ranks,
                          loader::LoaderOptions* lo) {
   if (o.feature_kind == "precomputed") {
     if (d.manifest.features.is_null())
@@ -75,12 +88,17 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
   }
   lo->utterance_cmvn = o.cmvn;
   lo->cmvn_norm_vars = o.cmvn;
+  // Augmentation is for training only: the evaluation sees the features as they are.
+  lo->spec_augment = training && o.spec_augment;
+  lo->spec_augment_options = o.spec_augment_options;
   lo->dtype = loader::DType::kFloat32;
   lo->batching.shuffle = training;
   lo->batching.max_frames = o.max_frames;
   lo->batching.max_batch_size = o.max_batch_size;
   lo->seed = o.seed;
   lo->threads = o.loader_threads;
+  lo->rank = ranks.rank;
+  lo->world = ranks.world;
   return Status::OK();
 }
 
@@ -93,9 +111,11 @@ struct EvalResult {
 };
 
 // Greedy decoding of every evaluation row. `fraction` > 0: the rows of `eval` held out by key
-// (eval is the training dataset); 0: every row (a separate --eval dataset).
+// (eval is the training dataset); 0: every row (a separate --eval dataset). With several ranks
+// each decodes its partition and the counts and losses are summed over ranks (a collective); the
+// examples are this rank's.
 Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const features::Tokenizer& tok,
-                size_t max_examples, EvalResult* out) {
+                size_t max_examples, gpu::Communicator* comm, EvalResult* out) {
   *out = EvalResult();
   SLUICE_RETURN_IF_ERROR(eval->Start(0));
   const int V = replicas->master().config().vocab;
@@ -108,7 +128,9 @@ Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const
     SLUICE_RETURN_IF_ERROR(eval->Next(&batch));
     if (batch == nullptr) break;
     rows.clear();
-    for (size_t r = 0; r < batch->size(); ++r)
+    // Rows past size - repeated repeat records only to even out the ranks' batch counts: scoring
+    // them would count those utterances twice.
+    for (size_t r = 0; r + batch->repeated() < batch->size(); ++r)
       if (fraction <= 0 || IsHeldOut(batch->keys()[r], fraction)) rows.push_back(static_cast<int>(r));
     if (rows.empty()) continue;
     SLUICE_RETURN_IF_ERROR(replicas->Evaluate(
@@ -125,14 +147,32 @@ Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const
           return Status::OK();
         }));
   }
+  if (comm != nullptr) {
+    ErrorCounts& e = out->errors;
+    int64_t counts[5] = {static_cast<int64_t>(e.char_edits), static_cast<int64_t>(e.chars),
+                         static_cast<int64_t>(e.word_edits), static_cast<int64_t>(e.words),
+                         static_cast<int64_t>(e.utterances)};
+    SLUICE_RETURN_IF_ERROR(SumOverRanks(comm, counts, 5));
+    e.char_edits = counts[0], e.chars = counts[1], e.word_edits = counts[2], e.words = counts[3];
+    e.utterances = counts[4];
+    SLUICE_RETURN_IF_ERROR(SumDoubles(comm, &loss_sum, 1));
+  }
   if (out->errors.utterances > 0) out->loss = loss_sum / out->errors.utterances;
   return Status::OK();
 }
 
 // ---- Checkpoints ------------------------------------------------------------------------------
 
-std::string CheckpointPath(const std::string& pattern, uint64_t step) {
+// `pattern` with {rank} replaced: --resume and --checkpoint may name one file per rank.
+std::string RankPath(const std::string& pattern, int rank) {
   std::string path = pattern;
+  const size_t at = path.find("{rank}");
+  if (at != std::string::npos) path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
+std::string CheckpointPath(const std::string& pattern, uint64_t step, int rank) {
+  std::string path = RankPath(pattern, rank);
   const size_t at = path.find("{step}");
   if (at != std::string::npos) path.replace(at, 6, std::to_string(step));
   return path;
@@ -150,6 +190,14 @@ std::string DifferingKeys(const nlohmann::json& a, const nlohmann::json& b) {
   return out;
 }
 
+// A checkpoint's run options, completed with the values that runs written before an option
+// existed used, so that their checkpoints still resume.
+nlohmann::json WithOlderDefaults(nlohmann::json run) {
+  if (!run.contains("activation")) run["activation"] = "gelu";
+  if (!run.contains("spec_augment")) run["spec_augment"] = false;
+  return run;
+}
+
 // ---- Logging ----------------------------------------------------------------------------------
 
 struct EpochTotals {
@@ -157,9 +205,10 @@ struct EpochTotals {
   double audio_seconds = 0, wait_seconds = 0, compute_seconds = 0;
 };
 
-}  // namespace
-
-Status RunTraining(const TrainOptions& o) {
+// The run on this rank; with ranks.comm, every rank runs it in step with the others.
+Status Train(const TrainOptions& o, const Ranks& ranks) {
+  gpu::Communicator* const comm = ranks.comm;
+  const bool lead = ranks.rank == 0;  // prints, and writes the checkpoints unless they name {rank}
   if (o.device == "cuda")
     return Status::Unsupported("--device cuda: the CUDA trainer is not built yet (issue 7); "
                                "this build trains on the CPU only. HINT: --device cpu");
@@ -171,7 +220,7 @@ Status RunTraining(const TrainOptions& o) {
   SLUICE_RETURN_IF_ERROR(OpenTokenized(o.dataset, &train_set));
   const features::Tokenizer& tok = *train_set.tokenizer;
   loader::LoaderOptions lo;
-  SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, train_set, true, &lo));
+  SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, train_set, true, ranks, &lo));
   std::unique_ptr<loader::Loader> loader;
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o.dataset, lo, &loader));
 
@@ -188,7 +237,7 @@ Status RunTraining(const TrainOptions& o) {
   if (!o.eval_dataset.empty() || held_out > 0) {
     const TokenizedDataset& source = o.eval_dataset.empty() ? train_set : eval_set;
     loader::LoaderOptions elo;
-    SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, source, false, &elo));
+    SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, source, false, ranks, &elo));
     SLUICE_RETURN_IF_ERROR(loader::Loader::Open(source.dir, elo, &eval_loader));
   }
 
@@ -200,8 +249,10 @@ Status RunTraining(const TrainOptions& o) {
   if (o.preset != "tiny" && o.preset != "small")
     return Status::InvalidArgument("--preset '" + o.preset + "': expected tiny or small");
   config.dropout = static_cast<float>(o.dropout);
+  if (!reference::ParseActivation(o.activation, &config.activation))
+    return Status::InvalidArgument("--activation '" + o.activation + "': expected gelu or swish");
   SLUICE_RETURN_IF_ERROR(config.Validate());
-  Replicas replicas(config, o.threads);
+  Replicas replicas(config, o.threads, ranks.rank * o.threads);
   reference::Model<float>& model = replicas.master();
   const size_t P = model.num_parameters();
   reference::AdamWOptions adam_options;
@@ -216,25 +267,33 @@ Status RunTraining(const TrainOptions& o) {
   schedule.peak_lr = o.lr;
   schedule.min_lr = o.lr * o.min_lr_ratio;
   if (!o.resume.empty()) {
+    const std::string resume = RankPath(o.resume, ranks.rank);
     Checkpoint c;
-    SLUICE_RETURN_IF_ERROR(ReadCheckpoint(o.resume, &c));
+    SLUICE_RETURN_IF_ERROR(ReadCheckpoint(resume, &c));
+    // The loader's partition, and so every step's rows, depend on the world size.
+    const int stored_world = c.config.value("world", 1);
+    if (stored_world != ranks.world)
+      return Status::InvalidArgument(resume + ": written by a run of " + std::to_string(stored_world) +
+                                     " rank(s), this run has " + std::to_string(ranks.world) +
+                                     ". HINT: resume with as many ranks as the run that wrote it (mpirun -np " +
+                                     std::to_string(stored_world) + ")");
     if (c.vocab != vocab || c.tokenizer_fingerprint != train_set.fingerprint)
       return Status::InvalidArgument(
-          o.resume + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
+          resume + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
           " classes (tokenizer " + shards::ChecksumHex(c.tokenizer_fingerprint) + "), dataset " + o.dataset + " has " +
           std::to_string(vocab) + " (tokenizer " + shards::ChecksumHex(train_set.fingerprint) +
           "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs a fresh run");
-    const nlohmann::json& stored = c.config.value("run", nlohmann::json::object());
+    const nlohmann::json stored = WithOlderDefaults(c.config.value("run", nlohmann::json::object()));
     if (stored != run)
-      return Status::InvalidArgument(o.resume + ": written by a run with other options: " +
+      return Status::InvalidArgument(resume + ": written by a run with other options: " +
                                      DifferingKeys(run, stored) +
                                      ". HINT: resume with the command line that wrote the checkpoint");
     if (c.params.size() != P)
-      return Status::Corruption(o.resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
+      return Status::Corruption(resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
                                 " model has " + std::to_string(P));
     std::copy(c.params.begin(), c.params.end(), model.params());
     if (!adam.Restore(std::move(c.adam_m), std::move(c.adam_v), c.adam_step))
-      return Status::Corruption(o.resume + ": optimizer state does not match the model's " + std::to_string(P) +
+      return Status::Corruption(resume + ": optimizer state does not match the model's " + std::to_string(P) +
                                 " parameters");
     counters = c.counters;
     state = c.loader;
@@ -247,6 +306,7 @@ Status RunTraining(const TrainOptions& o) {
       schedule.total_steps = o.steps;
     } else {
       SLUICE_RETURN_IF_ERROR(loader->Start(0));
+      if (comm != nullptr) SLUICE_RETURN_IF_ERROR(gpu::AgreeOnBatchCount(comm, loader->num_batches(), "epoch 0"));
       schedule.total_steps = static_cast<int64_t>(o.epochs * loader->num_batches());
     }
     schedule.warmup_steps =
@@ -258,12 +318,22 @@ Status RunTraining(const TrainOptions& o) {
   const nlohmann::json config_json = {
       {"model",
        {{"preset", o.preset}, {"n_mels", config.n_mels}, {"d_model", config.d_model}, {"n_heads", config.n_heads},
-        {"n_layers", config.n_layers}, {"d_ff", config.d_ff}, {"vocab", config.vocab}, {"dropout", config.dropout}}},
+        {"n_layers", config.n_layers}, {"d_ff", config.d_ff}, {"vocab", config.vocab}, {"dropout", config.dropout},
+        {"activation", reference::ActivationName(config.activation)}}},
       {"run", run},
       {"schedule", {{"total_steps", schedule.total_steps}, {"warmup_steps", schedule.warmup_steps}}},
       {"tokenizer", train_set.manifest.tokenizer},
+      {"world", ranks.world},
   };
-  auto save = [&](const std::string& path, const loader::ResumeState& at) -> Status {
+  // Every rank holds the same checkpoint; rank 0 writes it, or each rank its own with {rank}.
+  const bool writes = lead || o.checkpoint.find("{rank}") != std::string::npos;
+  // Collective with several ranks: call it on every rank.
+  auto save = [&](uint64_t step, const loader::ResumeState& at) -> Status {
+    if (comm != nullptr)
+      SLUICE_RETURN_IF_ERROR(
+          CheckSameParameters(comm, model.params(), P, "checkpoint at step " + std::to_string(step)));
+    if (!writes) return Status::OK();
+    const std::string path = CheckpointPath(o.checkpoint, step, ranks.rank);
     Checkpoint c;
     c.config = config_json;
     c.tokenizer_fingerprint = train_set.fingerprint;
@@ -277,18 +347,22 @@ Status RunTraining(const TrainOptions& o) {
     return WriteCheckpoint(path, c);
   };
 
-  if (!o.json) {
+  if (!o.json && lead) {
     const shards::Manifest& m = train_set.manifest;
     std::printf("sluice-train: %s: %llu records, %.2f h of audio; %s tokenizer, %d classes; %s features, %d bins\n",
                 o.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
                 m.tokenizer.value("type", "?").c_str(), vocab, loader::FeatureKindName(loader->extractor().kind()),
                 dim);
-    std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads); %d replica thread%s; "
+    std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s); %d replica thread%s; "
                 "%lld steps (warm-up %lld), peak lr %g%s\n",
-                o.preset.c_str(), P, config.d_model, config.n_layers, config.n_heads, replicas.count(),
+                o.preset.c_str(), P, config.d_model, config.n_layers, config.n_heads,
+                reference::ActivationName(config.activation), replicas.count(),
                 replicas.count() == 1 ? "" : "s", static_cast<long long>(schedule.total_steps),
                 static_cast<long long>(schedule.warmup_steps), o.lr,
                 o.resume.empty() ? "" : (", resumed at step " + std::to_string(counters.step)).c_str());
+    if (comm != nullptr)
+      std::printf("data parallel: %d ranks, each on its partition of every epoch, gradients all-reduced over %s\n",
+                  ranks.world, comm->backend());
     std::fflush(stdout);
   }
 
@@ -302,6 +376,10 @@ Status RunTraining(const TrainOptions& o) {
       counters.epoch_steps = 0;
     }
     SLUICE_RETURN_IF_ERROR(loader->Start(epoch, start_batch));
+    // Every rank must take as many steps as the others, or an all-reduce waits forever.
+    if (comm != nullptr)
+      SLUICE_RETURN_IF_ERROR(
+          gpu::AgreeOnBatchCount(comm, loader->num_batches(), ("epoch " + std::to_string(epoch)).c_str()));
     const Clock::time_point epoch_start = Clock::now();
     EpochTotals totals;
     double lr = 0, grad_norm = 0;
@@ -321,19 +399,27 @@ Status RunTraining(const TrainOptions& o) {
         break;
       }
       rows.clear();
-      double audio_frames = 0;
+      int64_t audio_frames = 0;
       for (size_t r = 0; r < batch->size(); ++r) {
         if (held_out > 0 && IsHeldOut(batch->keys()[r], held_out)) continue;
         rows.push_back(static_cast<int>(r));
         audio_frames += batch->lengths()[r];
       }
-      if (rows.empty()) continue;  // a batch of held-out rows only: no step
+      // The step's rows over all ranks: a rank whose rows are all held out still joins the step
+      // (with a zero gradient); only when no rank has a row is there no step, on every rank.
+      StepRows step_rows{static_cast<int64_t>(rows.size()), audio_frames};
+      if (comm != nullptr)
+        SLUICE_RETURN_IF_ERROR(GatherStepRows(comm, static_cast<int64_t>(rows.size()), audio_frames, &step_rows));
+      if (step_rows.total_rows == 0) continue;
 
       const Clock::time_point compute_start = Clock::now();
       double loss = 0;
       Status s = replicas.TrainStep(*batch, rows, counters.seed, counters.step, &loss);
       if (!s.ok()) return Status::InvalidArgument(o.dataset + ": epoch " + std::to_string(epoch) + " batch " +
                                                   std::to_string(batch->index()) + ": " + s.message());
+      if (comm != nullptr)
+        SLUICE_RETURN_IF_ERROR(CombineGradients(comm, model.grads(), P, static_cast<int64_t>(rows.size()),
+                                                step_rows.total_rows, &loss));
       grad_norm = reference::ClipByGlobalNorm(model.grads(), P, o.clip);
       lr = reference::LearningRate(schedule, static_cast<int64_t>(counters.step));
       adam.Step(model.params(), model.grads(), lr);
@@ -343,29 +429,30 @@ Status RunTraining(const TrainOptions& o) {
       const double frame_seconds = loader->extractor().kind() == loader::FeatureKind::kRaw
                                        ? 1.0 / loader->extractor().sample_rate()
                                        : o.features.frame_shift_ms / 1000.0;
-      const double audio = audio_frames * frame_seconds;
+      const double audio = static_cast<double>(step_rows.total_frames) * frame_seconds;
+      const uint64_t utterances = static_cast<uint64_t>(step_rows.total_rows);
       ++counters.step;
-      counters.utterances += rows.size();
+      counters.utterances += utterances;
       counters.audio_seconds += audio;
       counters.epoch_loss_sum += loss;
       ++counters.epoch_steps;
       ++totals.steps;
-      totals.utterances += rows.size();
+      totals.utterances += utterances;
       totals.audio_seconds += audio;
       totals.compute_seconds += compute;
-      if (!o.json && o.log_every > 0 && counters.step % o.log_every == 0) {
+      if (lead && !o.json && o.log_every > 0 && counters.step % o.log_every == 0) {
         const double step_seconds = compute + wait;
         std::printf("step %5llu/%lld  epoch %llu  loss %.4f  |g| %.3f  lr %.2e  %3zu utt  %6.1f utt/s  "
                     "%.4f h/s  wait %.1f ms (%.1f%%)\n",
                     static_cast<unsigned long long>(counters.step), static_cast<long long>(schedule.total_steps),
-                    static_cast<unsigned long long>(epoch), loss, grad_norm, lr, rows.size(),
-                    rows.size() / step_seconds, audio / 3600 / step_seconds, wait * 1e3,
+                    static_cast<unsigned long long>(epoch), loss, grad_norm, lr, static_cast<size_t>(utterances),
+                    utterances / step_seconds, audio / 3600 / step_seconds, wait * 1e3,
                     100 * wait / step_seconds);
         std::fflush(stdout);
       }
       if (!o.checkpoint.empty() && o.checkpoint_every > 0 &&
           counters.step % static_cast<uint64_t>(o.checkpoint_every) == 0) {
-        SLUICE_RETURN_IF_ERROR(save(CheckpointPath(o.checkpoint, counters.step), loader->state()));
+        SLUICE_RETURN_IF_ERROR(save(counters.step, loader->state()));
       }
     }
 
@@ -375,7 +462,7 @@ Status RunTraining(const TrainOptions& o) {
     const Clock::time_point eval_start = Clock::now();
     if (eval_loader != nullptr)
       SLUICE_RETURN_IF_ERROR(
-          Evaluate(eval_loader.get(), held_out, &replicas, tok, static_cast<size_t>(o.eval_examples), &eval));
+          Evaluate(eval_loader.get(), held_out, &replicas, tok, static_cast<size_t>(o.eval_examples), comm, &eval));
     const double eval_seconds = Since(eval_start);
     const double mean_loss = counters.epoch_steps ? counters.epoch_loss_sum / counters.epoch_steps : 0.0;
     const double busy = totals.compute_seconds + totals.wait_seconds;
@@ -400,9 +487,9 @@ Status RunTraining(const TrainOptions& o) {
         {"steps_per_second", busy > 0 ? totals.steps / busy : 0.0},
         {"wait_fraction", busy > 0 ? totals.wait_seconds / busy : 0.0},
     };
-    if (o.json) {
+    if (lead && o.json) {
       std::printf("%s\n", line.dump().c_str());
-    } else {
+    } else if (lead) {
       std::printf("epoch %llu%s: loss %.4f  eval loss %.4f  CER %.2f%%  WER %.2f%% (%llu utterances)  "
                   "%.1f s, %.2f steps/s, data wait %.2f s (%.1f%%), eval %.1f s\n",
                   static_cast<unsigned long long>(epoch), epoch_done ? "" : " (partial)", mean_loss, eval.loss,
@@ -420,10 +507,46 @@ Status RunTraining(const TrainOptions& o) {
         counters.epoch_loss_sum = 0;
         counters.epoch_steps = 0;
       }
-      SLUICE_RETURN_IF_ERROR(save(CheckpointPath(o.checkpoint, counters.step), at));
+      SLUICE_RETURN_IF_ERROR(save(counters.step, at));
     }
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status RunTraining(const TrainOptions& o) {
+  gpu::LaunchEnv env;
+  SLUICE_RETURN_IF_ERROR(gpu::ReadLaunchEnv(&env));
+  if (env.world == 1) return Train(o, Ranks{});
+  const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world) + " (" +
+                            env.launcher + " environment)";
+  if (o.device != "cpu")
+    return Status::Unsupported(where + ": data parallelism runs on --device cpu only in this build");
+#ifdef SLUICE_HAVE_MPI
+  // The CPU trainer's collectives run over MPI, whichever launcher set the variables: srun with
+  // MPI support (PMIx) starts MPI ranks just as mpirun does.
+  std::unique_ptr<gpu::MpiCommunicator> comm;
+  Status s = gpu::MpiCommunicator::Create(&comm);
+  if (!s.ok()) return Status::IOError(where + ": starting MPI: " + s.message());
+  if (comm->world() != env.world || comm->rank() != env.rank)
+    return Status::InvalidArgument(where + ", but MPI sees rank " + std::to_string(comm->rank()) + " of " +
+                                   std::to_string(comm->world()) +
+                                   ". HINT: on the CPU the ranks talk over MPI: start them with mpirun -np N "
+                                   "(or srun with MPI support), not as independent processes");
+  s = Train(o, Ranks{env.rank, env.world, comm.get()});
+  if (!s.ok()) {
+    // The other ranks are, or soon will be, blocked in a collective this rank will never join:
+    // end the whole job rather than leave it hanging.
+    std::fprintf(stderr, "sluice-train: %s: %s\n", where.c_str(), s.ToString().c_str());
+    std::fflush(stderr);
+    comm->Abort(1);
+  }
+  return s;
+#else
+  return Status::Unsupported(where + ": this sluice-train was built without MPI, which data parallelism on the "
+                             "CPU needs. HINT: apt-get install libopenmpi-dev openmpi-bin, then reconfigure");
+#endif
 }
 
 }  // namespace sluice::train
