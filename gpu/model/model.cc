@@ -130,6 +130,12 @@ CudaModel::~CudaModel() = default;
 Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOptions& options,
                          std::unique_ptr<CudaModel>* out) {
   SLUICE_RETURN_IF_ERROR(config.Validate());
+  // The feed-forward kernels (BiasGeluForward / GeluBackward) are GELU only: refuse a config the
+  // reference would run with another activation instead of silently computing GELU.
+  if (config.activation != reference::Activation::kGelu)
+    return Status::Unsupported(std::string("CudaModel: activation ") +
+                               reference::ActivationName(config.activation) +
+                               " is not implemented on the GPU (gelu only)");
   if (options.max_batch < 1 || reference::SubsampledLength(options.max_frames) < 1 ||
       options.max_labels < 0)
     return Status::InvalidArgument("CudaModel: options need max_batch >= 1, max_frames >= 7, "

@@ -222,7 +222,9 @@ __global__ void BiasDropoutResidualKernel(float* out, const float* in, const flo
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     const float y = bias ? in[i] + bias[i % C] : in[i];
     float d = y;
-    if (p > 0.0f) d = Uniform(kh, i) >= p ? y * scale : 0.0f;
+    // __fmul_rn: no FMA contraction with the residual add, so the sum rounds like the
+    // reference's separate dropout and residual steps.
+    if (p > 0.0f) d = Uniform(kh, i) >= p ? __fmul_rn(y, scale) : 0.0f;
     out[i] = d + resid[i];
   }
 }

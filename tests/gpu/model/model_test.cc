@@ -1,6 +1,6 @@
 // The whole CUDA model against reference::Model<float> on the tiny preset, with dropout on and
 // padded utterances: loss, log-probabilities and every parameter tensor's gradient, and the
-// ready-hook order. The GPU rounds every GEMM operand to bf16 (2^-9 relative each), and a
+// ready-hook order. The GPU rounds every GEMM operand to bf16 (2^-8 relative at most each), and a
 // gradient passes through ~15 such GEMMs between the loss and the first convolution, errors
 // adding roughly in quadrature; 5e-2 relative L2 per tensor leaves room for that while an
 // indexing or layout mistake (an O(1) error) still fails. The loss is a mean of well-conditioned
@@ -95,7 +95,14 @@ TEST(GpuModel, LossAndEveryGradientMatchReferenceOnTinyPreset) {
     for (const reference::ParamTensor& t : gpu->layout()) {
       const std::vector<float> got(g.begin() + t.offset, g.begin() + t.offset + t.count);
       const std::vector<float> want(ref.grads() + t.offset, ref.grads() + t.offset + t.count);
-      ExpectClose(t.name + " (rep " + std::to_string(rep) + ")", got, want, 5e-2, 1e-1, 1e-7);
+      // The convolutions' gradients sit behind conv2's ReLU, whose mask the bf16 conv2 GEMM flips
+      // at the few outputs within rounding of 0 (~1e-3 of them). Each flip moves these gradients
+      // by a whole term: simulated on this shape, 2-9% relative L2 and up to ~25% of the scale per
+      // element for conv2.weight, before any bf16 error. ops_test checks the convolutions
+      // tightly with the GPU's own masks; here they only need to catch O(1) mistakes.
+      const bool behind_relu = t.name.starts_with("subsampling.conv");
+      ExpectClose(t.name + " (rep " + std::to_string(rep) + ")", got, want, behind_relu ? 2e-1 : 5e-2,
+                  behind_relu ? 5e-1 : 1e-1, 1e-7);
     }
   }
   // The hook reports every tensor once, in increasing offset order, covering the buffer.
