@@ -12,9 +12,10 @@ PyTorch DataLoader, on the same corpus and the same number of cores.
    DIR/ids/tokenizer.model), appends end-of-document, packs the stream into [B, L+1] int32
    batches (the same layout as sluice) and yields them.
 4. sluice: `sluice-bench epoch DIR/ids --seq-len L --batch-size B --threads T --json` (ids made
-   offline by shardify; the loader packs them), with T = workers and T = 1; and, when sluice-bench
-   was linked with tools/shardify/tokenize.cc, `--tokenizer-from DIR/ids` on DIR/raw: the same
-   SentencePiece encoding online in the loader's decode stage (rows per document, not packed).
+   offline by shardify; the loader packs them), with T = workers and T = 1; and on DIR/stext
+   (`shardify text --docs --tokenizer spm:DIR/ids/tokenizer.model --store text`: text and token
+   counts only) the same SentencePiece encoding online in the loader's decode stage, packed into
+   the same batches (the epoch digests must match the offline ones).
 
 Prints tokens/s of each (tokens = B x L per packed batch, ids per document when not packed), CPU
 utilisation, and the ratios. Run with Debian's python3 (python3-torch, python3-sentencepiece):
@@ -130,9 +131,10 @@ def sluice_epochs(bench, dataset, threads, args, extra, epochs=None):
            "--seed", str(args.seed), "--json"] + extra
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     runs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    digests = [j["digest"] for j in runs]  # by epoch: each epoch has its own shuffle
     # Median epoch by tokens/s: the machine is shared, single epochs are noisy.
-    runs.sort(key=lambda j: j["tokens_per_second"])
-    return runs[len(runs) // 2], cmd
+    median = sorted(runs, key=lambda j: j["tokens_per_second"])[len(runs) // 2]
+    return dict(median, digests=digests), cmd
 
 
 def main():
@@ -201,26 +203,28 @@ def main():
     print(f"  sluice (offline ids) / python (online sentencepiece), {args.workers} cores: "
           f"{two['tokens_per_second'] / py_tps:.1f}x")
 
-    # The same tokenization online inside sluice, when sluice-bench can load the tokenizer.
-    probe = subprocess.run([bench, "epoch", raw, "--threads", "1", "--tokenizer-from", ids,
-                            "--json"], capture_output=True, text=True)
-    if probe.returncode == 2:
-        print("\nonline: sluice-bench was built without tools/shardify/tokenize.cc "
-              "(--tokenizer-from unavailable); skipped")
-        return
-    print("\nonline sentencepiece in the loader's decode stage (rows per document, not packed)")
+    # The same tokenization online inside sluice, packed exactly like the Python side: DIR/stext
+    # stores the text and each record's token count (shardify text --store text), and the
+    # loader's decode stage runs SentencePiece; its batches must equal the offline ones.
+    stext = os.path.join(args.work, "stext")
+    if not os.path.exists(os.path.join(stext, "manifest.json")):
+        subprocess.run([shardify, "text", "--docs", "-i", corpus, "-o", stext, "--tokenizer",
+                        "spm:" + os.path.join(ids, "tokenizer.model"), "--store", "text"],
+                       check=True, stdout=subprocess.DEVNULL)
+    print("\nonline sentencepiece in the loader's decode stage (DIR/stext, packed the same way)")
     online = {}
     for threads in (args.workers, 1):
-        j, _ = sluice_epochs(bench, raw, threads, args, ["--tokenizer-from", ids], args.online_epochs)
+        j, _ = sluice_epochs(bench, stext, threads, args, pack, args.online_epochs)
         online[threads] = j
         print(f"  sluice  {threads} thread{'s' if threads > 1 else ''}: {j['tokens']} tokens in "
               f"{j['wall_seconds']:.3f} s = {j['tokens_per_second'] / 1e6:.3f} M tokens/s, cpu "
               f"{100 * j['cpu_utilisation']:.0f}%, {j['tokens'] / j['cpu_seconds'] / 1e6:.3f} M tokens "
-              f"per cpu-second")
+              f"per cpu-second; epoch digests "
+              f"{'equal to' if j['digests'] == two['digests'][:len(j['digests'])] else 'DIFFERENT FROM'} "
+              f"the offline ids' ones")
     print(f"  sluice online {args.workers} / 1 threads: "
           f"{online[args.workers]['tokens_per_second'] / online[1]['tokens_per_second']:.2f}x; "
           f"sluice online / python: {online[args.workers]['tokens_per_second'] / py_tps:.2f}x")
-
 
 if __name__ == "__main__":
     sys.exit(main())
