@@ -16,17 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "test_util.h"
 
 namespace {
 
+using sluice::train_test::Env;
+using sluice::train_test::Result;
+using sluice::train_test::Shell;
 using sluice::testing::ReadFile;
 using sluice::testing::TempDir;
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 std::string FindOnPath(const std::string& name) {
   const std::string path = Env("PATH");
@@ -40,23 +39,6 @@ std::string FindOnPath(const std::string& name) {
     start = end + 1;
   }
   return "";
-}
-
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
-Result Shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 // mpirun -np 2 with a time limit (a hang fails the test instead of stalling the suite);
@@ -81,10 +63,8 @@ class DataParallelCli : public ::testing::Test {
   static void SetUpTestSuite() {
     if (Mpirun().empty()) return;
     dir_ = new TempDir();
-    const std::string corpus = dir_->Join("corpus");
-    ASSERT_EQ(Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count 12 --jobs 2").code, 0);
-    ASSERT_EQ(Shell(Env("SHARDIFY") + " audio -m " + corpus + "/manifest.jsonl -o " + dir_->Join("chars") +
-                    " --tokenizer char").code, 0);
+    std::string log;
+    ASSERT_TRUE(sluice::train_test::MakeCharDataset(dir_->Join("corpus"), dir_->Join("chars"), 12, &log)) << log;
   }
   static void TearDownTestSuite() {
     delete dir_;

@@ -32,14 +32,22 @@ Status CombineGradients(gpu::Communicator* comm, float* grads, size_t count, int
                         double* loss) {
   if (total_rows <= 0)
     return Status::InvalidArgument("CombineGradients: total_rows " + std::to_string(total_rows) + " (no step to take)");
-  // The average divides by world; this scale turns it into the row-weighted mean. In double, so
-  // that a scale of exactly 1 (equal shares) leaves the gradient's bits alone.
-  const double scale = static_cast<double>(rows) * comm->world() / static_cast<double>(total_rows);
+  const double scale = GradientScale(comm->world(), rows, total_rows);
   if (scale != 1.0) {
     const float s = static_cast<float>(scale);
     for (size_t i = 0; i < count; ++i) grads[i] *= s;
   }
   SLUICE_RETURN_IF_ERROR(comm->AllReduceAverage(grads, count));
+  return CombineLoss(comm, scale, loss);
+}
+
+double GradientScale(int world, int64_t rows, int64_t total_rows) {
+  // The average divides by world; this scale turns it into the row-weighted mean. In double, so
+  // that a scale of exactly 1 (equal shares) leaves the gradient's bits alone.
+  return static_cast<double>(rows) * world / static_cast<double>(total_rows);
+}
+
+Status CombineLoss(gpu::Communicator* comm, double scale, double* loss) {
   double mine = *loss * scale;
   SLUICE_RETURN_IF_ERROR(SumDoubles(comm, &mine, 1));
   *loss = mine / comm->world();

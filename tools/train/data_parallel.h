@@ -44,6 +44,14 @@ Status GatherStepRows(gpu::Communicator* comm, int64_t rows, int64_t frames, Ste
 Status CombineGradients(gpu::Communicator* comm, float* grads, size_t count, int64_t rows, int64_t total_rows,
                         double* loss);
 
+// The two halves of CombineGradients for a device whose gradient lives elsewhere (the CUDA
+// trainer scales it on the GPU and averages it in buckets over NCCL): the factor each rank
+// multiplies its gradient by before the average, rows * world / total_rows in double (exactly 1
+// for equal shares); and the loss: *loss (this rank's mean) <- the mean over all rows, a
+// collective.
+double GradientScale(int world, int64_t rows, int64_t total_rows);
+Status CombineLoss(gpu::Communicator* comm, double scale, double* loss);
+
 // Sums int64 counters over ranks (values[i] <- sum over ranks), in rank order: the same on every
 // rank. Doubles travel as bit patterns: SumDoubles adds them in rank order, so the result is the
 // same bits everywhere.

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   sluice::train::TrainOptions o;
   CLI::App app{"sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
   app.add_option("dataset", o.dataset, "dataset directory (shardify audio ... --tokenizer ...)")->required();
-  app.add_option("--device", o.device, "cpu, or cuda (not built yet)")->capture_default_str();
+  app.add_option("--device", o.device, "cpu, or cuda (the bf16 GPU model, NCCL across ranks; docs/train.md)")->capture_default_str();
   app.add_option("--preset", o.preset, "model size: tiny (~55 k parameters) or small (~11 M)")
       ->check(CLI::IsMember({"tiny", "small"}))
       ->capture_default_str();

@@ -14,7 +14,8 @@ namespace sluice::train {
 
 struct TrainOptions {
   std::string dataset;            // shardify output directory with token ids
-  std::string device = "cpu";     // "cpu"; "cuda" is not built yet
+  std::string device = "cpu";     // "cpu" or "cuda" (builds with gpu/model); not part of the
+                                  // run options: a checkpoint resumes on either device
   std::string preset = "tiny";    // "tiny" or "small" (gpu/reference ModelConfig)
 
   // --- what the run computes: a resume must repeat these (RunConfigJson) ---

@@ -8,23 +8,26 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "cpu_engine.h"
 #include "data_parallel.h"
+#include "engine.h"
 #include "error_rate.h"
 #include "features/tokenizer.h"
 #include "gpu/communicator.h"
 #include "gpu/launch_env.h"
 #include "gpu/reference/model.h"
-#include "gpu/reference/optimizer.h"
 #include "gpu/reference/schedule.h"
 #include "greedy_decode.h"
 #include "held_out.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/loader.h"
-#include "replicas.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
 #ifdef SLUICE_HAVE_MPI
 #include "gpu/mpi_communicator.h"
+#endif
+#ifdef SLUICE_HAVE_GPU_MODEL
+#include "cuda_engine.h"
 #endif
 
 namespace sluice::train {
@@ -57,14 +60,6 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
   d->fingerprint = TokenizerFingerprint(m.tokenizer);
   return Status::OK();
 }
-
-// This process among the training ranks; comm is null in a single-process run, which then makes
-// no collective call at all.
-struct Ranks {
-  int rank = 0;
-  int world = 1;
-  gpu::Communicator* comm = nullptr;
-};
 
 // Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
 // sees the same rows in the same batches), each rank reading its partition.
@@ -114,11 +109,10 @@ struct EvalResult {
 // (eval is the training dataset); 0: every row (a separate --eval dataset). With several ranks
 // each decodes its partition and the counts and losses are summed over ranks (a collective); the
 // examples are this rank's.
-Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const features::Tokenizer& tok,
+Status Evaluate(loader::Loader* eval, double fraction, Engine* engine, int V, const features::Tokenizer& tok,
                 size_t max_examples, gpu::Communicator* comm, EvalResult* out) {
   *out = EvalResult();
   SLUICE_RETURN_IF_ERROR(eval->Start(0));
-  const int V = replicas->master().config().vocab;
   std::vector<int> rows;
   std::vector<int32_t> ids;
   std::string hypothesis, reference;
@@ -133,7 +127,7 @@ Status Evaluate(loader::Loader* eval, double fraction, Replicas* replicas, const
     for (size_t r = 0; r + batch->repeated() < batch->size(); ++r)
       if (fraction <= 0 || IsHeldOut(batch->keys()[r], fraction)) rows.push_back(static_cast<int>(r));
     if (rows.empty()) continue;
-    SLUICE_RETURN_IF_ERROR(replicas->Evaluate(
+    SLUICE_RETURN_IF_ERROR(engine->EvaluateRows(
         *batch, rows, [&](int i, double loss, const float* log_probs, int frames) -> Status {
           const int r = rows[i];
           loss_sum += loss;
@@ -203,16 +197,39 @@ nlohmann::json WithOlderDefaults(nlohmann::json run) {
 struct EpochTotals {
   uint64_t steps = 0, utterances = 0;
   double audio_seconds = 0, wait_seconds = 0, compute_seconds = 0;
+  double flops = 0;  // model FLOPs of this rank's steps (engines that estimate them)
 };
+
+// `s` with "prefix: " before its message, same code.
+Status Prefixed(const Status& s, const std::string& prefix) {
+  const std::string m = prefix + ": " + s.message();
+  if (s.IsCorruption()) return Status::Corruption(m);
+  if (s.IsIOError()) return Status::IOError(m);
+  if (s.IsUnsupported()) return Status::Unsupported(m);
+  if (s.IsNotFound()) return Status::NotFound(m);
+  return Status::InvalidArgument(m);
+}
+
+// The engine of o.device: the CPU replicas, or the CUDA model where it was built.
+Status MakeEngine(const TrainOptions& o, const reference::ModelConfig& config, const Ranks& ranks,
+                  loader::Loader* loader, double held_out, std::unique_ptr<Engine>* out) {
+  if (o.device == "cpu") {
+    *out = MakeCpuEngine(config, o.threads, o.weight_decay, ranks, loader, held_out);
+    return Status::OK();
+  }
+#ifdef SLUICE_HAVE_GPU_MODEL
+  return MakeCudaEngine(config, o.weight_decay, ranks, loader, held_out, out);
+#else
+  return Status::Unsupported("--device cuda: not built");
+#endif
+}
 
 // The run on this rank; with ranks.comm, every rank runs it in step with the others.
 Status Train(const TrainOptions& o, const Ranks& ranks) {
   gpu::Communicator* const comm = ranks.comm;
   const bool lead = ranks.rank == 0;  // prints, and writes the checkpoints unless they name {rank}
-  if (o.device == "cuda")
-    return Status::Unsupported("--device cuda: the CUDA trainer is not built yet (issue 7); "
-                               "this build trains on the CPU only. HINT: --device cpu");
-  if (o.device != "cpu") return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
+  if (o.device != "cpu" && o.device != "cuda")
+    return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
   if (o.threads < 1) return Status::InvalidArgument("--threads must be at least 1");
 
   // Data: the training set, and where the evaluation rows come from.
@@ -221,6 +238,9 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   const features::Tokenizer& tok = *train_set.tokenizer;
   loader::LoaderOptions lo;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o, train_set, true, ranks, &lo));
+#ifdef SLUICE_HAVE_GPU_MODEL
+  if (o.device == "cuda") ConfigureCudaLoader(&lo);
+#endif
   std::unique_ptr<loader::Loader> loader;
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o.dataset, lo, &loader));
 
@@ -252,12 +272,9 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   if (!reference::ParseActivation(o.activation, &config.activation))
     return Status::InvalidArgument("--activation '" + o.activation + "': expected gelu or swish");
   SLUICE_RETURN_IF_ERROR(config.Validate());
-  Replicas replicas(config, o.threads, ranks.rank * o.threads);
-  reference::Model<float>& model = replicas.master();
-  const size_t P = model.num_parameters();
-  reference::AdamWOptions adam_options;
-  adam_options.weight_decay = o.weight_decay;
-  reference::AdamW<float> adam(model.layout(), adam_options);
+  std::unique_ptr<Engine> engine;
+  SLUICE_RETURN_IF_ERROR(MakeEngine(o, config, ranks, loader.get(), held_out, &engine));
+  const size_t P = engine->num_parameters();
 
   const nlohmann::json run = RunConfigJson(o);
   TrainCounters counters;
@@ -291,16 +308,19 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     if (c.params.size() != P)
       return Status::Corruption(resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
                                 " model has " + std::to_string(P));
-    std::copy(c.params.begin(), c.params.end(), model.params());
-    if (!adam.Restore(std::move(c.adam_m), std::move(c.adam_v), c.adam_step))
+    if (c.adam_m.size() != P || c.adam_v.size() != P)
       return Status::Corruption(resume + ": optimizer state does not match the model's " + std::to_string(P) +
                                 " parameters");
+    // The layout is the same on every device (gpu/reference ParameterLayout, fp32), so a
+    // checkpoint of either device resumes on the other.
+    const Status restored = engine->Restore(c);
+    if (!restored.ok()) return Status::Corruption(resume + ": " + restored.message());
     counters = c.counters;
     state = c.loader;
     schedule.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
     schedule.warmup_steps = c.config.at("schedule").at("warmup_steps").get<int64_t>();
   } else {
-    model.InitParameters(o.seed);
+    SLUICE_RETURN_IF_ERROR(engine->Init(o.seed));
     // Without --steps the decay ends after `epochs` epochs of the first epoch's batch count.
     if (o.steps > 0) {
       schedule.total_steps = o.steps;
@@ -329,22 +349,19 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   const bool writes = lead || o.checkpoint.find("{rank}") != std::string::npos;
   // Collective with several ranks: call it on every rank.
   auto save = [&](uint64_t step, const loader::ResumeState& at) -> Status {
+    if (comm == nullptr && !writes) return Status::OK();
+    Checkpoint c;
+    SLUICE_RETURN_IF_ERROR(engine->Snapshot(&c));
     if (comm != nullptr)
       SLUICE_RETURN_IF_ERROR(
-          CheckSameParameters(comm, model.params(), P, "checkpoint at step " + std::to_string(step)));
+          CheckSameParameters(comm, c.params.data(), P, "checkpoint at step " + std::to_string(step)));
     if (!writes) return Status::OK();
-    const std::string path = CheckpointPath(o.checkpoint, step, ranks.rank);
-    Checkpoint c;
     c.config = config_json;
     c.tokenizer_fingerprint = train_set.fingerprint;
     c.vocab = vocab;
-    c.params.assign(model.params(), model.params() + P);
-    c.adam_step = adam.step();
-    c.adam_m = adam.m();
-    c.adam_v = adam.v();
     c.loader = at;
     c.counters = counters;
-    return WriteCheckpoint(path, c);
+    return WriteCheckpoint(CheckpointPath(o.checkpoint, step, ranks.rank), c);
   };
 
   if (!o.json && lead) {
@@ -353,12 +370,11 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
                 o.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
                 m.tokenizer.value("type", "?").c_str(), vocab, loader::FeatureKindName(loader->extractor().kind()),
                 dim);
-    std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s); %d replica thread%s; "
+    std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s) on %s; "
                 "%lld steps (warm-up %lld), peak lr %g%s\n",
                 o.preset.c_str(), P, config.d_model, config.n_layers, config.n_heads,
-                reference::ActivationName(config.activation), replicas.count(),
-                replicas.count() == 1 ? "" : "s", static_cast<long long>(schedule.total_steps),
-                static_cast<long long>(schedule.warmup_steps), o.lr,
+                reference::ActivationName(config.activation), engine->Describe().c_str(),
+                static_cast<long long>(schedule.total_steps), static_cast<long long>(schedule.warmup_steps), o.lr,
                 o.resume.empty() ? "" : (", resumed at step " + std::to_string(counters.step)).c_str());
     if (comm != nullptr)
       std::printf("data parallel: %d ranks, each on its partition of every epoch, gradients all-reduced over %s\n",
@@ -366,8 +382,13 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     std::fflush(stdout);
   }
 
+  // The loader reports audio in frames; its extractor knows the frame rate.
+  const double frame_seconds = loader->extractor().kind() == loader::FeatureKind::kRaw
+                                   ? 1.0 / loader->extractor().sample_rate()
+                                   : o.features.frame_shift_ms / 1000.0;
+  const double peak = engine->peak_flops();
+
   // ---- The loop ----
-  std::vector<int> rows;
   bool stop = false;
   for (uint64_t epoch = state.epoch; epoch < o.epochs && !stop; ++epoch) {
     const uint64_t start_batch = epoch == state.epoch ? state.batches : 0;
@@ -375,11 +396,11 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
       counters.epoch_loss_sum = 0;
       counters.epoch_steps = 0;
     }
-    SLUICE_RETURN_IF_ERROR(loader->Start(epoch, start_batch));
+    SLUICE_RETURN_IF_ERROR(engine->StartEpoch(epoch, start_batch));
     // Every rank must take as many steps as the others, or an all-reduce waits forever.
     if (comm != nullptr)
       SLUICE_RETURN_IF_ERROR(
-          gpu::AgreeOnBatchCount(comm, loader->num_batches(), ("epoch " + std::to_string(epoch)).c_str()));
+          gpu::AgreeOnBatchCount(comm, engine->num_batches(), ("epoch " + std::to_string(epoch)).c_str()));
     const Clock::time_point epoch_start = Clock::now();
     EpochTotals totals;
     double lr = 0, grad_norm = 0;
@@ -389,46 +410,29 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
         stop = true;
         break;
       }
-      const Clock::time_point wait_start = Clock::now();
-      const loader::Batch* batch = nullptr;
-      SLUICE_RETURN_IF_ERROR(loader->Next(&batch));
-      const double wait = Since(wait_start);
-      totals.wait_seconds += wait;
-      if (batch == nullptr) {
+      StepBatch batch;
+      bool end = false;
+      SLUICE_RETURN_IF_ERROR(engine->Next(&batch, &end));
+      totals.wait_seconds += batch.wait_seconds;
+      if (end) {
         epoch_done = true;
         break;
       }
-      rows.clear();
-      int64_t audio_frames = 0;
-      for (size_t r = 0; r < batch->size(); ++r) {
-        if (held_out > 0 && IsHeldOut(batch->keys()[r], held_out)) continue;
-        rows.push_back(static_cast<int>(r));
-        audio_frames += batch->lengths()[r];
-      }
       // The step's rows over all ranks: a rank whose rows are all held out still joins the step
       // (with a zero gradient); only when no rank has a row is there no step, on every rank.
-      StepRows step_rows{static_cast<int64_t>(rows.size()), audio_frames};
-      if (comm != nullptr)
-        SLUICE_RETURN_IF_ERROR(GatherStepRows(comm, static_cast<int64_t>(rows.size()), audio_frames, &step_rows));
+      StepRows step_rows{batch.rows, batch.frames};
+      if (comm != nullptr) SLUICE_RETURN_IF_ERROR(GatherStepRows(comm, batch.rows, batch.frames, &step_rows));
       if (step_rows.total_rows == 0) continue;
 
       const Clock::time_point compute_start = Clock::now();
-      double loss = 0;
-      Status s = replicas.TrainStep(*batch, rows, counters.seed, counters.step, &loss);
-      if (!s.ok()) return Status::InvalidArgument(o.dataset + ": epoch " + std::to_string(epoch) + " batch " +
-                                                  std::to_string(batch->index()) + ": " + s.message());
-      if (comm != nullptr)
-        SLUICE_RETURN_IF_ERROR(CombineGradients(comm, model.grads(), P, static_cast<int64_t>(rows.size()),
-                                                step_rows.total_rows, &loss));
-      grad_norm = reference::ClipByGlobalNorm(model.grads(), P, o.clip);
+      double loss = 0, flops = 0;
       lr = reference::LearningRate(schedule, static_cast<int64_t>(counters.step));
-      adam.Step(model.params(), model.grads(), lr);
+      Status s = engine->Step(step_rows.total_rows, counters.seed, counters.step, o.clip, lr, &loss, &grad_norm,
+                              &flops);
+      if (!s.ok())
+        return Prefixed(s, o.dataset + ": epoch " + std::to_string(epoch) + " batch " + std::to_string(batch.index));
       const double compute = Since(compute_start);
 
-      // The loader reports audio in frames; its extractor knows the frame rate.
-      const double frame_seconds = loader->extractor().kind() == loader::FeatureKind::kRaw
-                                       ? 1.0 / loader->extractor().sample_rate()
-                                       : o.features.frame_shift_ms / 1000.0;
       const double audio = static_cast<double>(step_rows.total_frames) * frame_seconds;
       const uint64_t utterances = static_cast<uint64_t>(step_rows.total_rows);
       ++counters.step;
@@ -440,19 +444,22 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
       totals.utterances += utterances;
       totals.audio_seconds += audio;
       totals.compute_seconds += compute;
+      totals.flops += flops;
       if (lead && !o.json && o.log_every > 0 && counters.step % o.log_every == 0) {
-        const double step_seconds = compute + wait;
+        const double step_seconds = compute + batch.wait_seconds;
         std::printf("step %5llu/%lld  epoch %llu  loss %.4f  |g| %.3f  lr %.2e  %3zu utt  %6.1f utt/s  "
-                    "%.4f h/s  wait %.1f ms (%.1f%%)\n",
+                    "%.4f h/s  wait %.1f ms (%.1f%%)",
                     static_cast<unsigned long long>(counters.step), static_cast<long long>(schedule.total_steps),
                     static_cast<unsigned long long>(epoch), loss, grad_norm, lr, static_cast<size_t>(utterances),
-                    utterances / step_seconds, audio / 3600 / step_seconds, wait * 1e3,
-                    100 * wait / step_seconds);
+                    utterances / step_seconds, audio / 3600 / step_seconds, batch.wait_seconds * 1e3,
+                    100 * batch.wait_seconds / step_seconds);
+        if (peak > 0) std::printf("  MFU %.1f%%", 100 * flops / (step_seconds * peak));
+        std::printf("\n");
         std::fflush(stdout);
       }
       if (!o.checkpoint.empty() && o.checkpoint_every > 0 &&
           counters.step % static_cast<uint64_t>(o.checkpoint_every) == 0) {
-        SLUICE_RETURN_IF_ERROR(save(counters.step, loader->state()));
+        SLUICE_RETURN_IF_ERROR(save(counters.step, engine->Position()));
       }
     }
 
@@ -461,8 +468,8 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     EvalResult eval;
     const Clock::time_point eval_start = Clock::now();
     if (eval_loader != nullptr)
-      SLUICE_RETURN_IF_ERROR(
-          Evaluate(eval_loader.get(), held_out, &replicas, tok, static_cast<size_t>(o.eval_examples), comm, &eval));
+      SLUICE_RETURN_IF_ERROR(Evaluate(eval_loader.get(), held_out, engine.get(), vocab, tok,
+                                      static_cast<size_t>(o.eval_examples), comm, &eval));
     const double eval_seconds = Since(eval_start);
     const double mean_loss = counters.epoch_steps ? counters.epoch_loss_sum / counters.epoch_steps : 0.0;
     const double busy = totals.compute_seconds + totals.wait_seconds;
@@ -487,22 +494,26 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
         {"steps_per_second", busy > 0 ? totals.steps / busy : 0.0},
         {"wait_fraction", busy > 0 ? totals.wait_seconds / busy : 0.0},
     };
+    // Model FLOPs utilisation of this rank's device (docs/train.md, "MFU"); CUDA only.
+    if (o.device == "cuda") line["mfu"] = busy > 0 && peak > 0 ? totals.flops / (busy * peak) : 0.0;
     if (lead && o.json) {
       std::printf("%s\n", line.dump().c_str());
     } else if (lead) {
       std::printf("epoch %llu%s: loss %.4f  eval loss %.4f  CER %.2f%%  WER %.2f%% (%llu utterances)  "
-                  "%.1f s, %.2f steps/s, data wait %.2f s (%.1f%%), eval %.1f s\n",
+                  "%.1f s, %.2f steps/s, data wait %.2f s (%.1f%%), eval %.1f s",
                   static_cast<unsigned long long>(epoch), epoch_done ? "" : " (partial)", mean_loss, eval.loss,
                   100 * eval.errors.cer(), 100 * eval.errors.wer(),
                   static_cast<unsigned long long>(eval.errors.utterances), train_wall,
                   line["steps_per_second"].get<double>(), totals.wait_seconds,
                   100 * line["wait_fraction"].get<double>(), eval_seconds);
+      if (line.contains("mfu")) std::printf(", MFU %.1f%%", 100 * line["mfu"].get<double>());
+      std::printf("\n");
       for (const auto& [ref, hyp] : eval.examples) std::printf("  ref: %s\n  hyp: %s\n", ref.c_str(), hyp.c_str());
     }
     std::fflush(stdout);
     if (!o.checkpoint.empty()) {
       // A finished epoch resumes at the next one; a run stopped by --steps where it stopped.
-      const loader::ResumeState at = epoch_done ? loader::ResumeState{epoch + 1, 0} : loader->state();
+      const loader::ResumeState at = epoch_done ? loader::ResumeState{epoch + 1, 0} : engine->Position();
       if (epoch_done) {
         counters.epoch_loss_sum = 0;
         counters.epoch_steps = 0;
@@ -518,11 +529,30 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
 Status RunTraining(const TrainOptions& o) {
   gpu::LaunchEnv env;
   SLUICE_RETURN_IF_ERROR(gpu::ReadLaunchEnv(&env));
+  if (o.device == "cuda") {
+#ifdef SLUICE_HAVE_GPU_MODEL
+    // The GPU, its compute stream and, with several ranks, NCCL on that stream (cuda_engine.h).
+    std::unique_ptr<CudaLaunch> launch;
+    SLUICE_RETURN_IF_ERROR(CudaLaunch::Open(env, &launch));
+    const Status s = Train(o, launch->ranks());
+    if (!s.ok() && env.world > 1) {
+      // As on the CPU: the other ranks would wait in their next collective. Under mpirun MPI ends
+      // the job; under torchrun or srun this rank's exit does (the launcher stops the others).
+      std::fprintf(stderr, "sluice-train: rank %d of %d (%s environment): %s\n", env.rank, env.world,
+                   env.launcher.c_str(), s.ToString().c_str());
+      std::fflush(stderr);
+      launch->Abort(1);
+    }
+    return s;
+#else
+    return Status::Unsupported("--device cuda: this sluice-train was built without the CUDA trainer (gpu/model "
+                               "needs nvcc and cuBLASLt at configure time). HINT: --device cpu, or reconfigure "
+                               "on a machine with the CUDA toolkit (meson setup -Dcuda=enabled)");
+#endif
+  }
   if (env.world == 1) return Train(o, Ranks{});
   const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world) + " (" +
                             env.launcher + " environment)";
-  if (o.device != "cpu")
-    return Status::Unsupported(where + ": data parallelism runs on --device cpu only in this build");
 #ifdef SLUICE_HAVE_MPI
   // The CPU trainer's collectives run over MPI, whichever launcher set the variables: srun with
   // MPI support (PMIx) starts MPI ranks just as mpirun does.
@@ -534,7 +564,7 @@ Status RunTraining(const TrainOptions& o) {
                                    std::to_string(comm->world()) +
                                    ". HINT: on the CPU the ranks talk over MPI: start them with mpirun -np N "
                                    "(or srun with MPI support), not as independent processes");
-  s = Train(o, Ranks{env.rank, env.world, comm.get()});
+  s = Train(o, Ranks{env.rank, env.world, env.local_rank, comm.get(), nullptr});
   if (!s.ok()) {
     // The other ranks are, or soon will be, blocked in a collective this rank will never join:
     // end the whole job rather than leave it hanging.

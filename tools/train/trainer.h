@@ -1,7 +1,8 @@
-// The sluice-train loop, top to bottom: open the dataset and its tokenizer, build the model, then
-// for each epoch take the loader's batches, leave out held-out rows, run forward and backward on
-// the replicas, clip, step AdamW on the warm-up/decay schedule, log; at the end of each epoch
-// evaluate greedy CTC decoding (CER/WER) and checkpoint. docs/train.md describes it for users.
+// The sluice-train loop, top to bottom: open the dataset and its tokenizer, build the model on the
+// device's engine (engine.h: CPU replicas or the CUDA model), then for each epoch take the
+// batches, leave out held-out rows, step (forward, backward, gradients combined over ranks, clip,
+// AdamW on the warm-up/decay schedule), log; at the end of each epoch evaluate greedy CTC decoding
+// (CER/WER) and checkpoint. docs/train.md describes it for users.
 #pragma once
 
 #include "base/status.h"

@@ -1,0 +1,63 @@
+// What the end-to-end tests of sluice-train share: the environment meson sets (SLUICE_TRAIN,
+// SHARDIFY, MAKE_SAMPLE_CORPUS), running a command line, and reading its --json lines.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::train_test {
+
+inline std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+// `cmd` through the shell, stderr folded into stdout; code -1 when it did not exit normally.
+inline Result Shell(const std::string& cmd) {
+  Result r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Every line of `out` that starts with '{', parsed.
+inline std::vector<nlohmann::json> JsonLines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    const std::string line = out.substr(start, end - start);
+    if (!line.empty() && line[0] == '{') lines.push_back(nlohmann::json::parse(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// `count` espeak-ng clips made by tools/make-sample-corpus into `corpus`, shardified into `out`
+// with a character tokenizer. False (and the failing command's output in *log) on failure.
+inline bool MakeCharDataset(const std::string& corpus, const std::string& out, int count, std::string* log) {
+  Result r = Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count " + std::to_string(count) + " --jobs 2");
+  if (r.code == 0)
+    r = Shell(Env("SHARDIFY") + " audio -m " + corpus + "/manifest.jsonl -o " + out + " --tokenizer char");
+  *log = r.out;
+  return r.code == 0;
+}
+
+}  // namespace sluice::train_test
