@@ -4,24 +4,29 @@
 
 namespace sluice::gpu {
 
+HostBatch HostBatchOf(const loader::Batch& b) {
+  HostBatch h;
+  h.epoch = b.epoch();
+  h.index = b.index();
+  h.rows = b.size();
+  h.frames = b.frames();
+  h.dim = b.dim();
+  h.dtype = b.dtype();
+  h.features = b.features();
+  h.features_bytes = b.features_bytes();
+  h.lengths = b.lengths().data();
+  h.max_tokens = b.max_tokens();
+  h.tokens = b.max_tokens() > 0 ? b.tokens() : nullptr;
+  h.token_lengths = b.max_tokens() > 0 ? b.token_lengths().data() : nullptr;
+  return h;
+}
+
 Status LoaderSource::Next(HostBatch* out, bool* end) {
   const loader::Batch* b = nullptr;
   SLUICE_RETURN_IF_ERROR(loader_->Next(&b));
   *end = b == nullptr;
   if (b == nullptr) return Status::OK();
-  HostBatch& h = *out;
-  h.epoch = b->epoch();
-  h.index = b->index();
-  h.rows = b->size();
-  h.frames = b->frames();
-  h.dim = b->dim();
-  h.dtype = b->dtype();
-  h.features = b->features();
-  h.features_bytes = b->features_bytes();
-  h.lengths = b->lengths().data();
-  h.max_tokens = b->max_tokens();
-  h.tokens = b->max_tokens() > 0 ? b->tokens() : nullptr;
-  h.token_lengths = b->max_tokens() > 0 ? b->token_lengths().data() : nullptr;
+  *out = HostBatchOf(*b);
   return Status::OK();
 }
 

@@ -16,6 +16,9 @@
 
 namespace sluice::gpu {
 
+// A HostBatch viewing `batch`'s buffers (valid while the loader holds it for the consumer).
+HostBatch HostBatchOf(const loader::Batch& batch);
+
 class LoaderSource : public BatchSource {
  public:
   explicit LoaderSource(loader::Loader* loader) : loader_(loader) {}

@@ -123,23 +123,10 @@ class TrainingSource : public gpu::BatchSource {
     info.rows = static_cast<int64_t>(rows_.size());
     infos_.push_back(info);
     gpu::HostBatch& h = *out;
-    h = gpu::HostBatch();
-    h.epoch = b->epoch();
-    h.index = b->index();
-    h.dim = b->dim();
-    h.dtype = b->dtype();
+    h = gpu::HostBatchOf(*b);
     // No kept row: the step runs on no row of this batch (a zero gradient), whatever it holds.
     const bool whole = rows_.empty() || (rows_.size() == b->size() && b->frames() >= 7 && b->max_tokens() >= 1);
-    if (whole) {
-      h.rows = b->size();
-      h.frames = b->frames();
-      h.features = b->features();
-      h.features_bytes = b->features_bytes();
-      h.lengths = b->lengths().data();
-      h.max_tokens = b->max_tokens();
-      h.tokens = b->max_tokens() > 0 ? b->tokens() : nullptr;
-      h.token_lengths = b->max_tokens() > 0 ? b->token_lengths().data() : nullptr;
-    } else {
+    if (!whole) {
       // A batch the feeder got from call n is valid until call n + holds(): a ring of holds().
       RowBatch& rb = compacted_[calls_ % compacted_.size()];
       SLUICE_RETURN_IF_ERROR(rb.Fill(*b, rows_.data(), static_cast<int>(rows_.size()), vocab_));
