@@ -94,28 +94,45 @@ void Loader::Stop() {
 
 // Packed batches are small (B x (L+1) ids) while one block holds the tokens of many of them:
 // capping open batches at the audio default would read every block several times and serialise
-// the pipeline on barrier steps. So the cap is raised to the widest run of batches one read
-// unit feeds in this plan, which is about (a block's tokens + a record shuffle window's tokens)
-// / (B x L) plus the sequence shuffle window: each block is then read once per shuffle chunk it
-// holds records of (a block straddling two chunks feeds two far-apart places of the stream, and
-// a cap spanning both would hold the batches in between), and the pool holds a few blocks' worth
-// of ids (bounded by the shard format's block size, not the dataset's).
+// the pipeline on barrier steps. So the cap is raised from the widest run of batches one read
+// unit (the records sharing a block and a shuffle chunk) feeds in this plan, `span`, which is
+// about (a block's tokens + a record shuffle window's tokens) / (B x L) plus the sequence shuffle
+// window, and is bounded by the shard format's block size, not the dataset's:
+//  - Rows of the stream's tail wrap to its beginning (the tail rule, pack.h); the documents they
+//    repeat from there are not counted in their unit's run, which would otherwise span the whole
+//    epoch and lift the cap, and with it the pool, to every batch a straddling block feeds.
+//    Those documents' block is read once more for the last batches instead.
+//  - The cap is span x (tokens + 1): the read stage runs up to `tokens` steps ahead of the
+//    collate stage, and each step opens up to a unit's run of batches while the batches of the
+//    steps in flight are still open. A cap of the span alone makes the schedule insert barrier
+//    steps all along the epoch (1024 barriers for 213 blocks on 22 M ids at B 16, L 512, 2
+//    threads), which hold the read stage until collate catches up: one decoding thread at a time.
+// Each block is then read once per shuffle chunk it holds records of (a block straddling two
+// chunks feeds two far-apart places of the stream) and the pool is a function of the options and
+// the block size (the schedule's exact bound is usually well under the cap).
 uint32_t Loader::OpenBatchCap() const {
   if (plan_.seq_len == 0 || options_.open_batches == 0) return options_.open_batches;
   constexpr uint32_t kNone = 0xffffffffu;
+  const uint64_t L = plan_.seq_len, T = plan_.stream_tokens;
   std::vector<uint32_t> first(num_read_units_, kNone), last(num_read_units_, 0);
   uint64_t span = 0;
   for (uint32_t j = 0; j < plan_.batches.size(); ++j) {
     const PlannedBatch& pb = plan_.batches[j];
     for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
-      const uint32_t u = read_unit_[plan_.records[e]];
+      const uint64_t r = plan_.records[e];
+      const uint64_t a =
+          plan_.sequences[static_cast<uint64_t>(j) * pb.rows + plan_.row_of(e, pb)] * L;
+      // A document that ends before the row starts is in it through the wrap.
+      if (a + L + 1 > T && plan_.record_offset[r] + ix_->tokens[r] <= a) continue;
+      const uint32_t u = read_unit_[r];
       if (first[u] == kNone) first[u] = j;
       last[u] = j;
       span = std::max<uint64_t>(span, last[u] - first[u] + 1);
     }
   }
+  const uint64_t cap = span * (static_cast<uint64_t>(tokens_) + 1);
   return static_cast<uint32_t>(
-      std::max<uint64_t>(options_.open_batches, std::min<uint64_t>(span, 1u << 16)));
+      std::max<uint64_t>(options_.open_batches, std::min<uint64_t>(cap, 1u << 16)));
 }
 
 Status Loader::Start(uint64_t epoch, uint64_t start_batch) {

@@ -134,8 +134,13 @@ struct LoaderOptions {
                                            // EpochStats::reread_blocks). 0 = no cap: each block
                                            // read once, pool sized by the epoch's worst case.
                                            // Packing raises it to the batches one block can
-                                           // feed (Loader::OpenBatchCap)
-  int ready_batches = 4;                   // finished batches queued ahead of the consumer
+                                           // feed times (tokens_in_flight + 1)
+                                           // (Loader::OpenBatchCap)
+  int ready_batches = 4;                   // pool buffers for finished batches queued ahead
+                                           // of the consumer; the queue may hold more while
+                                           // fewer batches are being filled (the pool bounds
+                                           // it: collate never waits for the consumer, the
+                                           // read stage does, for a free buffer)
   int consumer_batches = 1;                // batches the consumer holds at once: Next() recycles
                                            // the batch it returned this many calls ago
   uint64_t memory_budget = 0;              // bytes; Start fails if the batch pool's worst case

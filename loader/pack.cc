@@ -50,7 +50,22 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
       return Status::InvalidArgument(
           "packing (seq_len) needs token counts in the index: record " + std::to_string(r) +
           " has none (make the dataset with shardify text --tokenizer ...)");
-  *plan = EpochPlan();
+  // The previous epoch's plan gives its buffers (cleared): a fresh plan of several MB per epoch
+  // costs page faults in Start, which is serial time of every epoch.
+  {
+    EpochPlan fresh;
+    fresh.records = std::move(plan->records);
+    fresh.entry_rows = std::move(plan->entry_rows);
+    fresh.batches = std::move(plan->batches);
+    fresh.sequences = std::move(plan->sequences);
+    fresh.record_offset = std::move(plan->record_offset);
+    fresh.records.clear();
+    fresh.entry_rows.clear();
+    fresh.batches.clear();
+    fresh.sequences.clear();
+    fresh.record_offset.clear();
+    *plan = std::move(fresh);
+  }
   plan->seed = seed;
   plan->epoch = epoch;
   plan->rank = rank;
@@ -104,6 +119,10 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   // Entries: for each row, the documents its L + 1 tokens come from, in stream order (the first
   // is the document holding the row's first token: the row's key).
   plan->batches.reserve(per_rank);
+  // A row's entries are its first document and one per document starting inside it: about
+  // count + n / world in all.
+  plan->records.reserve(count + n / world + count / 8 + 16);
+  plan->entry_rows.reserve(plan->records.capacity());
   std::vector<uint64_t> row_records;
   for (uint64_t j = 0; j < per_rank; ++j) {
     PlannedBatch pb;

@@ -49,8 +49,8 @@ EpochPipeline::EpochPipeline(const PipelineContext& ctx, const EpochPlan* plan,
       slots_(plan->batches.size(), nullptr),
       opened_(plan->batches.size(), 0),
       collated_(plan->batches.size(), 0),
-      next_emit_(schedule->start_batch),
-      queue_(static_cast<size_t>(std::max(1, ctx.options->ready_batches))) {
+      next_emit_(schedule->start_batch) {
+  finished_.reserve(64);
   for (int i = 0; i < tokens_; ++i) ring_.push_back(std::make_unique<Token>());
 }
 
@@ -385,15 +385,21 @@ void EpochPipeline::CollateStage(Token* t) {
   collate_ns_.fetch_add(NanosSince(t0), std::memory_order_relaxed);
   // Only batches this stage has seen rows of: their slots were set by the read stage of an earlier
   // or this token, which happens before this stage runs; opened_ is the read stage's alone.
-  while (next_emit_ < slots_.size() && collated_[next_emit_] && slots_[next_emit_]->remaining_ == 0) {
-    const auto t1 = Clock::now();
-    Batch* b = slots_[next_emit_];
-    FinishBatch(b);
-    collate_ns_.fetch_add(NanosSince(t1), std::memory_order_relaxed);
-    open_.fetch_sub(1);
-    if (!queue_.Push(b)) return;  // cancelled: the destructor recycles the batch
-    ++next_emit_;
+  // They are queued together, without waiting for room: the pool bounds the queue (ready_queue.h).
+  const auto t1 = Clock::now();
+  uint64_t e = next_emit_;
+  finished_.clear();
+  while (e < slots_.size() && collated_[e] && slots_[e]->remaining_ == 0) {
+    FinishBatch(slots_[e]);
+    finished_.push_back(slots_[e]);
+    ++e;
   }
+  collate_ns_.fetch_add(NanosSince(t1), std::memory_order_relaxed);
+  if (finished_.empty()) return;
+  open_.fetch_sub(static_cast<int64_t>(finished_.size()));
+  if (!queue_.Push(finished_.data(), finished_.size())) return;  // cancelled: the destructor
+                                                                 // recycles them
+  next_emit_ = e;
 }
 
 size_t EpochPipeline::FirstIntactRow(const Batch& b) {

@@ -92,6 +92,7 @@ class EpochPipeline {
   std::vector<uint8_t> collated_;             // collate stage only: a row of the batch came in
   uint32_t next_step_ = 0;                    // read stage only
   uint64_t next_emit_ = 0;                    // collate stage only
+  std::vector<Batch*> finished_;              // collate stage only: batches it queues at once
   ReadyQueue queue_;
   tbb::task_group_context tbb_ctx_;
   std::thread thread_;

@@ -1,5 +1,10 @@
-// ReadyQueue: finished batches between the collate stage and the consumer. Bounded, so a slow
-// consumer stalls the pipeline (and with it reads and decoding) instead of growing memory.
+// ReadyQueue: finished batches between the collate stage and the consumer, in plan order.
+//
+// Pushing never waits: what bounds the batches in it is the batch pool (every batch in the queue
+// is a pool buffer), and a slow consumer stalls the read stage when the pool runs dry instead. A
+// push that waited for room would hold a pipeline thread asleep inside the collate stage, and one
+// collate step can finish more batches than ready_batches (a packed block completes a dozen
+// small batches at once), which serialised the decode threads behind consumer wake-ups.
 #pragma once
 
 #include <condition_variable>
@@ -13,18 +18,22 @@ namespace sluice::loader {
 
 class ReadyQueue {
  public:
-  explicit ReadyQueue(size_t capacity) : capacity_(capacity ? capacity : 1) {}
-
-  // Waits while full. False (and b not queued) once Close() was called.
-  bool Push(Batch* b) {
-    std::unique_lock<std::mutex> lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
-    if (closed_) return false;
-    items_.push_back(b);
-    if (items_.size() > max_size_) max_size_ = items_.size();
+  // Appends batches [b, b + n) at once (one lock, one wake-up). False (and nothing queued) once
+  // Close() was called.
+  bool Push(Batch* const* b, size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return false;
+      if (n == 0) return true;
+      const bool was_empty = items_.empty();  // the consumer waits only on an empty queue
+      items_.insert(items_.end(), b, b + n);
+      if (items_.size() > max_size_) max_size_ = items_.size();
+      if (!was_empty) return true;
+    }
     not_empty_.notify_one();
     return true;
   }
+  bool Push(Batch* b) { return Push(&b, 1); }
   // Waits for a batch; nullptr once closed and drained.
   Batch* Pop() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -32,14 +41,14 @@ class ReadyQueue {
     if (items_.empty()) return nullptr;
     Batch* b = items_.front();
     items_.pop_front();
-    not_full_.notify_one();
     return b;
   }
   // No more pushes; Pop drains what is queued, then returns nullptr.
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    not_full_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+    }
     not_empty_.notify_all();
   }
   // Removes whatever is queued (cancellation), for the caller to recycle.
@@ -55,9 +64,8 @@ class ReadyQueue {
   }
 
  private:
-  const size_t capacity_;
   mutable std::mutex mu_;
-  std::condition_variable not_full_, not_empty_;
+  std::condition_variable not_empty_;
   std::deque<Batch*> items_;
   bool closed_ = false;
   size_t max_size_ = 0;

@@ -454,5 +454,34 @@ TEST_F(PackTest, TokenBudgetCapsTranscriptBatches) {
   EXPECT_EQ(rows, static_cast<uint64_t>(kRecords));
 }
 
+// The batch pool of a packed epoch is a function of the options and the block size: the
+// stream's tail wrapping to its beginning must not make the read unit of the first documents
+// span the whole epoch (which lifted the open-batch cap to every batch and let each block
+// straddling two chunks hold open the far batches it feeds, a pool growing with the number of
+// chunks, i.e. with the dataset). Finer chunks read more blocks twice instead.
+TEST_F(PackTest, PoolDoesNotGrowWithTheNumberOfChunks) {
+  LoaderOptions o = Options();
+  o.tokens_in_flight = 3;
+  o.packing.shuffle_window = 1;
+  o.packing.batch_size = 1;
+  std::vector<uint64_t> bounds, blocks_read;
+  for (uint64_t chunk : {uint64_t{1} << 30, uint64_t{300}, uint64_t{40}}) {
+    SCOPED_TRACE("chunk_tokens " + std::to_string(chunk));
+    o.packing.chunk_tokens = chunk;
+    const RankRun run = Run(o, 2);
+    ASSERT_FALSE(run.digests.empty());
+    EXPECT_LE(run.stats.max_open, run.stats.max_open_bound);
+    // Not (nearly) every batch of the epoch, as when the wrap lifted the cap (99 of 106 at 40).
+    EXPECT_LT(run.stats.max_open_bound, run.digests.size() * 3 / 4);
+    blocks_read.push_back(run.stats.blocks_read);
+    bounds.push_back(run.stats.max_open_bound);
+  }
+  // One chunk: 39 batches open at most here; 40-token chunks (a few documents, several per
+  // block) stay near it, and pay in blocks read twice instead (11 blocks: 12, 15, 22 reads).
+  EXPECT_LE(bounds[1], 2 * bounds[0]);
+  EXPECT_LE(bounds[2], 2 * bounds[0]);
+  EXPECT_GT(blocks_read[2], blocks_read[0]);
+}
+
 }  // namespace
 }  // namespace sluice::loader
