@@ -125,7 +125,11 @@ class TrainingSource : public gpu::BatchSource {
     gpu::HostBatch& h = *out;
     h = gpu::HostBatchOf(*b);
     // No kept row: the step runs on no row of this batch (a zero gradient), whatever it holds.
-    const bool whole = rows_.empty() || (rows_.size() == b->size() && b->frames() >= 7 && b->max_tokens() >= 1);
+    // Otherwise the loader's batch goes as it is only where the model takes it unchanged: float32
+    // features, T >= 7, tokens, and every id in [1, vocab); else RowBatch::Fill re-pads it, or
+    // fails naming the record (as the CPU trainer does) instead of a device-side check naming a row.
+    const bool whole = rows_.empty() || (rows_.size() == b->size() && b->features_f32() != nullptr &&
+                                         b->frames() >= 7 && b->max_tokens() >= 1 && TokensValid(*b));
     if (!whole) {
       // A batch the feeder got from call n is valid until call n + holds(): a ring of holds().
       RowBatch& rb = compacted_[calls_ % compacted_.size()];
@@ -145,6 +149,19 @@ class TrainingSource : public gpu::BatchSource {
     return Status::OK();
   }
   int holds() const override { return loader_->options().consumer_batches; }
+
+  // Every row's token ids in [1, vocab) (the model's labels, docs in gpu/model/model.h).
+  bool TokensValid(const loader::Batch& b) const {
+    const int32_t* tokens = b.tokens();
+    for (size_t r = 0; r < b.size(); ++r) {
+      const int32_t L = b.token_lengths()[r];
+      if (L < 0 || L > b.max_tokens()) return false;
+      const int32_t* t = tokens + r * static_cast<size_t>(b.max_tokens());
+      for (int32_t k = 0; k < L; ++k)
+        if (t[k] < 1 || t[k] >= vocab_) return false;
+    }
+    return true;
+  }
 
   void Reset() {
     infos_.clear();
@@ -294,6 +311,9 @@ class CudaEngine : public Engine {
       if (hook_status.ok() && buckets_ != nullptr) hook_status = buckets_->MarkReady(offset, count);
     };
     if (info_.rows > 0) {
+      if (current_->dtype != loader::DType::kFloat32 || current_->tokens == nullptr)
+        return Status::InvalidArgument("cuda trainer: batch " + std::to_string(current_->index) +
+                                       " reached the device without float32 features and tokens");
       const int B = static_cast<int>(current_->rows), T = static_cast<int>(current_->frames);
       const int S = static_cast<int>(current_->max_tokens);
       SLUICE_RETURN_IF_ERROR(EnsureCapacity(B, T, S));
@@ -321,10 +341,12 @@ class CudaEngine : public Engine {
     }
     SLUICE_RETURN_IF_ERROR(hook_status);
     if (buckets_ != nullptr) SLUICE_RETURN_IF_ERROR(buckets_->Finish());  // the stream waits for them
-    if (comm != nullptr) SLUICE_RETURN_IF_ERROR(CombineLoss(comm, scale, loss));
     SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(model_->grads(), num_parameters(), clip, norm_.data(),
                                                         norm_scratch_.data(), stream()));
     SLUICE_RETURN_IF_ERROR(adam_->Step(model_->params(), model_->grads(), lr, stream()));
+    // The loss's collective (NCCL's AllReduceMaxHost: enqueued on this stream, then waits) after
+    // clipping and AdamW are enqueued, so the GPU does not sit idle for its host round trip.
+    if (comm != nullptr) SLUICE_RETURN_IF_ERROR(CombineLoss(comm, scale, loss));
     // Synchronises the stream: the step is over on the GPU when this returns.
     return norm_.Download(grad_norm, 1, stream());
   }
