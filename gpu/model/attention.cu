@@ -10,8 +10,15 @@ namespace {
 using internal::BF;
 using internal::GridFor;
 using internal::S;
+using internal::WarpRowsGrid;
+using internal::kThreads;
 
-constexpr int kThreads = 256;
+// Offset in a [B, H, T, hs] tensor of column c = h * hs + e of row bt = b * T + t of [B, T, C].
+__device__ __forceinline__ size_t HeadMajor(size_t bt, int c, int T, int H, int hs) {
+  const int t = bt % T;
+  const int b = bt / T;
+  return ((static_cast<size_t>(b) * H + c / hs) * T + t) * hs + c % hs;
+}
 
 // qkv [B, T, 3C] (+ bias) -> q, k, v [B, H, T, hs] bf16.
 __global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, const float* qkv,
@@ -20,13 +27,10 @@ __global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     const int j = i % (3 * C);
-    const size_t bt = i / (3 * C);
-    const int t = bt % T;
-    const int b = bt / T;
-    const int which = j / C, c = j % C, h = c / hs, e = c % hs;
+    const int which = j / C;
     const float val = bias ? qkv[i] + bias[j] : qkv[i];
     __nv_bfloat16* dst = which == 0 ? q : which == 1 ? k : v;
-    dst[((static_cast<size_t>(b) * H + h) * T + t) * hs + e] = __float2bfloat16_rn(val);
+    dst[HeadMajor(i / (3 * C), j % C, T, H, hs)] = __float2bfloat16_rn(val);
   }
 }
 
@@ -35,12 +39,7 @@ __global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const int c = i % C;
-    const size_t bt = i / C;
-    const int t = bt % T;
-    const int b = bt / T;
-    const int h = c / hs, e = c % hs;
-    const float val = src[((static_cast<size_t>(b) * H + h) * T + t) * hs + e];
+    const float val = src[HeadMajor(i / C, i % C, T, H, hs)];
     if (dst_b) dst_b[i] = __float2bfloat16_rn(val);
     if (dst_f) dst_f[i] = val;
   }
@@ -50,14 +49,8 @@ __global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float
 __global__ void SplitGradKernel(__nv_bfloat16* dy, const float* dout, int B, int T, int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const int c = i % C;
-    const size_t bt = i / C;
-    const int t = bt % T;
-    const int b = bt / T;
-    const int h = c / hs, e = c % hs;
-    dy[((static_cast<size_t>(b) * H + h) * T + t) * hs + e] = __float2bfloat16_rn(dout[i]);
-  }
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    dy[HeadMajor(i / C, i % C, T, H, hs)] = __float2bfloat16_rn(dout[i]);
 }
 
 // dq, dk, dv [B, H, T, hs] -> dqkv [B, T, 3C].
@@ -67,12 +60,9 @@ __global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const flo
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     const int j = i % (3 * C);
-    const size_t bt = i / (3 * C);
-    const int t = bt % T;
-    const int b = bt / T;
-    const int which = j / C, c = j % C, h = c / hs, e = c % hs;
+    const int which = j / C;
     const float* src = which == 0 ? dq : which == 1 ? dk : dv;
-    const float val = src[((static_cast<size_t>(b) * H + h) * T + t) * hs + e];
+    const float val = src[HeadMajor(i / (3 * C), j % C, T, H, hs)];
     if (dqkv) dqkv[i] = val;
     if (dqkv_b) dqkv_b[i] = __float2bfloat16_rn(val);
   }
@@ -122,8 +112,6 @@ Status CheckDims(const AttentionDims& d) {
   if (static_cast<int64_t>(d.B) * d.H > 65535) return Status::InvalidArgument("attention: B * H > 65535");
   return Status::OK();
 }
-
-unsigned WarpRowsGrid(size_t rows) { return static_cast<unsigned>((rows + kThreads / 32 - 1) / (kThreads / 32)); }
 
 }  // namespace
 

@@ -18,10 +18,18 @@ inline __nv_bfloat16* BF(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); 
 inline const __nv_bfloat16* BF(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
 static_assert(sizeof(__nv_bfloat16) == sizeof(Bf16));
 
+// Threads per block of the model's kernels.
+constexpr int kThreads = 256;
+
 // Blocks for a grid-stride loop over n elements with `threads` per block (n > 0).
 inline unsigned GridFor(size_t n, int threads) {
   const size_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+}
+
+// Blocks of kThreads for kernels that give one warp to each of `rows` rows.
+inline unsigned WarpRowsGrid(size_t rows) {
+  return static_cast<unsigned>((rows + kThreads / 32 - 1) / (kThreads / 32));
 }
 
 template <typename T>

@@ -6,8 +6,7 @@ namespace sluice::gpu::model {
 namespace {
 
 using internal::S;
-
-constexpr int kThreads = 256;
+using internal::kThreads;
 
 // log(exp(a) + exp(b)); -inf + -inf stays -inf (no inf - inf).
 __device__ __forceinline__ double LogAdd(double a, double b) {
@@ -84,7 +83,7 @@ __global__ void CtcKernel(const float* log_probs, int T_max, int V, const int32_
   const float* lp_last = lp + static_cast<size_t>(T - 1) * V;
   double* b_last = beta + static_cast<size_t>(T - 1) * Sw;
   for (int s = tid; s < Sn; s += nt)
-    b_last[s] = s == Sn - 1 ? lp_last[sym(s)] : (s == Sn - 2 ? lp_last[sym(s)] : -INFINITY);
+    b_last[s] = s >= Sn - 2 ? lp_last[sym(s)] : -INFINITY;  // the last blank and the last label
   __syncthreads();
   for (int t = T - 2; t >= 0; --t) {
     const double* next = beta + static_cast<size_t>(t + 1) * Sw;

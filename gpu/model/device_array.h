@@ -13,20 +13,13 @@
 namespace sluice::gpu::model {
 
 // bfloat16 as stored on the device: the top 16 bits of an IEEE float. Kernels reinterpret it as
-// __nv_bfloat16 (same size and layout); hosts convert with Bf16FromFloat / FloatFromBf16.
+// __nv_bfloat16 (same size and layout); hosts round to it with features::FloatToBFloat16
+// (features/half.h, round to nearest even as __float2bfloat16_rn) and widen with FloatFromBf16.
 struct Bf16 {
   uint16_t bits;
 };
 static_assert(sizeof(Bf16) == 2);
 
-// Round to nearest even, as __float2bfloat16_rn; NaN stays a (quiet) NaN.
-inline Bf16 Bf16FromFloat(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return Bf16{static_cast<uint16_t>((u >> 16) | 0x40)};
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return Bf16{static_cast<uint16_t>(u >> 16)};
-}
 inline float FloatFromBf16(Bf16 b) {
   const uint32_t u = static_cast<uint32_t>(b.bits) << 16;
   float f;

@@ -71,21 +71,16 @@ struct CudaModel::State {
   DeviceArray<float> att_scores, att_y, att_dq, att_dk, att_dv;
   DeviceArray<Bf16> att_ds, att_dy;
 
+  // Every weight a GEMM reads has a bf16 copy: all but conv1's, which a direct fp32 kernel uses.
+  bool HasBf16Copy(size_t i) const { return layout[i].decay && static_cast<int>(i) != ids.conv1_w; }
   const Bf16* W(int id) const { return wbf.data() + wbf_offset[id]; }
   const float* Pp(int id) const { return params.data() + layout[id].offset; }
   float* Gp(int id) { return grads.data() + layout[id].offset; }
 
   AttentionDims Dims() const { return AttentionDims{B, T2, config.d_model, config.n_heads}; }
   AttentionScratch Scratch() {
-    AttentionScratch s;
-    s.scores = att_scores.data();
-    s.ds = att_ds.data();
-    s.y = att_y.data();
-    s.dy = att_dy.data();
-    s.dq = att_dq.data();
-    s.dk = att_dk.data();
-    s.dv = att_dv.data();
-    return s;
+    return AttentionScratch{att_scores.data(), att_ds.data(), att_y.data(), att_dy.data(),
+                            att_dq.data(),     att_dk.data(), att_dv.data()};
   }
   AttentionSaved Saved(int l) {
     LayerActs& a = layers[l];
@@ -171,12 +166,11 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
                              id(p + "attn.qkv.bias"),   id(p + "ln1.gamma"),     id(p + "ln1.beta")};
   }
 
-  // bf16 weight copies: every weight a GEMM reads (all but conv1's, which a direct fp32 kernel
-  // uses), each at a 128-element (256-byte) boundary.
+  // bf16 weight copies (HasBf16Copy), each at a 128-element (256-byte) boundary.
   s.wbf_offset.assign(s.layout.size(), 0);
   size_t bf = 0, max_w = 0;
   for (size_t i = 0; i < s.layout.size(); ++i) {
-    if (!s.layout[i].decay || static_cast<int>(i) == ids.conv1_w) continue;
+    if (!s.HasBf16Copy(i)) continue;
     s.wbf_offset[i] = bf;
     bf += (s.layout[i].count + 127) / 128 * 128;
     max_w = std::max(max_w, s.layout[i].count);
@@ -326,7 +320,7 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
 
   // bf16 copies of the current master weights.
   for (size_t i = 0; i < s.layout.size(); ++i) {
-    if (!s.layout[i].decay || static_cast<int>(i) == s.ids.conv1_w) continue;
+    if (!s.HasBf16Copy(i)) continue;
     SLUICE_RETURN_IF_ERROR(CastToBf16(s.wbf.data() + s.wbf_offset[i], s.params.data() + s.layout[i].offset,
                                       s.layout[i].count, st));
   }

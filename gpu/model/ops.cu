@@ -12,17 +12,13 @@ namespace {
 using internal::BF;
 using internal::GridFor;
 using internal::S;
-
-constexpr int kThreads = 256;
+using internal::WarpRowsGrid;
+using internal::kThreads;
 
 // ---- conversions ----
 __global__ void CastToBf16Kernel(__nv_bfloat16* out, const float* in, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     out[i] = __float2bfloat16_rn(in[i]);
-}
-__global__ void CastToFloatKernel(float* out, const __nv_bfloat16* in, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    out[i] = __bfloat162float(in[i]);
 }
 
 // ---- column reductions: stage 1 sums chunks of kChunkRows rows per column into scratch
@@ -173,11 +169,6 @@ __global__ void GeluBackwardKernel(float* d, __nv_bfloat16* db, const float* dac
   }
 }
 
-__global__ void ReluBackwardKernel(float* din, const float* dout, const float* out, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
-}
-
 // ---- dropout: reference/dropout.cc's hash, word for word ----
 __device__ __forceinline__ uint64_t Mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -197,13 +188,7 @@ __device__ __forceinline__ float Uniform(uint64_t key_hash, uint64_t index) {
   return static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
 }
 
-struct DeviceKey {
-  uint64_t seed, step;
-  uint32_t tensor_id;
-};
-DeviceKey ToDevice(const reference::DropoutKey& k) { return {k.seed, k.step, k.tensor_id}; }
-
-__global__ void DropoutForwardKernel(float* out, const float* in, size_t n, float p, DeviceKey key) {
+__global__ void DropoutForwardKernel(float* out, const float* in, size_t n, float p, reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -216,7 +201,7 @@ __global__ void DropoutForwardKernel(float* out, const float* in, size_t n, floa
 }
 
 __global__ void BiasDropoutResidualKernel(float* out, const float* in, const float* bias,
-                                          const float* resid, size_t n, int C, float p, DeviceKey key) {
+                                          const float* resid, size_t n, int C, float p, reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -230,7 +215,7 @@ __global__ void BiasDropoutResidualKernel(float* out, const float* in, const flo
 }
 
 __global__ void DropoutBackwardKernel(float* din, __nv_bfloat16* din_b, const float* dout, size_t n,
-                                      float p, DeviceKey key) {
+                                      float p, reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -412,13 +397,6 @@ Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream) {
   return Status::OK();
 }
 
-Status CastToFloat(float* out, const Bf16* in, size_t n, void* stream) {
-  if (n == 0) return Status::OK();
-  CastToFloatKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, BF(in), n);
-  SLUICE_LAUNCH_CHECK();
-  return Status::OK();
-}
-
 size_t ColumnSumScratch(int N, int C) {
   return N <= 0 || C <= 0 ? 0 : static_cast<size_t>(Chunks(N)) * C;
 }
@@ -445,8 +423,7 @@ Status AddBias(float* x, Bf16* x_bf16, const float* bias, int N, int C, void* st
 Status LayerNormForward(Bf16* out_bf16, float* out_f32, float* mean, float* rstd, const float* in,
                         const float* gamma, const float* beta, int N, int C, void* stream) {
   if (N <= 0) return Status::OK();
-  const int rows_per_block = kThreads / 32;
-  LayerNormForwardKernel<<<(N + rows_per_block - 1) / rows_per_block, kThreads, 0, S(stream)>>>(
+  LayerNormForwardKernel<<<WarpRowsGrid(N), kThreads, 0, S(stream)>>>(
       BF(out_bf16), out_f32, mean, rstd, in, gamma, beta, N, C);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
@@ -456,8 +433,7 @@ Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* d
                          const float* gamma, const float* mean, const float* rstd, int N, int C,
                          float* scratch, void* stream) {
   if (N <= 0) return Status::OK();
-  const int rows_per_block = kThreads / 32;
-  LayerNormBackwardKernel<<<(N + rows_per_block - 1) / rows_per_block, kThreads, 0, S(stream)>>>(
+  LayerNormBackwardKernel<<<WarpRowsGrid(N), kThreads, 0, S(stream)>>>(
       din, dout, in, gamma, mean, rstd, N, C);
   SLUICE_LAUNCH_CHECK();
   SLUICE_RETURN_IF_ERROR(ColumnReduceAdd(dgamma, N, C, scratch, GammaGrad{dout, in, mean, rstd, C}, stream));
@@ -481,18 +457,11 @@ Status GeluBackward(float* dpre, Bf16* dpre_bf16, const float* dact, const float
   return Status::OK();
 }
 
-Status ReluBackward(float* din, const float* dout, const float* out, size_t n, void* stream) {
-  if (n == 0) return Status::OK();
-  ReluBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, dout, out, n);
-  SLUICE_LAUNCH_CHECK();
-  return Status::OK();
-}
-
 Status DropoutForward(float* out, const float* in, size_t n, float p, const reference::DropoutKey& key,
                       void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  DropoutForwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, n, p, ToDevice(key));
+  DropoutForwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, n, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -502,8 +471,8 @@ Status BiasDropoutResidual(float* out, const float* in, const float* bias, const
   const size_t n = static_cast<size_t>(N) * C;
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  BiasDropoutResidualKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, bias, resid, n, C,
-                                                                                p, ToDevice(key));
+  BiasDropoutResidualKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, bias, resid, n, C, p,
+                                                                                key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -512,8 +481,7 @@ Status DropoutBackward(float* din, Bf16* din_bf16, const float* dout, size_t n, 
                        const reference::DropoutKey& key, void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  DropoutBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, BF(din_bf16), dout, n, p,
-                                                                            ToDevice(key));
+  DropoutBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, BF(din_bf16), dout, n, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -22,7 +22,6 @@ namespace sluice::gpu::model {
 
 // --- conversions -------------------------------------------------------------------------------
 Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream);  // round to nearest even
-Status CastToFloat(float* out, const Bf16* in, size_t n, void* stream);
 
 // --- reductions over rows ----------------------------------------------------------------------
 // Floats of scratch the column reductions below need for N rows of C columns.
@@ -54,10 +53,6 @@ Status BiasGeluForward(float* pre, Bf16* act_bf16, float* act_f32, const float* 
 // dpre = dact * gelu'(pre), written as fp32 and bf16 (either may be null).
 Status GeluBackward(float* dpre, Bf16* dpre_bf16, const float* dact, const float* pre, size_t n,
                     void* stream);
-
-// --- ReLU mask for the subsampling ----------------------------------------------------------------
-// din = out > 0 ? dout : 0, where out is the ReLU's OUTPUT (positive exactly where its input was).
-Status ReluBackward(float* din, const float* dout, const float* out, size_t n, void* stream);
 
 // --- Dropout (reference/dropout.h's counter-based hash, bit for bit) ---------------------------
 // out = keep(i) ? in * (1 / (1 - p)) : 0 over n values; p == 0 copies. out may alias in.

@@ -9,8 +9,8 @@ namespace {
 
 using internal::GridFor;
 using internal::S;
+using internal::kThreads;
 
-constexpr int kThreads = 256;
 constexpr int kNormBlocks = 1024;  // stage-one partials: enough blocks to fill an H100
 
 __global__ void SumSquaresKernel(double* partial, const float* g, size_t n) {

@@ -7,8 +7,7 @@ namespace {
 
 using internal::GridFor;
 using internal::S;
-
-constexpr int kThreads = 256;
+using internal::kThreads;
 
 __global__ void ScaleKernel(float* x, size_t n, float s) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "features/half.h"
 #include "gpu/device.h"
 #include "gpu/model/device_array.h"
 
@@ -40,7 +41,7 @@ inline std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, floa
 
 inline std::vector<Bf16> ToBf16(const std::vector<float>& v) {
   std::vector<Bf16> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = Bf16FromFloat(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) features::FloatToBFloat16(&v[i], 1, &out[i].bits);
   return out;
 }
 inline std::vector<float> FromBf16(const std::vector<Bf16>& v) {
