@@ -40,8 +40,7 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
   const shards::Manifest& m = l->dataset_->manifest();
-  const bool stores_ids =
-      std::find(m.fields.begin(), m.fields.end(), "tokens") != m.fields.end();
+  const bool stores_ids = m.has_field("tokens");
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer.is_null())
     SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, dir, &l->options_.tokenizer));
   if (options.packing.seq_len > 0) {

@@ -112,7 +112,6 @@ class Loader {
   Status error_;  // what ended the epoch, repeated by later Next() calls
   std::chrono::steady_clock::time_point start_time_;
   EpochStats consumer_;  // wall, first batch, wait; the rest comes from the pipeline
-  uint64_t pool_allocations_before_ = 0;
 };
 
 }  // namespace sluice::loader

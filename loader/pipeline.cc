@@ -402,31 +402,45 @@ void EpochPipeline::CollateStage(Token* t) {
   next_emit_ = e;
 }
 
-size_t EpochPipeline::FirstIntactRow(const Batch& b) {
-  for (size_t i = 0; i < b.size_; ++i)
-    if (b.row_ok_[i]) return i;
-  return b.size_;
-}
-
-// Packed rows are complete as planned; a row with a lost document (kSkip) becomes a copy of the
-// first intact row, or zeros when the batch has none, so shapes stay [B, L + 1].
-void EpochPipeline::FinishPackedBatch(Batch* b) {
-  const size_t rows = b->size_, width = static_cast<size_t>(b->max_tokens_);
-  int32_t* tokens = static_cast<int32_t*>(b->tokens_.data());
-  const size_t good = FirstIntactRow(*b);
+// kSkip: a lost row becomes a copy of the first intact row of its batch, or an empty row without
+// a key when none is intact, so shapes and counts stay as planned. `data` holds the batch's rows
+// of `row_bytes` each: its features, or a packed batch's ids.
+void EpochPipeline::RefillLostRows(Batch* b, char* data, size_t row_bytes) {
+  const size_t rows = b->size_;
+  const bool packed = b->seq_len_ > 0;
+  int32_t* lengths = static_cast<int32_t*>(b->lengths_.data());
+  size_t good = 0;
+  while (good < rows && !b->row_ok_[good]) ++good;
   for (size_t i = 0; i < rows; ++i) {
     if (b->row_ok_[i]) continue;
     b->skipped_++;
     if (good < rows) {
-      std::memcpy(tokens + i * width, tokens + good * width, width * sizeof(int32_t));
+      std::memcpy(data + i * row_bytes, data + good * row_bytes, row_bytes);
       b->keys_[i] = b->keys_[good];
       b->record_ids_[i] = b->record_ids_[good];
-      b->sequences_[i] = b->sequences_[good];
+      if (packed) {
+        b->sequences_[i] = b->sequences_[good];
+      } else {
+        lengths[i] = lengths[good];
+        b->texts_[i] = b->texts_[good];
+        b->row_tokens_[i] = b->row_tokens_[good];
+      }
     } else {
-      std::memset(tokens + i * width, 0, width * sizeof(int32_t));
+      std::memset(data + i * row_bytes, 0, row_bytes);
       b->keys_[i] = std::string_view();
+      if (!packed) {
+        lengths[i] = 0;
+        b->texts_[i].clear();
+        b->row_tokens_[i].clear();
+      }
     }
   }
+}
+
+// Packed rows are complete as planned, [B, L + 1] ids each.
+void EpochPipeline::FinishPackedBatch(Batch* b) {
+  const size_t rows = b->size_, width = static_cast<size_t>(b->max_tokens_);
+  RefillLostRows(b, static_cast<char*>(b->tokens_.data()), width * sizeof(int32_t));
   batches_.fetch_add(1, std::memory_order_relaxed);
   utterances_.fetch_add(rows, std::memory_order_relaxed);
   skipped_.fetch_add(b->skipped_, std::memory_order_relaxed);
@@ -437,28 +451,8 @@ void EpochPipeline::FinishBatch(Batch* b) {
   if (b->seq_len_ > 0) return FinishPackedBatch(b);
   const size_t rows = b->size_;
   const size_t row_bytes = static_cast<size_t>(b->frames_) * b->dim_ * DTypeSize(b->dtype_);
-  char* feats = static_cast<char*>(b->features_.data());
-  int32_t* lengths = static_cast<int32_t*>(b->lengths_.data());
-  // kSkip: a lost row becomes a copy of the first intact row, so shapes and counts stay as planned.
-  const size_t good = FirstIntactRow(*b);
-  for (size_t i = 0; i < rows; ++i) {
-    if (b->row_ok_[i]) continue;
-    b->skipped_++;
-    if (good < rows) {
-      std::memcpy(feats + i * row_bytes, feats + good * row_bytes, row_bytes);
-      lengths[i] = lengths[good];
-      b->keys_[i] = b->keys_[good];
-      b->texts_[i] = b->texts_[good];
-      b->record_ids_[i] = b->record_ids_[good];
-      b->row_tokens_[i] = b->row_tokens_[good];
-    } else {  // nothing intact in this batch: an empty row without a key
-      std::memset(feats + i * row_bytes, 0, row_bytes);
-      lengths[i] = 0;
-      b->keys_[i] = std::string_view();
-      b->texts_[i].clear();
-      b->row_tokens_[i].clear();
-    }
-  }
+  RefillLostRows(b, static_cast<char*>(b->features_.data()), row_bytes);
+  const int32_t* lengths = static_cast<const int32_t*>(b->lengths_.data());
   // Tokens [rows, L], zero-padded.
   size_t max_tokens = 0;
   for (size_t i = 0; i < rows; ++i) max_tokens = std::max(max_tokens, b->row_tokens_[i].size());

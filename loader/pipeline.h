@@ -76,8 +76,8 @@ class EpochPipeline {
                    const int32_t** ids, uint64_t* n) const;
   void CopyPackedTokens(const ReadItem& item, const int32_t* ids, uint64_t n, Batch* b) const;
   void FinishBatch(Batch* b);
-  // kSkip repairs lost rows from this row: the first whose block was intact (size() if none).
-  static size_t FirstIntactRow(const Batch& b);
+  // kSkip: refills the rows whose record was lost from the first intact row.
+  static void RefillLostRows(Batch* b, char* data, size_t row_bytes);
   void FinishPackedBatch(Batch* b);
   void Run();
   void Cancel();

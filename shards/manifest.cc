@@ -1,5 +1,6 @@
 #include "shards/manifest.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "shards/checksum.h"
@@ -25,6 +26,10 @@ uint64_t Manifest::duration() const {
   uint64_t n = 0;
   for (const auto& s : shards) n += s.duration;
   return n;
+}
+
+bool Manifest::has_field(const std::string& name) const {
+  return std::find(fields.begin(), fields.end(), name) != fields.end();
 }
 
 nlohmann::json ShardEntryToJson(const ShardEntry& e) {

@@ -45,6 +45,7 @@ struct Manifest {
   uint64_t bytes() const;  // total shard bytes
   uint64_t raw_bytes() const;
   uint64_t duration() const;
+  bool has_field(const std::string& name) const;  // `name` is in `fields`
 };
 
 // One entry of "shards"; also the unit of shardify's resume journal.

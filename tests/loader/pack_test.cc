@@ -76,6 +76,20 @@ class PackTest : public ::testing::Test {
     return o;
   }
 
+  // Opens `dir`, starts epoch 0 and takes every batch: the status that ended the epoch.
+  static Status EpochEnd(const std::string& dir, const LoaderOptions& o) {
+    std::unique_ptr<Loader> l;
+    Status st = Loader::Open(dir, o, &l);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return st;
+    st = l->Start(0);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    const Batch* b;
+    while (st.ok() && (st = l->Next(&b)).ok() && b != nullptr) {
+    }
+    return st;
+  }
+
   // document_ids: the dataset's ids are DocumentTokens' (WriteTokenDataset), which name their
   // document.
   static RankRun Run(const LoaderOptions& o, uint64_t epoch, uint64_t start = 0,
@@ -231,13 +245,7 @@ TEST_F(PackTest, TokenCountMismatchStopsTheEpochNamingTheRecord) {
       if (text == loader::testing::RecordText(17)) ids->push_back(5);  // one id too many
       return Status::OK();
     };
-    std::unique_ptr<Loader> l;
-    ASSERT_TRUE(Loader::Open(text_dir_->path(), o, &l).ok());
-    ASSERT_TRUE(l->Start(0).ok());
-    const Batch* b;
-    Status st;
-    while ((st = l->Next(&b)).ok() && b != nullptr) {
-    }
+    const Status st = EpochEnd(text_dir_->path(), o);
     EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
     EXPECT_NE(st.message().find("record 'utt17'"), std::string::npos) << st.ToString();
     EXPECT_NE(st.message().find("shard-0000"), std::string::npos) << st.ToString();
@@ -250,13 +258,7 @@ TEST_F(PackTest, TokenCountMismatchStopsTheEpochNamingTheRecord) {
     *ids = {2, 3, 1};
     return Status::OK();
   };
-  std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(text_dir_->path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
-  const Batch* b;
-  Status st;
-  while ((st = l->Next(&b)).ok() && b != nullptr) {
-  }
+  const Status st = EpochEnd(text_dir_->path(), o);
   EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
 }
 
@@ -299,13 +301,7 @@ TEST_F(PackTest, DatasetTokenizerIsLoadedByOpen) {
     *v = {2, 1};
     return Status::OK();
   };
-  std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(text.path(), rows, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
-  const Batch* b;
-  Status st;
-  while ((st = l->Next(&b)).ok() && b != nullptr) {
-  }
+  const Status st = EpochEnd(text.path(), rows);
   EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
 }
 
@@ -402,13 +398,7 @@ TEST_F(PackTest, CorruptBlockUnderSkipKeepsShapesAndCounts) {
   EXPECT_EQ(skipped.digests.size(), clean.digests.size());
   EXPECT_GT(skipped.stats.skipped_records, 0u);
   o.corrupt = CorruptPolicy::kFail;
-  std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(copy.path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
-  const Batch* b;
-  Status st;
-  while ((st = l->Next(&b)).ok() && b != nullptr) {
-  }
+  const Status st = EpochEnd(copy.path(), o);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
 }
 

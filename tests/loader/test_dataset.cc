@@ -140,31 +140,53 @@ std::vector<int32_t> DocumentTokens(int i) {
   return ids;
 }
 
-shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size,
-                                   bool store_ids) {
+namespace {
+
+// Text records i = 0.. holding texts[i] and, with store_ids, ids[i] (the index holds their count
+// either way), as shardify text --tokenizer [--store text] writes them; manifest.json names
+// `tokenizer` (null: none).
+shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint64_t shard_size,
+                                const std::vector<std::string>& texts,
+                                const std::vector<std::vector<int32_t>>& ids, bool store_ids,
+                                const nlohmann::json& tokenizer) {
   shards::DatasetWriterOptions opt;
-  opt.shard_size = block_size * 4;
+  opt.shard_size = shard_size;
   opt.shard.block_size = block_size;
   shards::DatasetWriter w(dir, opt);
   uint64_t tokens = 0;
-  for (int i = 0; i < records; ++i) {
-    const std::vector<int32_t> ids = DocumentTokens(i);
+  for (size_t i = 0; i < texts.size(); ++i) {
     shards::RecordBuilder rb;
-    rb.AddField(shards::FieldType::kText, RecordText(i));
-    if (store_ids) rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
-    tokens += ids.size();
-    EXPECT_TRUE(w.Add({RecordKey(i), 0, static_cast<uint32_t>(ids.size())}, rb.data()).ok());
+    rb.AddField(shards::FieldType::kText, texts[i]);
+    if (store_ids) rb.AddField(shards::FieldType::kTokens, ids[i].data(), ids[i].size() * 4);
+    tokens += ids[i].size();
+    EXPECT_TRUE(w.Add({RecordKey(static_cast<int>(i)), 0, static_cast<uint32_t>(ids[i].size())},
+                      rb.data())
+                    .ok());
   }
   EXPECT_TRUE(w.Finish().ok());
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
   if (store_ids) m.fields.push_back("tokens");
-  m.records = records;
+  m.tokenizer = tokenizer;
+  m.records = texts.size();
   m.tokens = tokens;
   m.shards = w.shards();
   EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
   return m;
+}
+
+}  // namespace
+
+shards::Manifest WriteTokenDataset(const std::string& dir, int records, size_t block_size,
+                                   bool store_ids) {
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> ids;
+  for (int i = 0; i < records; ++i) {
+    texts.push_back(RecordText(i));
+    ids.push_back(DocumentTokens(i));
+  }
+  return WriteDocuments(dir, block_size, block_size * 4, texts, ids, store_ids, nullptr);
 }
 
 Status TextToDocumentTokens(std::string_view text, std::vector<int32_t>* ids) {
@@ -193,37 +215,18 @@ shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, 
   EXPECT_TRUE(features::BuildCharVocabulary(texts, norm, &chars).ok());
   std::unique_ptr<features::Tokenizer> tok;
   EXPECT_TRUE(features::MakeCharTokenizer(chars, norm, &tok).ok());
-  shards::DatasetWriterOptions opt;
-  opt.shard_size = 6000;
-  opt.shard.block_size = 1500;
-  shards::DatasetWriter w(dir, opt);
-  uint64_t tokens = 0;
+  std::vector<std::vector<int32_t>> ids(texts.size());
   for (int i = 0; i < records; ++i) {
-    std::vector<int32_t> ids;
-    EXPECT_TRUE(tok->Encode(texts[i], &ids).ok());
-    ids.push_back(features::kEndOfDocumentId);
-    shards::RecordBuilder rb;
-    rb.AddField(shards::FieldType::kText, texts[i]);
-    if (store_ids) rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
-    tokens += ids.size();
-    EXPECT_TRUE(w.Add({RecordKey(i), 0, static_cast<uint32_t>(ids.size())}, rb.data()).ok());
+    EXPECT_TRUE(tok->Encode(texts[i], &ids[i]).ok());
+    ids[i].push_back(features::kEndOfDocumentId);
   }
-  EXPECT_TRUE(w.Finish().ok());
-  shards::Manifest m;
-  m.kind = "text";
-  m.fields = {"text"};
-  if (store_ids) m.fields.push_back("tokens");
-  m.tokenizer = {{"type", "char"},
-                 {"normalize", TextNormalizeToJson(norm)},
-                 {"vocab", chars},
-                 {"vocab_size", tok->vocab_size()},
-                 {"blank_id", features::kBlankId},
-                 {"end_of_document_id", features::kEndOfDocumentId}};
-  m.records = records;
-  m.tokens = tokens;
-  m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
-  return m;
+  const nlohmann::json tokenizer = {{"type", "char"},
+                                    {"normalize", TextNormalizeToJson(norm)},
+                                    {"vocab", chars},
+                                    {"vocab_size", tok->vocab_size()},
+                                    {"blank_id", features::kBlankId},
+                                    {"end_of_document_id", features::kEndOfDocumentId}};
+  return WriteDocuments(dir, 1500, 6000, texts, ids, store_ids, tokenizer);
 }
 
 uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block) {

@@ -185,14 +185,14 @@ int RunEpoch(int argc, char** argv) {
   loader::ParseDType(dtype, &o.dtype);
   o.corrupt = corrupt == "skip" ? loader::CorruptPolicy::kSkip : loader::CorruptPolicy::kFail;
   o.use_precomputed = kind == "precomputed";
+  shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
-    shards::Manifest m;
-    Status st = shards::LoadManifest(dir, &m);
-    if (st.ok() && m.kind == "audio" && (kind == "fbank" || kind == "spectrogram")) {
+    Status st = shards::LoadManifest(dir, &target);
+    if (st.ok() && target.kind == "audio" && (kind == "fbank" || kind == "spectrogram")) {
       tools::FeatureConfig fc;
       feature_args.kind = kind;
-      st = tools::MakeFeatureConfig(feature_args, m.sample_rate, &fc);
+      st = tools::MakeFeatureConfig(feature_args, target.sample_rate, &fc);
       o.fbank = fc.fbank;
       o.spectrogram = fc.spectrogram;
     }
@@ -206,10 +206,9 @@ int RunEpoch(int argc, char** argv) {
     // Another dataset's tokenizer, applied as the target dataset's records are stored (text
     // datasets end each document with the end-of-document id). Without the option, Loader::Open
     // uses the dataset's own tokenizer when its records hold text without ids.
-    shards::Manifest m, target;
+    shards::Manifest m;
     std::unique_ptr<features::Tokenizer> t;
     Status st = shards::LoadManifest(tokenizer_from, &m);
-    if (st.ok()) st = shards::LoadManifest(dir, &target);
     if (st.ok() && m.tokenizer.is_null())
       st = Status::InvalidArgument(tokenizer_from + ": manifest.json names no tokenizer");
     if (st.ok()) st = loader::LoadDatasetTokenizer(m.tokenizer, tokenizer_from, &t);

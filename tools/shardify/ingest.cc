@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "loader/dataset_tokenizer.h"
 #include "progress.h"
 #include "rejects.h"
 #include "shards/checksum.h"
@@ -37,7 +38,8 @@ struct ResumePoint {
 };
 
 bool IsOurFile(const std::string& name) {
-  return name == shards::kManifestName || name == kJournalName || name == kRejectsName || name == "tokenizer.model" ||
+  return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
+         name == loader::kTokenizerModelName ||
          name == std::string(shards::kManifestName) + ".tmp" ||
          (name.rfind("shard-", 0) == 0 && (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));
 }

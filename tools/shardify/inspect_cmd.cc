@@ -1,5 +1,4 @@
 // shardify info / shardify verify: read-only looks at a dataset.
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -39,9 +38,8 @@ int RunInfo(const InspectArgs& a) {
   std::printf("\nrecords    %" PRIu64 " written, %" PRIu64 " rejected (rejects.jsonl)\n", m.records, m.rejected);
   if (m.kind == "audio") std::printf("audio      %.3f h (%.1f s)\n", m.seconds() / 3600, m.seconds());
   if (m.tokens) {
-    const bool stored = std::find(m.fields.begin(), m.fields.end(), "tokens") != m.fields.end();
     std::printf("tokens     %" PRIu64 "%s\n", m.tokens,
-                stored ? "" : " (counted, not stored: the loader tokenizes online)");
+                m.has_field("tokens") ? "" : " (counted, not stored: the loader tokenizes online)");
   }
   std::printf("bytes      %.2f MB on disk, %.2f MB raw (zstd %.2fx", m.bytes() / 1e6, m.raw_bytes() / 1e6, zstd_ratio);
   if (pcm_ratio > 0) std::printf(", %.2fx smaller than PCM16", pcm_ratio);
