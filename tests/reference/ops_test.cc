@@ -24,6 +24,23 @@ using testing::NumericGradient;
 using testing::RandomVector;
 using Vec = std::vector<double>;
 
+// A pointwise op's backward against finite differences on 20 inputs drawn with x_seed at
+// `scale`, dout drawn with r_seed.
+template <typename Forward, typename Backward>
+void ExpectPointwiseGradient(Forward forward, Backward backward, uint64_t x_seed, uint64_t r_seed,
+                             double scale = 1.0) {
+  const int n = 20;
+  Vec x = RandomVector(n, x_seed, scale), y(n);
+  const Vec r = RandomVector(n, r_seed);
+  auto f = [&] {
+    forward(y.data(), x.data(), n);
+    return Dot(r, y);
+  };
+  Vec dx(n);
+  backward(dx.data(), r.data(), x.data(), n);
+  ExpectGradientsClose(dx, NumericGradient(x, f), "dx");
+}
+
 TEST(Linear, BackwardMatchesFiniteDifferences) {
   const int N = 5, C = 4, OC = 3;
   Vec x = RandomVector(N * C, 1), w = RandomVector(OC * C, 2), b = RandomVector(OC, 3);
@@ -81,16 +98,7 @@ TEST(LayerNorm, OutputHasZeroMeanUnitVarianceBeforeAffine) {
 }
 
 TEST(Gelu, BackwardMatchesFiniteDifferencesAndKnownValues) {
-  const int n = 20;
-  Vec x = RandomVector(n, 10, 3.0), y(n);
-  const Vec r = RandomVector(n, 11);
-  auto f = [&] {
-    GeluForward(y.data(), x.data(), n);
-    return Dot(r, y);
-  };
-  Vec dx(n);
-  GeluBackward(dx.data(), r.data(), x.data(), n);
-  ExpectGradientsClose(dx, NumericGradient(x, f), "dx");
+  ExpectPointwiseGradient(GeluForward<double>, GeluBackward<double>, 10, 11, 3.0);
   const double in[] = {1.0, -1.0};
   double out[2];
   GeluForward(out, in, 2);
@@ -99,16 +107,7 @@ TEST(Gelu, BackwardMatchesFiniteDifferencesAndKnownValues) {
 }
 
 TEST(Swish, BackwardMatchesFiniteDifferencesAndKnownValues) {
-  const int n = 20;
-  Vec x = RandomVector(n, 14, 4.0), y(n);
-  const Vec r = RandomVector(n, 15);
-  auto f = [&] {
-    SwishForward(y.data(), x.data(), n);
-    return Dot(r, y);
-  };
-  Vec dx(n);
-  SwishBackward(dx.data(), r.data(), x.data(), n);
-  ExpectGradientsClose(dx, NumericGradient(x, f), "dx");
+  ExpectPointwiseGradient(SwishForward<double>, SwishBackward<double>, 14, 15, 4.0);
   // torch.nn.SiLU at 1 and -1; far out it is x and 0, with no overflow to NaN.
   const double in[] = {1.0, -1.0, 800.0, -800.0};
   double out[4], grad[4] = {0, 0, 0, 0};
@@ -145,16 +144,7 @@ TEST(Activation, NamesParseAndDispatch) {
 }
 
 TEST(Relu, BackwardMatchesFiniteDifferences) {
-  const int n = 20;
-  Vec x = RandomVector(n, 12), y(n);
-  const Vec r = RandomVector(n, 13);
-  auto f = [&] {
-    ReluForward(y.data(), x.data(), n);
-    return Dot(r, y);
-  };
-  Vec dx(n);
-  ReluBackward(dx.data(), r.data(), x.data(), n);
-  ExpectGradientsClose(dx, NumericGradient(x, f), "dx");
+  ExpectPointwiseGradient(ReluForward<double>, ReluBackward<double>, 12, 13);
 }
 
 TEST(Softmax, BackwardMatchesFiniteDifferences) {

@@ -11,6 +11,7 @@ Replicas::Replicas(const reference::ModelConfig& config, int replicas, int first
     models_.push_back(std::make_unique<reference::Model<float>>(config));
   shares_.resize(models_.size());
   losses_.resize(models_.size());
+  status_.resize(models_.size());
 }
 
 Replicas::~Replicas() = default;
@@ -22,10 +23,9 @@ void Replicas::CopyMasterParameters(int replicas) {
 
 Status Replicas::ForShares(int n, const std::function<Status(int, int, int)>& fn) {
   const int R = std::min(count(), n);
-  std::vector<Status> status(R);
   // Share r is rows [n*r/R, n*(r+1)/R): sizes differ by at most one.
-  workers_.Run(R, [&](int r) { status[r] = fn(r, n * r / R, n * (r + 1) / R); });
-  for (const Status& s : status) SLUICE_RETURN_IF_ERROR(s);
+  workers_.Run(R, [&](int r) { status_[r] = fn(r, n * r / R, n * (r + 1) / R); });
+  for (int r = 0; r < R; ++r) SLUICE_RETURN_IF_ERROR(status_[r]);
   return Status::OK();
 }
 

@@ -50,6 +50,7 @@ class Replicas {
   std::vector<std::unique_ptr<reference::Model<float>>> models_;
   std::vector<RowBatch> shares_;
   std::vector<double> losses_;
+  std::vector<Status> status_;  // ForShares: each share's outcome, kept so a step allocates nothing
   uint64_t first_share_ = 0;
   ShareWorkers workers_;  // last: joined before the models and buffers it works on go
 };

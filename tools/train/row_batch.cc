@@ -50,10 +50,4 @@ reference::ModelBatch<float> RowBatch::View() const {
   return {features_.data(), frames_.data(), B_, T_, labels_.data(), label_lengths_.data(), S_max_};
 }
 
-double RowBatch::audio_frames() const {
-  double sum = 0;
-  for (int f : frames_) sum += f;
-  return sum;
-}
-
 }  // namespace sluice::train

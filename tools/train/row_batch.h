@@ -20,7 +20,6 @@ class RowBatch {
   Status Fill(const loader::Batch& batch, const int* rows, int n, int vocab);
   reference::ModelBatch<float> View() const;
   int size() const { return B_; }
-  double audio_frames() const;  // valid frames over the rows
 
  private:
   int B_ = 0, T_ = 0, F_ = 0, S_max_ = 0;

@@ -21,6 +21,7 @@
 #include "held_out.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/loader.h"
+#include "loader/plan.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
 #ifdef SLUICE_HAVE_MPI
@@ -264,10 +265,10 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   // Model: vocabulary from the tokenizer (its id 0 is the CTC blank), input width from the loader.
   const int vocab = tok.vocab_size();
   const int dim = loader->extractor().dim();
-  reference::ModelConfig config = o.preset == "small" ? reference::ModelConfig::Small(vocab, dim)
-                                                      : reference::ModelConfig::Tiny(vocab, dim);
   if (o.preset != "tiny" && o.preset != "small")
     return Status::InvalidArgument("--preset '" + o.preset + "': expected tiny or small");
+  reference::ModelConfig config = o.preset == "small" ? reference::ModelConfig::Small(vocab, dim)
+                                                      : reference::ModelConfig::Tiny(vocab, dim);
   config.dropout = static_cast<float>(o.dropout);
   if (!reference::ParseActivation(o.activation, &config.activation))
     return Status::InvalidArgument("--activation '" + o.activation + "': expected gelu or swish");
@@ -325,9 +326,14 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     if (o.steps > 0) {
       schedule.total_steps = o.steps;
     } else {
-      SLUICE_RETURN_IF_ERROR(loader->Start(0));
-      if (comm != nullptr) SLUICE_RETURN_IF_ERROR(gpu::AgreeOnBatchCount(comm, loader->num_batches(), "epoch 0"));
-      schedule.total_steps = static_cast<int64_t>(o.epochs * loader->num_batches());
+      // The plan alone gives the count: starting the loader here would set its pipeline reading
+      // and decoding only for StartEpoch to stop it. The loop agrees on the count over ranks
+      // before the first step.
+      loader::EpochPlan plan;
+      const loader::LoaderOptions& lopt = loader->options();
+      SLUICE_RETURN_IF_ERROR(loader::MakeEpochPlan(loader->index(), lopt.batching, lopt.seed, 0, lopt.rank,
+                                                   lopt.world, &plan));
+      schedule.total_steps = static_cast<int64_t>(o.epochs * plan.batches.size());
     }
     schedule.warmup_steps =
         o.warmup_steps >= 0 ? o.warmup_steps : std::min<int64_t>(500, schedule.total_steps / 10);
