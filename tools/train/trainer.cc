@@ -52,8 +52,7 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
   const shards::Manifest& m = d->manifest;
   if (m.kind != "audio")
     return Status::InvalidArgument(dir + ": a " + m.kind + " dataset; sluice-train needs audio with transcripts");
-  const bool has_tokens = std::find(m.fields.begin(), m.fields.end(), "tokens") != m.fields.end();
-  if (m.tokenizer.is_null() || !has_tokens)
+  if (m.tokenizer.is_null() || !m.has_field("tokens"))
     return Status::InvalidArgument(dir + "/manifest.json: the records carry no token ids, which CTC training needs. "
                                    "HINT: shardify audio -m MANIFEST.jsonl -o " + dir +
                                    " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
