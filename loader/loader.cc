@@ -36,6 +36,18 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
   BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                     &l->index_);
   if (l->index_.num_records() == 0) return Status::InvalidArgument(dir + ": the dataset has no records");
+  if (options.select) {
+    l->index_.selected.resize(l->index_.num_records());
+    uint64_t kept = 0;
+    for (uint64_t r = 0; r < l->index_.num_records(); ++r) {
+      const bool in = options.select(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r)));
+      l->index_.selected[r] = in;
+      kept += in;
+    }
+    if (kept == 0)
+      return Status::InvalidArgument(dir + ": LoaderOptions::select accepts none of its " +
+                                     std::to_string(l->index_.num_records()) + " records");
+  }
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
@@ -50,7 +62,7 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
     if (options.packing.batch_size == 0 || options.packing.chunk_tokens == 0)
       return Status::InvalidArgument("packing: batch_size and chunk_tokens must be at least 1");
     for (uint64_t r = 0; r < l->index_.num_records(); ++r)
-      if (l->index_.tokens[r] == 0)
+      if (l->index_.in_epochs(r) && l->index_.tokens[r] == 0)
         return Status::InvalidArgument(
             dir + ": packing (seq_len) needs each record's token count in the index, and record '" +
             std::string(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r))) +

@@ -96,6 +96,13 @@ struct PackingOptions {
 // "tokenizer", loader/dataset_tokenizer.h) when its records hold text without ids.
 using Tokenizer = std::function<Status(std::string_view text, std::vector<int32_t>* ids)>;
 
+// Which records make up the epochs, by key: those it returns true for. Loader::Open calls it once
+// per record, so it must be a pure function of the key for the contract to hold (the same records
+// in every epoch, on every rank, after a resume). The records it rejects are left out of the plan:
+// they take no row, no read and no decode. A training run and its held-out evaluation pass
+// complementary filters over one dataset.
+using RecordFilter = std::function<bool(std::string_view key)>;
+
 struct LoaderOptions {
   // --- what the batches contain (part of the determinism contract) ---
   FeatureKind kind = FeatureKind::kFbank;  // ignored when the dataset holds precomputed features
@@ -117,6 +124,7 @@ struct LoaderOptions {
   PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
   Tokenizer tokenizer;                     // empty: the dataset's own, if any (see Tokenizer);
                                            // given, it wins over the dataset's
+  RecordFilter select;                     // empty: every record (see RecordFilter)
   CorruptPolicy corrupt = CorruptPolicy::kFail;
   uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
   int rank = 0;                            // this process's rank in [0, world)

@@ -19,7 +19,7 @@ std::vector<uint64_t> PackChunks(const IndexColumns& index, uint64_t chunk_token
   std::vector<uint64_t> first{0};
   uint64_t in_chunk = 0;
   for (uint64_t r = 0; r < index.num_records(); ++r) {
-    in_chunk += index.tokens[r];
+    if (index.in_epochs(r)) in_chunk += index.tokens[r];
     if (in_chunk >= chunk_tokens && r + 1 < index.num_records()) {
       first.push_back(r + 1);
       in_chunk = 0;
@@ -33,7 +33,7 @@ std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const Batchi
                                          const PackingOptions& packing, uint64_t seed,
                                          uint64_t epoch) {
   return RecordStreamOfUnits(PackChunks(index, std::max<uint64_t>(packing.chunk_tokens, 1)),
-                             batching, seed, epoch);
+                             index.selected, batching, seed, epoch);
 }
 
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
@@ -46,7 +46,7 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
     return Status::InvalidArgument("packing: seq_len, batch_size and chunk_tokens must be at least 1");
   if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
   for (uint64_t r = 0; r < index.num_records(); ++r)
-    if (index.tokens[r] == 0)
+    if (index.in_epochs(r) && index.tokens[r] == 0)
       return Status::InvalidArgument(
           "packing (seq_len) needs token counts in the index: record " + std::to_string(r) +
           " has none (make the dataset with shardify text --tokenizer ...)");
@@ -76,6 +76,7 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   // Step 1: the stream and each record's first token in it.
   const std::vector<uint64_t> stream = PackedRecordStream(index, batching, packing, seed, epoch);
   const size_t n = stream.size();
+  if (n == 0) return Status::InvalidArgument("no record of the dataset is selected");
   std::vector<uint64_t> prefix(n + 1, 0);  // prefix[p]: first token of stream position p
   plan->record_offset.assign(index.num_records(), 0);
   for (size_t p = 0; p < n; ++p) {

@@ -32,16 +32,18 @@
 namespace sluice::loader {
 
 // The shuffle units of packing: runs of consecutive records (dataset order), each closed once it
-// holds at least chunk_tokens tokens (index counts). Returns per chunk + 1 its first record.
+// holds at least chunk_tokens tokens (index counts of the selected records). Returns per chunk + 1
+// its first record.
 std::vector<uint64_t> PackChunks(const IndexColumns& index, uint64_t chunk_tokens);
 
-// Step 1 alone: every record once, in the packed epoch's stream order.
+// Step 1 alone: every selected record once, in the packed epoch's stream order.
 std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const BatchingOptions& batching,
                                          const PackingOptions& packing, uint64_t seed,
                                          uint64_t epoch);
 
 // InvalidArgument for world < 1, rank outside [0, world), seq_len, batch_size or chunk_tokens 0,
-// or a record without a token count in the index (shardify text --tokenizer).
+// no selected record, or a selected record without a token count in the index (shardify text
+// --tokenizer).
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
                       int world, EpochPlan* plan);

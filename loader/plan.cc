@@ -25,6 +25,7 @@ void Shuffle(T* v, size_t n, features::Rng* rng) {
 
 // Step 1: the record stream, over any partition of the records into consecutive units.
 std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_first_record,
+                                          const std::vector<uint8_t>& selected,
                                           const BatchingOptions& opt, uint64_t seed,
                                           uint64_t epoch) {
   const size_t nunits = unit_first_record.empty() ? 0 : unit_first_record.size() - 1;
@@ -37,7 +38,8 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
   std::vector<uint64_t> stream;
   stream.reserve(nunits ? unit_first_record.back() : 0);
   for (uint64_t u : units)
-    for (uint64_t r = unit_first_record[u]; r < unit_first_record[u + 1]; ++r) stream.push_back(r);
+    for (uint64_t r = unit_first_record[u]; r < unit_first_record[u + 1]; ++r)
+      if (selected.empty() || selected[r]) stream.push_back(r);
   if (opt.shuffle && opt.shuffle_window > 1) {
     const size_t w = opt.shuffle_window;
     for (size_t begin = 0, chunk = 0; begin < stream.size(); begin += w, ++chunk) {
@@ -50,7 +52,7 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
 
 std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,
                                    uint64_t seed, uint64_t epoch) {
-  return RecordStreamOfUnits(index.block_first_record, opt, seed, epoch);
+  return RecordStreamOfUnits(index.block_first_record, index.selected, opt, seed, epoch);
 }
 
 namespace {
@@ -139,17 +141,23 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
-  if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
+  const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
+  if (stream.empty())
+    return Status::InvalidArgument(index.num_records() == 0 ? "the dataset has no records"
+                                                            : "no record of the dataset is selected");
   *plan = EpochPlan();
   plan->seed = seed;
   plan->epoch = epoch;
   plan->rank = rank;
   plan->world = world;
 
-  // Bucket bounds at length quantiles (epoch-independent: a function of the dataset).
+  // Bucket bounds at length quantiles of the selected records (epoch-independent: a function of
+  // the dataset and the selection).
   const size_t nb = std::max<uint32_t>(1, opt.num_buckets);
   {
-    std::vector<uint64_t> sorted(index.length);
+    std::vector<uint64_t> sorted;
+    sorted.reserve(stream.size());
+    for (uint64_t r : stream) sorted.push_back(index.length[r]);
     std::sort(sorted.begin(), sorted.end());
     for (size_t k = 1; k < nb; ++k) {
       const uint64_t q = sorted[k * sorted.size() / nb];
@@ -164,7 +172,6 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   };
 
   // Step 2: bucketing walk.
-  const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
   const uint64_t wait = opt.max_bucket_wait ? opt.max_bucket_wait
                                             : std::max<uint32_t>(opt.shuffle_window, 1);
   Batcher batcher(index, opt);
@@ -203,9 +210,10 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     plan->split_batches++;
   }
   repeated_flag.assign(batches.size(), 0);
+  const size_t distinct = records.size();
   for (size_t k = 0; need() > 0; ++k) {  // fewer records than ranks
     batches.push_back({records.size(), 1});
-    records.push_back(records[k % index.num_records()]);
+    records.push_back(records[k % distinct]);
     repeated_flag.push_back(1);
     plan->repeated_records++;
   }

@@ -2,7 +2,8 @@
 // is read), as a pure function of (index, BatchingOptions, seed, epoch, rank, world).
 //
 //  1. Stream: every block of every shard in an order shuffled by (seed, epoch), each block's
-//     records in file order, then the stream shuffled in chunks of shuffle_window records. Reads
+//     records in file order (those IndexColumns::selected leaves out skipped: no rule below sees
+//     them), then the stream shuffled in chunks of shuffle_window records. Reads
 //     stay mostly sequential: a rank touches blocks in stream order.
 //  2. Buckets: boundaries at the length quantiles of the whole dataset (epoch-independent). The
 //     stream is walked once; a record joins its bucket, and a bucket is emitted as a batch when
@@ -38,8 +39,11 @@ struct IndexColumns {
   std::vector<uint32_t> block_shard;         // per block: shard index
   std::vector<uint32_t> block_local;         // per block: block index within its shard
   std::vector<uint64_t> shard_first_record;  // per shard + 1
+  std::vector<uint8_t> selected;             // per record: 1 if it is in the epochs
+                                             // (LoaderOptions::select); empty: every record
 
   size_t num_records() const { return length.size(); }
+  bool in_epochs(uint64_t record) const { return selected.empty() || selected[record] != 0; }
   size_t num_blocks() const { return block_shard.size(); }
   uint32_t shard_of(uint64_t record) const { return block_shard[block_of[record]]; }
   uint64_t local_index(uint64_t record) const {
@@ -95,18 +99,20 @@ struct EpochPlan {
   }
 };
 
-// Step 1 alone: every record id once, in the epoch's read order.
+// Step 1 alone: every selected record id once, in the epoch's read order.
 std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& options,
                                    uint64_t seed, uint64_t epoch);
 // Step 1 over another partition of the records into consecutive runs (unit u holds records
 // [unit_first_record[u], unit_first_record[u + 1])): the units shuffled by (seed, epoch), each
 // unit's records in order, then the shuffle_window chunks. RecordStream's units are the blocks;
 // packing's are token chunks (pack.h), which do not depend on how records fell into blocks.
+// Records with selected[r] == 0 are left out (selected empty: none is).
 std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_first_record,
+                                          const std::vector<uint8_t>& selected,
                                           const BatchingOptions& options, uint64_t seed,
                                           uint64_t epoch);
 
-// InvalidArgument for world < 1, rank outside [0, world) or an empty dataset.
+// InvalidArgument for world < 1, rank outside [0, world) or no selected record.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,
                      uint64_t epoch, int rank, int world, EpochPlan* plan);
 

@@ -223,6 +223,48 @@ TEST_F(LoaderTest, RanksPartitionTheEpochWithEqualCounts) {
   EXPECT_EQ(all.size(), static_cast<size_t>(spec_.records));
 }
 
+// A training loader and its held-out evaluation: complementary filters over one dataset, each
+// partitioned over ranks, every record in exactly one of them; a filtered epoch resumes exactly.
+TEST_F(LoaderTest, SelectSplitsTheDatasetByKey) {
+  auto held_out = [](std::string_view key) { return key.back() == '3' || key.back() == '7'; };
+  std::set<std::string> train, eval;
+  for (int part = 0; part < 2; ++part) {
+    for (int rank = 0; rank < 2; ++rank) {
+      LoaderOptions o = Options();
+      o.rank = rank;
+      o.world = 2;
+      if (part == 0)
+        o.select = [&](std::string_view key) { return !held_out(key); };
+      else
+        o.select = held_out;
+      std::unique_ptr<Loader> l;
+      ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+      ASSERT_TRUE(l->Start(1).ok());
+      const Batch* b;
+      while (l->Next(&b).ok() && b != nullptr)
+        for (std::string_view k : b->keys()) {
+          EXPECT_EQ(held_out(k), part == 1) << k;
+          EXPECT_TRUE((part == 0 ? train : eval).insert(std::string(k)).second) << k;
+        }
+    }
+  }
+  EXPECT_GT(eval.size(), 0u);
+  EXPECT_EQ(train.size() + eval.size(), static_cast<size_t>(spec_.records));
+
+  LoaderOptions o = Options();
+  o.select = held_out;
+  const std::vector<uint64_t> whole = Epoch(o, 2);
+  ASSERT_GE(whole.size(), 2u);
+  EXPECT_EQ(Epoch(o, 2, whole.size() / 2),
+            std::vector<uint64_t>(whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2), whole.end()));
+
+  o.select = [](std::string_view) { return false; };
+  std::unique_ptr<Loader> l;
+  const Status st = Loader::Open(dir_->path(), o, &l);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find(dir_->path()), std::string::npos) << st.ToString();
+}
+
 TEST_F(LoaderTest, SlowConsumerBoundsTheBatchesAndBlocksInFlight) {
   LoaderOptions o = Options();
   o.ready_batches = 2;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include "loader/digest.h"
@@ -189,6 +190,36 @@ TEST_F(PackTest, EveryTokenOnceAcrossRanksWithEqualCounts) {
       ASSERT_EQ(input_count[p], p < wrapped ? 2 : 1) << "stream token " << p;
     EXPECT_EQ(tokens, T + wrapped);
   }
+}
+
+// A filtered packed epoch: only the selected documents' tokens, each of them, and the same
+// batches whether the ids are stored or tokenized online.
+TEST_F(PackTest, SelectPacksOnlyTheSelectedDocuments) {
+  auto selected = [](int r) { return r % 3 != 1; };
+  LoaderOptions o = Options();
+  o.select = [&](std::string_view key) {
+    for (int r = 0; r < kRecords; ++r)
+      if (key == loader::testing::RecordKey(r)) return selected(r);
+    ADD_FAILURE() << "unknown key " << key;
+    return false;
+  };
+  o.world = 2;
+  std::set<int> documents;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    const RankRun run = Run(o, 1);
+    ASSERT_GT(run.digests.size(), 0u);
+    for (const Row& row : run.rows)
+      for (int32_t id : row.ids)
+        if (id >= 2) {
+          ASSERT_TRUE(selected(DocumentRecord(id))) << "token of document " << DocumentRecord(id);
+          documents.insert(DocumentRecord(id));
+        }
+    EXPECT_EQ(run.digests, Run(Online(o), 1, 0, text_dir_->path()).digests) << "rank " << rank;
+  }
+  int want = 0;
+  for (int r = 0; r < kRecords; ++r) want += selected(r);
+  EXPECT_EQ(documents.size(), static_cast<size_t>(want));
 }
 
 // shardify text --tokenizer X (ids stored) and --tokenizer X --store text (counted, tokenized

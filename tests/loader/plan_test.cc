@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "features/random.h"
@@ -78,6 +79,45 @@ TEST(Plan, FewerRecordsThanRanksRepeatsRecordsAndSaysSo) {
   }
   EXPECT_EQ(seen.size(), 3u);
   EXPECT_EQ(repeated, 2u);
+}
+
+TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
+  IndexColumns ix = MakeIndex(7, 3);
+  ix.selected.resize(ix.num_records());
+  features::Rng rng(11);
+  std::set<uint64_t> want;
+  for (uint64_t r = 0; r < ix.num_records(); ++r) {
+    ix.selected[r] = rng.UniformInt(0, 9) < 3;
+    if (ix.selected[r]) want.insert(r);
+  }
+  ASSERT_GT(want.size(), 10u);
+  BatchingOptions opt;
+  opt.max_frames = 3000;
+  opt.shuffle_window = 64;
+  for (int world = 1; world <= 4; ++world) {
+    std::multiset<uint64_t> seen;
+    for (int rank = 0; rank < world; ++rank) {
+      EpochPlan plan;
+      ASSERT_TRUE(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan).ok());
+      seen.insert(plan.records.begin(), plan.records.end());
+    }
+    EXPECT_EQ(seen.size(), want.size()) << "world " << world;  // each selected record once
+    EXPECT_TRUE(std::equal(seen.begin(), seen.end(), want.begin(), want.end())) << "world " << world;
+  }
+  // Bucket bounds are quantiles of the selected lengths: selecting only the 50 longest records
+  // puts every bound at or above the shortest of them.
+  std::vector<uint64_t> order(ix.num_records());
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return ix.length[a] > ix.length[b]; });
+  std::fill(ix.selected.begin(), ix.selected.end(), 0);
+  for (size_t i = 0; i < 50; ++i) ix.selected[order[i]] = 1;
+  EpochPlan plan;
+  ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+  ASSERT_FALSE(plan.bucket_bounds.empty());
+  EXPECT_GE(plan.bucket_bounds.front(), ix.length[order[49]]);
+  // Nothing selected: an error, not an empty epoch.
+  std::fill(ix.selected.begin(), ix.selected.end(), 0);
+  EXPECT_FALSE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
 }
 
 TEST(Plan, BatchesRespectEveryCap) {
