@@ -7,12 +7,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "held_out.h"
+#include "shards/dataset.h"
 #include "test_util.h"
 
 namespace {
@@ -135,6 +138,35 @@ TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
   EXPECT_NE(a[0]["loss"].get<double>(), b[0]["loss"].get<double>());
   EXPECT_EQ(a[0]["eval_loss"].get<double>(), b[0]["eval_loss"].get<double>());
   EXPECT_GT(a[0]["eval_utterances"].get<int>(), 0);
+}
+
+// --eval-fraction splits the dataset by key: each epoch trains on every record not held out and
+// evaluates every held-out one, each once.
+TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
+  std::unique_ptr<sluice::shards::Dataset> ds;
+  ASSERT_TRUE(sluice::shards::Dataset::Open(dir_->Join("chars"), sluice::shards::ReadOptions(), &ds).ok());
+  int total = 0, held = 0, held_tiny = 0;
+  for (size_t s = 0; s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) {
+      held += sluice::train::IsHeldOut(ds->shard(s).key(i), 0.3);
+      held_tiny += sluice::train::IsHeldOut(ds->shard(s).key(i), 0.0001);
+    }
+  ASSERT_GT(held, 0);
+  ASSERT_LT(held, total);
+  const Result r = Train("chars", "--epochs 2 --lr 0 --json --eval-fraction 0.3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const auto& j : lines) {
+    EXPECT_EQ(j["utterances"].get<int>(), total - held) << j.dump();
+    EXPECT_EQ(j["eval_utterances"].get<int>(), held) << j.dump();
+  }
+  // A fraction that holds out no record is an error naming the flag, not an empty evaluation.
+  ASSERT_EQ(held_tiny, 0);
+  const Result none = Train("chars", "--steps 1 --eval-fraction 0.0001");
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_NE(none.out.find("--eval-fraction 0.0001 holds out none of " + dir_->Join("chars")), std::string::npos)
+      << none.out;
 }
 
 TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {

@@ -15,12 +15,11 @@ using Clock = std::chrono::steady_clock;
 class CpuEngine : public Engine {
  public:
   CpuEngine(const reference::ModelConfig& config, int threads, double weight_decay, const Ranks& ranks,
-            loader::Loader* loader, double held_out)
+            loader::Loader* loader)
       : replicas_(config, threads, ranks.rank * threads),
         adam_(replicas_.master().layout(), AdamOptions(weight_decay)),
         comm_(ranks.comm),
         loader_(loader),
-        held_out_(held_out),
         P_(replicas_.master().num_parameters()) {}
 
   size_t num_parameters() const override { return P_; }
@@ -61,7 +60,7 @@ class CpuEngine : public Engine {
     if (*end) return Status::OK();
     b->epoch = batch_->epoch();
     b->index = batch_->index();
-    KeptRows(*batch_, held_out_, &rows_, &b->frames);
+    TrainingRows(*batch_, &rows_, &b->frames);
     b->rows = static_cast<int64_t>(rows_.size());
     return Status::OK();
   }
@@ -96,7 +95,6 @@ class CpuEngine : public Engine {
   reference::AdamW<float> adam_;
   gpu::Communicator* comm_;
   loader::Loader* loader_;
-  double held_out_;
   const size_t P_;
   const loader::Batch* batch_ = nullptr;
   std::vector<int> rows_;
@@ -105,8 +103,8 @@ class CpuEngine : public Engine {
 }  // namespace
 
 std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads, double weight_decay,
-                                      const Ranks& ranks, loader::Loader* loader, double held_out) {
-  return std::make_unique<CpuEngine>(config, threads, weight_decay, ranks, loader, held_out);
+                                      const Ranks& ranks, loader::Loader* loader) {
+  return std::make_unique<CpuEngine>(config, threads, weight_decay, ranks, loader);
 }
 
 }  // namespace sluice::train

@@ -9,10 +9,9 @@
 
 namespace sluice::train {
 
-// `loader` (the training loader, opened by the caller) must outlive the engine; held_out is the
-// --eval-fraction left out of training (0 with --eval DIR). `threads` replicas, dropout shares
-// keyed from ranks.rank * threads.
+// `loader` (the training loader, opened by the caller) must outlive the engine. `threads`
+// replicas, dropout shares keyed from ranks.rank * threads.
 std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads, double weight_decay,
-                                      const Ranks& ranks, loader::Loader* loader, double held_out);
+                                      const Ranks& ranks, loader::Loader* loader);
 
 }  // namespace sluice::train

@@ -96,10 +96,9 @@ void ConfigureCudaLoader(loader::LoaderOptions* lo) {
 
 namespace {
 
-// The loader as the feeder's source, leaving out the held-out rows: a batch whose rows all train
-// goes to the feeder as the loader made it (pinned memory, a true asynchronous copy); otherwise
-// the kept rows are compacted into a RowBatch (re-padded to their longest row, as the CPU
-// trainer's shares are), from ordinary memory. What the trainer needs of each batch after the
+// The loader as the feeder's source: a batch the model takes as it is goes to the feeder as the
+// loader made it (pinned memory, a true asynchronous copy); otherwise its rows are re-padded into
+// a RowBatch (as the CPU trainer's shares are), from ordinary memory. What the trainer needs of each batch after the
 // feeder has returned it to the loader (rows, frames) is queued in fetch order, which is the
 // order the feeder hands batches out.
 class TrainingSource : public gpu::BatchSource {
@@ -109,8 +108,8 @@ class TrainingSource : public gpu::BatchSource {
     int64_t rows = 0, frames = 0;
   };
 
-  TrainingSource(loader::Loader* loader, double held_out, int vocab)
-      : loader_(loader), held_out_(held_out), vocab_(vocab), compacted_(std::max(1, loader->options().consumer_batches)) {}
+  TrainingSource(loader::Loader* loader, int vocab)
+      : loader_(loader), vocab_(vocab), compacted_(std::max(1, loader->options().consumer_batches)) {}
 
   Status Next(gpu::HostBatch* out, bool* end) override {
     const loader::Batch* b = nullptr;
@@ -119,17 +118,15 @@ class TrainingSource : public gpu::BatchSource {
     if (*end) return Status::OK();
     Info info;
     info.index = b->index();
-    KeptRows(*b, held_out_, &rows_, &info.frames);
+    TrainingRows(*b, &rows_, &info.frames);
     info.rows = static_cast<int64_t>(rows_.size());
     infos_.push_back(info);
     gpu::HostBatch& h = *out;
     h = gpu::HostBatchOf(*b);
-    // No kept row: the step runs on no row of this batch (a zero gradient), whatever it holds.
-    // Otherwise the loader's batch goes as it is only where the model takes it unchanged: float32
-    // features, T >= 7, tokens, and every id in [1, vocab); else RowBatch::Fill re-pads it, or
-    // fails naming the record (as the CPU trainer does) instead of a device-side check naming a row.
-    const bool whole = rows_.empty() || (rows_.size() == b->size() && b->features_f32() != nullptr &&
-                                         b->frames() >= 7 && b->max_tokens() >= 1 && TokensValid(*b));
+    // The loader's batch goes as it is where the model takes it unchanged: float32 features,
+    // T >= 7, tokens, and every id in [1, vocab); else RowBatch::Fill re-pads it, or fails naming
+    // the record (as the CPU trainer does) instead of a device-side check naming a row.
+    const bool whole = b->features_f32() != nullptr && b->frames() >= 7 && b->max_tokens() >= 1 && TokensValid(*b);
     if (!whole) {
       // A batch the feeder got from call n is valid until call n + holds(): a ring of holds().
       RowBatch& rb = compacted_[calls_ % compacted_.size()];
@@ -180,7 +177,6 @@ class TrainingSource : public gpu::BatchSource {
 
  private:
   loader::Loader* loader_;
-  double held_out_;
   int vocab_;
   std::vector<RowBatch> compacted_;
   std::vector<int> rows_;
@@ -192,8 +188,8 @@ using gpu::model::CudaModel;
 
 class CudaEngine : public Engine {
  public:
-  CudaEngine(const reference::ModelConfig& config, const Ranks& ranks, loader::Loader* loader, double held_out)
-      : config_(config), ranks_(ranks), loader_(loader), source_(loader, held_out, config.vocab) {}
+  CudaEngine(const reference::ModelConfig& config, const Ranks& ranks, loader::Loader* loader)
+      : config_(config), ranks_(ranks), loader_(loader), source_(loader, config.vocab) {}
 
   ~CudaEngine() override {
     if (feeder_ != nullptr) {
@@ -335,7 +331,7 @@ class CudaEngine : public Engine {
       SLUICE_RETURN_IF_ERROR(model_->ZeroGrad());
       SLUICE_RETURN_IF_ERROR(model_->Backward(ready));
     } else {
-      // Every row held out on this rank: it still joins the step's all-reduce, with zeros.
+      // No row on this rank: it still joins the step's all-reduce, with zeros.
       SLUICE_RETURN_IF_ERROR(model_->ZeroGrad());
       for (const reference::ParamTensor& t : model_->layout()) ready(t.offset, t.count);
     }
@@ -440,8 +436,8 @@ class CudaEngine : public Engine {
 }  // namespace
 
 Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay, const Ranks& ranks,
-                      loader::Loader* loader, double held_out, std::unique_ptr<Engine>* out) {
-  auto engine = std::make_unique<CudaEngine>(config, ranks, loader, held_out);
+                      loader::Loader* loader, std::unique_ptr<Engine>* out) {
+  auto engine = std::make_unique<CudaEngine>(config, ranks, loader);
   SLUICE_RETURN_IF_ERROR(engine->Setup(weight_decay));
   *out = std::move(engine);
   return Status::OK();

@@ -39,9 +39,9 @@ class CudaLaunch {
 // feeder may hold while their copies run (gpu/loader_source.h).
 void ConfigureCudaLoader(loader::LoaderOptions* lo);
 
-// `loader`: the training loader opened with ConfigureCudaLoader, outliving the engine; held_out
-// as in MakeCpuEngine. Unsupported for a config the GPU model does not implement (swish).
+// `loader`: the training loader opened with ConfigureCudaLoader, outliving the engine.
+// Unsupported for a config the GPU model does not implement (swish).
 Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay, const Ranks& ranks,
-                      loader::Loader* loader, double held_out, std::unique_ptr<Engine>* out);
+                      loader::Loader* loader, std::unique_ptr<Engine>* out);
 
 }  // namespace sluice::train

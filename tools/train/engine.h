@@ -16,7 +16,6 @@
 #include "checkpoint.h"
 #include "gpu/communicator.h"
 #include "gpu/reference/model.h"
-#include "held_out.h"
 #include "loader/batch.h"
 #include "loader/resume.h"
 
@@ -36,19 +35,18 @@ struct Ranks {
 // The batch an engine's Next took, as the loop sees it.
 struct StepBatch {
   uint64_t epoch = 0, index = 0;  // position in this rank's epoch
-  int64_t rows = 0;               // rows that train (held-out rows left out); 0 still joins the step
+  int64_t rows = 0;               // rows that train; a rank with 0 still joins the step
   int64_t frames = 0;             // their valid feature frames
   double wait_seconds = 0;        // data wait: host time blocked in the loader (CPU), or GPU time
                                   // the compute stream starved (CUDA, measured by the feeder)
 };
 
-// Rows of `batch` that train: all but those IsHeldOut(key, held_out) (held_out 0: all). *frames
-// is the sum of their lengths.
-inline void KeptRows(const loader::Batch& batch, double held_out, std::vector<int>* rows, int64_t* frames) {
+// Rows of `batch` that train: all of them (--eval-fraction's held-out records are left out of the
+// training loader's plan, not out of its batches). *frames is the sum of their lengths.
+inline void TrainingRows(const loader::Batch& batch, std::vector<int>* rows, int64_t* frames) {
   rows->clear();
   *frames = 0;
   for (size_t r = 0; r < batch.size(); ++r) {
-    if (held_out > 0 && IsHeldOut(batch.keys()[r], held_out)) continue;
     rows->push_back(static_cast<int>(r));
     *frames += batch.lengths()[r];
   }

@@ -23,6 +23,7 @@
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "shards/checksum.h"
+#include "shards/dataset.h"
 #include "shards/manifest.h"
 #ifdef SLUICE_HAVE_MPI
 #include "gpu/mpi_communicator.h"
@@ -94,8 +95,39 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
   lo->threads = o.loader_threads;
   lo->rank = ranks.rank;
   lo->world = ranks.world;
+  // --eval-fraction: the held-out records are out of the training loader's plan and make up the
+  // evaluation loader's, so neither reads nor decodes the other's.
+  const double fraction = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
+  if (fraction > 0) {
+    if (training)
+      lo->select = [fraction](std::string_view key) { return !IsHeldOut(key, fraction); };
+    else
+      lo->select = [fraction](std::string_view key) { return IsHeldOut(key, fraction); };
+  }
   return Status::OK();
 }
+
+// --eval-fraction must leave records on both sides: a loader with none is an error that would
+// otherwise name LoaderOptions::select rather than the flag.
+Status CheckHeldOut(const std::string& dir, double fraction) {
+  std::unique_ptr<shards::Dataset> ds;
+  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &ds));
+  uint64_t total = 0, held = 0;
+  for (size_t s = 0; s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) held += IsHeldOut(ds->shard(s).key(i), fraction);
+  if (held == 0 || held == total) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%g", fraction);
+    return Status::InvalidArgument("--eval-fraction " + std::string(f) + " holds out " + (held ? "all" : "none") +
+                                   " of " + dir + "'s " + std::to_string(total) +
+                                   " records. HINT: another fraction, a separate --eval DIR, or "
+                                   "--eval-fraction 0 for no evaluation");
+  }
+  return Status::OK();
+}
+
+// Checkpoint config "held_out_plan": 2 since --eval-fraction's records left the training plan.
+constexpr int kHeldOutPlan = 2;
 
 // ---- Evaluation -------------------------------------------------------------------------------
 
@@ -105,11 +137,10 @@ struct EvalResult {
   std::vector<std::pair<std::string, std::string>> examples;  // (reference, hypothesis)
 };
 
-// Greedy decoding of every evaluation row. `fraction` > 0: the rows of `eval` held out by key
-// (eval is the training dataset); 0: every row (a separate --eval dataset). With several ranks
-// each decodes its partition and the counts and losses are summed over ranks (a collective); the
-// examples are this rank's.
-Status Evaluate(loader::Loader* eval, double fraction, Engine* engine, int V, const features::Tokenizer& tok,
+// Greedy decoding of every row of `eval` (a separate --eval dataset, or the training dataset's
+// held-out records: MakeLoaderOptions). With several ranks each decodes its partition and the
+// counts and losses are summed over ranks (a collective); the examples are this rank's.
+Status Evaluate(loader::Loader* eval, Engine* engine, int V, const features::Tokenizer& tok,
                 size_t max_examples, gpu::Communicator* comm, EvalResult* out) {
   *out = EvalResult();
   SLUICE_RETURN_IF_ERROR(eval->Start(0));
@@ -124,8 +155,7 @@ Status Evaluate(loader::Loader* eval, double fraction, Engine* engine, int V, co
     rows.clear();
     // Rows past size - repeated repeat records only to even out the ranks' batch counts: scoring
     // them would count those utterances twice.
-    for (size_t r = 0; r + batch->repeated() < batch->size(); ++r)
-      if (fraction <= 0 || IsHeldOut(batch->keys()[r], fraction)) rows.push_back(static_cast<int>(r));
+    for (size_t r = 0; r + batch->repeated() < batch->size(); ++r) rows.push_back(static_cast<int>(r));
     if (rows.empty()) continue;
     SLUICE_RETURN_IF_ERROR(engine->EvaluateRows(
         *batch, rows, [&](int i, double loss, const float* log_probs, int frames) -> Status {
@@ -212,13 +242,13 @@ Status Prefixed(const Status& s, const std::string& prefix) {
 
 // The engine of o.device: the CPU replicas, or the CUDA model where it was built.
 Status MakeEngine(const TrainOptions& o, const reference::ModelConfig& config, const Ranks& ranks,
-                  loader::Loader* loader, double held_out, std::unique_ptr<Engine>* out) {
+                  loader::Loader* loader, std::unique_ptr<Engine>* out) {
   if (o.device == "cpu") {
-    *out = MakeCpuEngine(config, o.threads, o.weight_decay, ranks, loader, held_out);
+    *out = MakeCpuEngine(config, o.threads, o.weight_decay, ranks, loader);
     return Status::OK();
   }
 #ifdef SLUICE_HAVE_GPU_MODEL
-  return MakeCudaEngine(config, o.weight_decay, ranks, loader, held_out, out);
+  return MakeCudaEngine(config, o.weight_decay, ranks, loader, out);
 #else
   return Status::Unsupported("--device cuda: not built");
 #endif
@@ -241,10 +271,11 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
 #ifdef SLUICE_HAVE_GPU_MODEL
   if (o.device == "cuda") ConfigureCudaLoader(&lo);
 #endif
+  const double held_out = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
+  if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o.dataset, held_out));
   std::unique_ptr<loader::Loader> loader;
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o.dataset, lo, &loader));
 
-  const double held_out = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
   std::unique_ptr<loader::Loader> eval_loader;
   TokenizedDataset eval_set;
   if (!o.eval_dataset.empty()) {
@@ -273,7 +304,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     return Status::InvalidArgument("--activation '" + o.activation + "': expected gelu or swish");
   SLUICE_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<Engine> engine;
-  SLUICE_RETURN_IF_ERROR(MakeEngine(o, config, ranks, loader.get(), held_out, &engine));
+  SLUICE_RETURN_IF_ERROR(MakeEngine(o, config, ranks, loader.get(), &engine));
   const size_t P = engine->num_parameters();
 
   const nlohmann::json run = RunConfigJson(o);
@@ -294,6 +325,13 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
                                      " rank(s), this run has " + std::to_string(ranks.world) +
                                      ". HINT: resume with as many ranks as the run that wrote it (mpirun -np " +
                                      std::to_string(stored_world) + ")");
+    // Until held-out records left the training loader's plan (held_out_plan 2), their batches
+    // held them: the stored loader position names a batch of another plan.
+    if (held_out > 0 && c.config.value("held_out_plan", 1) < kHeldOutPlan)
+      return Status::InvalidArgument(resume + ": written by a sluice-train whose --eval-fraction batches included "
+                                     "the held-out records, so its loader position does not apply to this "
+                                     "version's batches. HINT: start a fresh run, or resume with the sluice-train "
+                                     "that wrote it");
     if (c.vocab != vocab || c.tokenizer_fingerprint != train_set.fingerprint)
       return Status::InvalidArgument(
           resume + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
@@ -349,6 +387,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
       {"schedule", {{"total_steps", schedule.total_steps}, {"warmup_steps", schedule.warmup_steps}}},
       {"tokenizer", train_set.manifest.tokenizer},
       {"world", ranks.world},
+      {"held_out_plan", kHeldOutPlan},
   };
   // Every rank holds the same checkpoint; rank 0 writes it, or each rank its own with {rank}.
   const bool writes = lead || o.checkpoint.find("{rank}") != std::string::npos;
@@ -423,8 +462,8 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
         epoch_done = true;
         break;
       }
-      // The step's rows over all ranks: a rank whose rows are all held out still joins the step
-      // (with a zero gradient); only when no rank has a row is there no step, on every rank.
+      // The step's rows over all ranks, which weigh each rank's gradient (data_parallel.h); a
+      // rank with no row would still join the step, with a zero gradient.
       StepRows step_rows{batch.rows, batch.frames};
       if (comm != nullptr) SLUICE_RETURN_IF_ERROR(GatherStepRows(comm, batch.rows, batch.frames, &step_rows));
       if (step_rows.total_rows == 0) continue;
@@ -473,7 +512,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     EvalResult eval;
     const Clock::time_point eval_start = Clock::now();
     if (eval_loader != nullptr)
-      SLUICE_RETURN_IF_ERROR(Evaluate(eval_loader.get(), held_out, engine.get(), vocab, tok,
+      SLUICE_RETURN_IF_ERROR(Evaluate(eval_loader.get(), engine.get(), vocab, tok,
                                       static_cast<size_t>(o.eval_examples), comm, &eval));
     const double eval_seconds = Since(eval_start);
     const double mean_loss = counters.epoch_steps ? counters.epoch_loss_sum / counters.epoch_steps : 0.0;
