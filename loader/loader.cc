@@ -175,18 +175,25 @@ Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
   // Pool: batches being filled, queued and held by the consumer (schedule.h explains the bound).
   const size_t pool_size = schedule_.max_open_batches + options_.ready_batches +
                            options_.consumer_batches;
-  uint64_t max_bytes = 0, max_rows = 0, token_bytes = 0;
+  // Token ids [rows, longest row's count]: from the index's counts, which are exact for stored
+  // ids and for text counted by shardify. Records tokenized online without a count may still
+  // grow a buffer (EpochStats::pool_allocations counts it).
+  uint64_t feature_bytes = 0, max_rows = 0, token_bytes = 0;
   for (size_t j = start_batch; j < plan_.batches.size(); ++j) {
     const PlannedBatch& pb = plan_.batches[j];
-    max_bytes = std::max<uint64_t>(max_bytes, pb.rows * pb.max_length * extractor_->dim() *
-                                                  DTypeSize(options_.dtype));
+    feature_bytes = std::max<uint64_t>(feature_bytes, pb.rows * pb.max_length * extractor_->dim() *
+                                                          DTypeSize(options_.dtype));
     max_rows = std::max<uint64_t>(max_rows, pb.rows);
+    if (plan_.seq_len == 0) {
+      uint64_t longest = 0;
+      for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e)
+        longest = std::max<uint64_t>(longest, ix_->tokens[plan_.records[e]]);
+      token_bytes = std::max<uint64_t>(token_bytes, pb.rows * longest * sizeof(int32_t));
+    }
   }
-  // Packed batches are all [B, L + 1]: their ids are the batch's memory, reserved here too.
-  if (plan_.seq_len > 0) {
-    token_bytes = max_rows * (plan_.seq_len + 1ull) * sizeof(int32_t);
-    max_bytes = std::max<uint64_t>(max_bytes, token_bytes);
-  }
+  // Packed batches are all [B, L + 1]: their ids are the batch's memory.
+  if (plan_.seq_len > 0) token_bytes = max_rows * (plan_.seq_len + 1ull) * sizeof(int32_t);
+  const uint64_t max_bytes = feature_bytes + token_bytes;
   if (options_.memory_budget > 0) {
     const uint64_t need = max_bytes * pool_size;
     if (need > options_.memory_budget)
@@ -199,8 +206,7 @@ Status Loader::Start(uint64_t epoch, uint64_t start_batch) {
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
   uint64_t allocations = 0;
-  if (!pool_->ReserveMemory(plan_.seq_len > 0 ? 0 : max_bytes, max_rows, token_bytes,
-                            &allocations))
+  if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, &allocations))
     return Status::IOError("batch allocator: out of memory reserving " + std::to_string(pool_size) +
                            " batches of " + std::to_string(max_bytes) + " bytes");
 

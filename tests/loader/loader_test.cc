@@ -360,6 +360,8 @@ TEST(LoaderText, PassesTextAndTokensThroughPadded) {
     ++rows;
   }
   EXPECT_GT(rows, 1u);
+  // Start reserved every pooled batch's ids from the index's counts: none grew mid-epoch.
+  EXPECT_EQ(l->stats().pool_allocations, 0u);
 }
 
 TEST(LoaderText, TokenizerHookFillsTokensWhenRecordsHaveNone) {
