@@ -27,10 +27,10 @@ struct Ids {
 
 // Per layer, what the backward reads.
 struct LayerActs {
-  DeviceArray<Bf16> ln1, attn, ln2, gelu;   // GEMM inputs
+  DeviceArray<Bf16> ln1, attn, ln2, act;    // GEMM inputs (act: the feed-forward activation's output)
   DeviceArray<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   DeviceArray<float> x1;                    // residual stream after attention (LN2's input)
-  DeviceArray<float> fc1;                   // FC1 output + bias (GELU's input)
+  DeviceArray<float> fc1;                   // FC1 output + bias (the activation's input)
   DeviceArray<Bf16> q, k, v, probs_bf16;    // attention
   DeviceArray<float> probs;
 };
@@ -125,12 +125,6 @@ CudaModel::~CudaModel() = default;
 Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOptions& options,
                          std::unique_ptr<CudaModel>* out) {
   SLUICE_RETURN_IF_ERROR(config.Validate());
-  // The feed-forward kernels (BiasGeluForward / GeluBackward) are GELU only: refuse a config the
-  // reference would run with another activation instead of silently computing GELU.
-  if (config.activation != reference::Activation::kGelu)
-    return Status::Unsupported(std::string("CudaModel: activation ") +
-                               reference::ActivationName(config.activation) +
-                               " is not implemented on the GPU (gelu only)");
   if (options.max_batch < 1 || reference::SubsampledLength(options.max_frames) < 1 ||
       options.max_labels < 0)
     return Status::InvalidArgument("CudaModel: options need max_batch >= 1, max_frames >= 7, "
@@ -221,7 +215,7 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   for (LayerActs& a : s.layers) {
     for (DeviceArray<Bf16>* v : {&a.ln1, &a.attn, &a.ln2, &a.q, &a.k, &a.v})
       SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
-    SLUICE_RETURN_IF_ERROR(alloc(a.gelu, ND));
+    SLUICE_RETURN_IF_ERROR(alloc(a.act, ND));
     for (DeviceArray<float>* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd})
       SLUICE_RETURN_IF_ERROR(alloc(*v, Nm));
     SLUICE_RETURN_IF_ERROR(alloc(a.x1, NC));
@@ -355,8 +349,9 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
     SLUICE_RETURN_IF_ERROR(LayerNormForward(a.ln2.data(), nullptr, a.ln2_mean.data(), a.ln2_rstd.data(),
                                             a.x1.data(), s.Pp(w.ln2_g), s.Pp(w.ln2_b), N, C, st));
     SLUICE_RETURN_IF_ERROR(s.LinearNoBias(a.fc1.data(), a.ln2.data(), w.fc1_w, N, C, D));
-    SLUICE_RETURN_IF_ERROR(BiasGeluForward(a.fc1.data(), a.gelu.data(), nullptr, s.Pp(w.fc1_b), N, D, st));
-    SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), a.gelu.data(), w.fc2_w, N, D, C));
+    SLUICE_RETURN_IF_ERROR(BiasActivationForward(s.config.activation, a.fc1.data(), a.act.data(), nullptr,
+                                                 s.Pp(w.fc1_b), N, D, st));
+    SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), a.act.data(), w.fc2_w, N, D, C));
     SLUICE_RETURN_IF_ERROR(BiasDropoutResidual(s.xs[l + 1].data(), s.gemm_out.data(), s.Pp(w.fc2_b),
                                                a.x1.data(), N, C, p,
                                                reference::DropoutKey{ctx.seed, ctx.step, uint32_t(2 * l + 1)}, st));
@@ -415,12 +410,13 @@ Status CudaModel::Backward(const GradReadyFn& ready) {
   for (int l = L - 1; l >= 0; --l) {
     LayerActs& a = s.layers[l];
     const LayerIds& w = ids.layers[l];
-    // x2 = x1 + Dropout(FC2(GELU(FC1(LN2(x1))))): dx holds d/dx2 and becomes d/dx1.
+    // x2 = x1 + Dropout(FC2(Act(FC1(LN2(x1))))): dx holds d/dx2 and becomes d/dx1.
     SLUICE_RETURN_IF_ERROR(DropoutBackward(s.dC2.data(), s.dC2_bf16.data(), s.dx.data(), NC, p, key(2 * l + 1), st));
     SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dD.data(), w.fc2_w, w.fc2_b, s.dC2_bf16.data(), s.dC2.data(),
-                                            a.gelu.data(), N, D, C));
+                                            a.act.data(), N, D, C));
     done(w.fc2_w, w.fc2_b);
-    SLUICE_RETURN_IF_ERROR(GeluBackward(s.dD2.data(), s.dD2_bf16.data(), s.dD.data(), a.fc1.data(), ND, st));
+    SLUICE_RETURN_IF_ERROR(ActivationBackward(s.config.activation, s.dD2.data(), s.dD2_bf16.data(), s.dD.data(),
+                                              a.fc1.data(), ND, st));
     SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.fc1_w, w.fc1_b, s.dD2_bf16.data(), s.dD2.data(),
                                             a.ln2.data(), N, C, D));
     done(w.fc1_w, w.fc1_b);

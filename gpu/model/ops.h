@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "gpu/model/device_array.h"
+#include "gpu/reference/activation.h"
 #include "gpu/reference/dropout.h"
 
 namespace sluice::gpu::model {
@@ -45,14 +46,14 @@ Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* d
                          const float* gamma, const float* mean, const float* rstd, int N, int C,
                          float* scratch, void* stream);
 
-// --- GELU (exact erf form) ----------------------------------------------------------------------
-// pre[n, c] += bias[c] (kept, fp32, for the backward), act_bf16 = gelu(pre) (the FC2 input);
-// act_f32 optional. bias may be null.
-Status BiasGeluForward(float* pre, Bf16* act_bf16, float* act_f32, const float* bias, int N, int C,
-                       void* stream);
-// dpre = dact * gelu'(pre), written as fp32 and bf16 (either may be null).
-Status GeluBackward(float* dpre, Bf16* dpre_bf16, const float* dact, const float* pre, size_t n,
-                    void* stream);
+// --- Feed-forward activation: GELU (exact erf form) or Swish, as reference/activation.h --------
+// pre[n, c] += bias[c] (kept, fp32, for the backward), act_bf16 = act(pre) (the FC2 input);
+// act_f32 optional. bias may be null. Evaluated in double like the reference, rounded once.
+Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf16, float* act_f32,
+                             const float* bias, int N, int C, void* stream);
+// dpre = dact * act'(pre), written as fp32 and bf16 (either may be null).
+Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16, const float* dact,
+                          const float* pre, size_t n, void* stream);
 
 // --- Dropout (reference/dropout.h's counter-based hash, bit for bit) ---------------------------
 // out = keep(i) ? in * (1 / (1 - p)) : 0 over n values; p == 0 copies. out may alias in.

@@ -36,10 +36,11 @@ HostBatch MakeBatch() {
   return h;
 }
 
-TEST(GpuModel, LossAndEveryGradientMatchReferenceOnTinyPreset) {
-  SKIP_WITHOUT_GPU();
+// The tiny preset with `act` in its feed-forward blocks against the reference, two steps.
+void ExpectTinyPresetMatchesReference(reference::Activation act) {
   reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
   config.dropout = 0.1f;
+  config.activation = act;
   const HostBatch h = MakeBatch();
   const reference::StepContext ctx{42, 3, true};
 
@@ -113,6 +114,16 @@ TEST(GpuModel, LossAndEveryGradientMatchReferenceOnTinyPreset) {
     next += order[i + 1];
   }
   EXPECT_EQ(next, gpu->num_parameters());
+}
+
+TEST(GpuModel, LossAndEveryGradientMatchReferenceOnTinyPreset) {
+  SKIP_WITHOUT_GPU();
+  ExpectTinyPresetMatchesReference(reference::Activation::kGelu);
+}
+
+TEST(GpuModel, SwishFeedForwardMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  ExpectTinyPresetMatchesReference(reference::Activation::kSwish);
 }
 
 TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {

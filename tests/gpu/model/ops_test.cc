@@ -57,31 +57,36 @@ TEST(GpuOps, LayerNormForwardAndBackwardMatchReference) {
   ExpectClose("ln dbeta (adds)", ToHost(d_db, C), dbeta, 1e-5, 1e-5);
 }
 
-TEST(GpuOps, BiasGeluAndBackwardMatchReference) {
+TEST(GpuOps, BiasActivationAndBackwardMatchReference) {
   SKIP_WITHOUT_GPU();
-  const int N = 33, C = 130;
-  const std::vector<float> pre = Random(N * C, 1, -5, 5), bias = Random(C, 2);
-  std::vector<float> h(N * C);
-  for (int i = 0; i < N * C; ++i) h[i] = pre[i] + bias[i % C];
-  std::vector<float> g(N * C);
-  reference::GeluForward(g.data(), h.data(), g.size());
-  auto dpre = ToDevice(pre), dbias = ToDevice(bias);
-  auto act_b = Zeros<Bf16>(N * C);
-  auto act_f = Zeros<float>(N * C);
-  ASSERT_OK(BiasGeluForward(dpre.data(), act_b.data(), act_f.data(), dbias.data(), N, C, nullptr));
-  ExpectClose("pre + bias", ToHost(dpre, N * C), h, 1e-7, 1e-7);
-  ExpectClose("gelu fp32", ToHost(act_f, N * C), g, 1e-6, 1e-6);
-  ExpectClose("gelu bf16", FromBf16(ToHost(act_b, N * C)), g, 4e-3, 4e-3);
+  for (const reference::Activation act : {reference::Activation::kGelu, reference::Activation::kSwish}) {
+    const std::string name = reference::ActivationName(act);
+    SCOPED_TRACE(name);
+    const int N = 33, C = 130;
+    // Wide enough for Swish's sigmoid to take both of its branches far from 0.
+    const std::vector<float> pre = Random(N * C, 1, -12, 12), bias = Random(C, 2);
+    std::vector<float> h(N * C);
+    for (int i = 0; i < N * C; ++i) h[i] = pre[i] + bias[i % C];
+    std::vector<float> g(N * C);
+    reference::ActivationForward(act, g.data(), h.data(), g.size());
+    auto dpre = ToDevice(pre), dbias = ToDevice(bias);
+    auto act_b = Zeros<Bf16>(N * C);
+    auto act_f = Zeros<float>(N * C);
+    ASSERT_OK(BiasActivationForward(act, dpre.data(), act_b.data(), act_f.data(), dbias.data(), N, C, nullptr));
+    ExpectClose("pre + bias", ToHost(dpre, N * C), h, 1e-7, 1e-7);
+    ExpectClose(name + " fp32", ToHost(act_f, N * C), g, 1e-6, 1e-6);
+    ExpectClose(name + " bf16", FromBf16(ToHost(act_b, N * C)), g, 4e-3, 4e-3);
 
-  const std::vector<float> dy = Random(N * C, 3);
-  std::vector<float> dx(N * C, 0.0f);
-  reference::GeluBackward(dx.data(), dy.data(), h.data(), dx.size());
-  auto ddy = ToDevice(dy);
-  auto ddx = Zeros<float>(N * C);
-  auto ddx_b = Zeros<Bf16>(N * C);
-  ASSERT_OK(GeluBackward(ddx.data(), ddx_b.data(), ddy.data(), dpre.data(), N * C, nullptr));
-  ExpectClose("gelu backward", ToHost(ddx, N * C), dx, 1e-6, 1e-6);
-  ExpectClose("gelu backward bf16", FromBf16(ToHost(ddx_b, N * C)), dx, 4e-3, 4e-3);
+    const std::vector<float> dy = Random(N * C, 3);
+    std::vector<float> dx(N * C, 0.0f);
+    reference::ActivationBackward(act, dx.data(), dy.data(), h.data(), dx.size());
+    auto ddy = ToDevice(dy);
+    auto ddx = Zeros<float>(N * C);
+    auto ddx_b = Zeros<Bf16>(N * C);
+    ASSERT_OK(ActivationBackward(act, ddx.data(), ddx_b.data(), ddy.data(), dpre.data(), N * C, nullptr));
+    ExpectClose(name + " backward", ToHost(ddx, N * C), dx, 1e-6, 1e-6);
+    ExpectClose(name + " backward bf16", FromBf16(ToHost(ddx_b, N * C)), dx, 4e-3, 4e-3);
+  }
 }
 
 TEST(GpuOps, DropoutMaskIsBitExact) {
