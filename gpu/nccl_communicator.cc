@@ -145,7 +145,8 @@ Status NcclCommunicator::AllReduceMaxHost(int64_t* data, size_t count) {
 namespace {
 
 // Buckets on a stream of their own so they overlap the backward still running on the producer's
-// stream. One ready event per bucket of a step, created the first time and reused every step:
+// stream, over a communicator of their own (owned): NCCL requires one communicator's operations
+// not to run concurrently from two streams, and the producer's stream carries the parent's. One ready event per bucket of a step, created the first time and reused every step:
 // cudaStreamWaitEvent captures an event's state when it is called, so recording it again next
 // step cannot disturb a wait already enqueued.
 class NcclLane : public ReduceLane {
@@ -154,6 +155,12 @@ class NcclLane : public ReduceLane {
       : comm_(comm), producer_(producer), device_(device) {}
   ~NcclLane() override {
     if (stream_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamSynchronize(stream_));
+    if (comm_ != nullptr) {
+      const ncclResult_t r = ncclCommDestroy(comm_);
+      if (r != ncclSuccess)
+        std::fprintf(stderr, "sluice: %s\n",
+                     internal::NcclErrorMessage(r, "ncclCommDestroy", __FILE__, __LINE__).c_str());
+    }
     for (cudaEvent_t e : ready_) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(e));
     if (done_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(done_));
     if (stream_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamDestroy(stream_));
@@ -205,7 +212,12 @@ class NcclLane : public ReduceLane {
 }  // namespace
 
 Status NcclCommunicator::MakeLane(std::unique_ptr<ReduceLane>* out) {
-  auto lane = std::make_unique<NcclLane>(s_->comm, s_->stream, device_);
+  SLUICE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  // Same ranks, same order (color 0, key = rank); a collective of the parent, so every rank
+  // calls MakeLane at the same point (like MPI_Comm_dup for the MPI lane).
+  ncclComm_t lane_comm = nullptr;
+  SLUICE_NCCL_RETURN_IF_ERROR(ncclCommSplit(s_->comm, 0, rank_, &lane_comm, nullptr));
+  auto lane = std::make_unique<NcclLane>(lane_comm, s_->stream, device_);
   SLUICE_RETURN_IF_ERROR(lane->Init());
   *out = std::move(lane);
   return Status::OK();

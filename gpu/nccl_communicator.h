@@ -42,8 +42,9 @@ class NcclCommunicator : public Communicator {
   Status Broadcast(void* data, size_t bytes, int root) override;
   Status Barrier() override;
   Status AllReduceMaxHost(int64_t* data, size_t count) override;
-  // A lane on a communication stream of its own: Submit makes it wait for the work enqueued on
-  // stream() so far (the backward that produced the bucket), Wait makes stream() wait for it.
+  // A lane on a communication stream and a communicator (ncclCommSplit) of its own: Submit makes
+  // it wait for the work enqueued on stream() so far (the backward that produced the bucket),
+  // Wait makes stream() wait for it.
   Status MakeLane(std::unique_ptr<ReduceLane>* out) override;
 
  private:
