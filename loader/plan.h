@@ -2,10 +2,10 @@
 // is read), as a pure function of (index, BatchingOptions, seed, epoch, rank, world).
 //
 //  1. Stream: every block of every shard in an order shuffled by (seed, epoch), each block's
-//     records in file order (those IndexColumns::selected leaves out skipped: no rule below sees
-//     them), then the stream shuffled in chunks of shuffle_window records. Reads
-//     stay mostly sequential: a rank touches blocks in stream order.
-//  2. Buckets: boundaries at the length quantiles of the whole dataset (epoch-independent). The
+//     records in file order (less those IndexColumns::selected leaves out: no rule below sees
+//     them), then the stream shuffled in chunks of shuffle_window records. Reads stay mostly
+//     sequential: a rank touches blocks in stream order.
+//  2. Buckets: boundaries at the length quantiles of the selected records (epoch-independent). The
 //     stream is walked once; a record joins its bucket, and a bucket is emitted as a batch when
 //     the next record would break a cap (max_frames, max_padded_frames, max_batch_size) or when
 //     its oldest record is max_bucket_wait records behind the stream. Leftovers are emitted at the

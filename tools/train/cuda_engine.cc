@@ -98,9 +98,9 @@ namespace {
 
 // The loader as the feeder's source: a batch the model takes as it is goes to the feeder as the
 // loader made it (pinned memory, a true asynchronous copy); otherwise its rows are re-padded into
-// a RowBatch (as the CPU trainer's shares are), from ordinary memory. What the trainer needs of each batch after the
-// feeder has returned it to the loader (rows, frames) is queued in fetch order, which is the
-// order the feeder hands batches out.
+// a RowBatch (as the CPU trainer's shares are), from ordinary memory. What the trainer needs of
+// each batch after the feeder has returned it to the loader (rows, frames) is queued in fetch
+// order, which is the order the feeder hands batches out.
 class TrainingSource : public gpu::BatchSource {
  public:
   struct Info {

@@ -4,7 +4,7 @@
 // and the weights stay identical, bit for bit, without ever being sent.
 //
 // A step on every rank:
-//   GatherStepRows  -> every rank's row count (a rank whose rows were all held out has 0);
+//   GatherStepRows  -> every rank's row count (a rank may have 0);
 //                      the total N; no step anywhere when N is 0
 //   forward/backward of this rank's rows' mean loss (zero gradient for 0 rows)
 //   CombineGradients -> the gradient of the mean loss over all N rows, the same bits everywhere

@@ -30,7 +30,7 @@ class Replicas {
   int count() const { return static_cast<int>(models_.size()); }
 
   // master().grads() <- d(mean over `rows` of the CTC loss)/d params; *loss <- that mean (zeros
-  // and 0 for no rows: a rank whose rows were all held out still joins the step).
+  // and 0 for no rows: a rank with no row still joins the step).
   // Copies the master's parameters to the other replicas first. Errors name the record.
   Status TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed, uint64_t step,
                    double* loss);

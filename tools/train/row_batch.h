@@ -1,6 +1,6 @@
 // RowBatch: selected rows of a loader batch, copied into a dense model batch. The trainer needs
-// the copy anyway to leave out held-out rows and to give each replica its own share, and it
-// re-pads each share to its own longest row (a share of short rows does not pay for the long
+// the copy anyway to give each replica its own share (and the model its float32 features), and
+// it re-pads each share to its own longest row (a share of short rows does not pay for the long
 // ones). Buffers are kept between steps: steady state allocates nothing.
 #pragma once
 
