@@ -154,12 +154,20 @@ class NcclLane : public ReduceLane {
   NcclLane(ncclComm_t comm, cudaStream_t producer, int device)
       : comm_(comm), producer_(producer), device_(device) {}
   ~NcclLane() override {
-    if (stream_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamSynchronize(stream_));
+    bool quiet = true;
+    if (stream_ != nullptr) {
+      const cudaError_t e = cudaStreamSynchronize(stream_);
+      if (e != cudaSuccess) internal::LogCudaError(e, "cudaStreamSynchronize(lane)", __FILE__, __LINE__);
+      quiet = e == cudaSuccess;
+    }
     if (comm_ != nullptr) {
-      const ncclResult_t r = ncclCommDestroy(comm_);
+      // ncclCommDestroy waits for the communicator's work to end, which never happens when the
+      // stream failed (a peer gone, a device error): abort it instead of hanging the exit.
+      const ncclResult_t r = quiet ? ncclCommDestroy(comm_) : ncclCommAbort(comm_);
       if (r != ncclSuccess)
         std::fprintf(stderr, "sluice: %s\n",
-                     internal::NcclErrorMessage(r, "ncclCommDestroy", __FILE__, __LINE__).c_str());
+                     internal::NcclErrorMessage(r, quiet ? "ncclCommDestroy" : "ncclCommAbort", __FILE__,
+                                                __LINE__).c_str());
     }
     for (cudaEvent_t e : ready_) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(e));
     if (done_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(done_));

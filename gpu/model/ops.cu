@@ -463,12 +463,18 @@ Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf
                              const float* bias, int N, int C, void* stream) {
   const size_t n = static_cast<size_t>(N) * C;
   if (n == 0) return Status::OK();
-  if (act == reference::Activation::kSwish)
-    BiasActivationKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
-                                                                                  bias, n, C);
-  else
-    BiasActivationKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
-                                                                                 bias, n, C);
+  switch (act) {
+    case reference::Activation::kGelu:
+      BiasActivationKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
+                                                                                   bias, n, C);
+      break;
+    case reference::Activation::kSwish:
+      BiasActivationKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
+                                                                                    bias, n, C);
+      break;
+    default:
+      return Status::Unsupported("BiasActivationForward: activation " + std::to_string(static_cast<int>(act)));
+  }
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -476,12 +482,18 @@ Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf
 Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16, const float* dact,
                           const float* pre, size_t n, void* stream) {
   if (n == 0) return Status::OK();
-  if (act == reference::Activation::kSwish)
-    ActivationBackwardKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
-                                                                                      pre, n);
-  else
-    ActivationBackwardKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
-                                                                                     pre, n);
+  switch (act) {
+    case reference::Activation::kGelu:
+      ActivationBackwardKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
+                                                                                       pre, n);
+      break;
+    case reference::Activation::kSwish:
+      ActivationBackwardKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
+                                                                                        pre, n);
+      break;
+    default:
+      return Status::Unsupported("ActivationBackward: activation " + std::to_string(static_cast<int>(act)));
+  }
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
