@@ -61,6 +61,10 @@ inline bool MakeCharDataset(const std::string& corpus, const std::string& out, i
   if (made.empty())
     r = Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count " + std::to_string(count) + " --jobs 2");
   const std::string manifest = (made.empty() ? corpus : made) + "/manifest.jsonl";
+  if (!made.empty()) {  // another count would silently change what the test trains on
+    r = Shell("test \"$(wc -l < " + manifest + ")\" -eq " + std::to_string(count));
+    if (r.code != 0) r.out = "SLUICE_TEST_CORPUS " + made + ": the test needs " + std::to_string(count) + " clips";
+  }
   if (r.code == 0)
     r = Shell(Env("SHARDIFY") + " audio -m " + manifest + " -o " + out + " --tokenizer char");
   *log = r.out;
