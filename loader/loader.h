@@ -15,7 +15,7 @@
 //
 // Contracts (DESIGN.md): the batches of an epoch are a pure function of (dataset, options, seed,
 // epoch, rank, world); every rank gets the same number; their union is the epoch, each record
-// once; Start(state) resumes exactly; memory is bounded by the options, not the dataset.
+// (each LoaderOptions::select accepts) once; Start(state) resumes exactly; memory is bounded by the options, not the dataset.
 // Not thread-safe: one consumer thread calls Start/Next.
 #pragma once
 

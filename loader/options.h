@@ -99,7 +99,8 @@ using Tokenizer = std::function<Status(std::string_view text, std::vector<int32_
 // Which records make up the epochs, by key: those it returns true for. Loader::Open calls it once
 // per record, so it must be a pure function of the key for the contract to hold (the same records
 // in every epoch, on every rank, after a resume). The records it rejects are left out of the plan:
-// they take no row, no read and no decode. A training run and its held-out evaluation pass
+// they take no row and are never decoded (a block is still read and decompressed whole when it
+// also holds selected records). A training run and its held-out evaluation pass
 // complementary filters over one dataset.
 using RecordFilter = std::function<bool(std::string_view key)>;
 

@@ -40,7 +40,6 @@ class CudaLaunch {
 void ConfigureCudaLoader(loader::LoaderOptions* lo);
 
 // `loader`: the training loader opened with ConfigureCudaLoader, outliving the engine.
-// Unsupported for a config the GPU model does not implement.
 Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay, const Ranks& ranks,
                       loader::Loader* loader, std::unique_ptr<Engine>* out);
 

@@ -96,7 +96,8 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
   lo->rank = ranks.rank;
   lo->world = ranks.world;
   // --eval-fraction: the held-out records are out of the training loader's plan and make up the
-  // evaluation loader's, so neither reads nor decodes the other's.
+  // evaluation loader's, so neither decodes the other's records (both still read the blocks: a
+  // key hash spreads the held-out records over nearly all of them).
   const double fraction = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
   if (fraction > 0) {
     if (training)
