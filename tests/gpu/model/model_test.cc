@@ -36,6 +36,15 @@ HostBatch MakeBatch() {
   return h;
 }
 
+// Room for MakeBatch's batch (3 rows, 61 frames, 6 labels) and one row more.
+CudaModelOptions BatchCapacity() {
+  CudaModelOptions o;
+  o.max_batch = 4;
+  o.max_frames = 80;
+  o.max_labels = 8;
+  return o;
+}
+
 // The tiny preset with `act` in its feed-forward blocks against the reference, two steps.
 void ExpectTinyPresetMatchesReference(reference::Activation act) {
   reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
@@ -53,12 +62,8 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
   ref.ZeroGrad();
   ref.Backward();
 
-  CudaModelOptions o;
-  o.max_batch = 4;
-  o.max_frames = 80;
-  o.max_labels = 8;
   std::unique_ptr<CudaModel> gpu;
-  ASSERT_OK(CudaModel::Create(config, o, &gpu));
+  ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
   ASSERT_EQ(gpu->num_parameters(), ref.num_parameters());
   ASSERT_OK(gpu->InitParameters(5));
   std::vector<float> p(gpu->num_parameters());
@@ -130,12 +135,8 @@ TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
   SKIP_WITHOUT_GPU();
   const reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
   HostBatch h = MakeBatch();
-  CudaModelOptions o;
-  o.max_batch = 4;
-  o.max_frames = 80;
-  o.max_labels = 8;
   std::unique_ptr<CudaModel> gpu;
-  ASSERT_OK(CudaModel::Create(config, o, &gpu));
+  ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
   ASSERT_OK(gpu->InitParameters(1));
   h.labels[1] = 11;  // == vocab: out of range
   auto feats = ToDevice(h.features);
