@@ -58,7 +58,6 @@ class CpuEngine : public Engine {
     b->wait_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     *end = batch_ == nullptr;
     if (*end) return Status::OK();
-    b->epoch = batch_->epoch();
     b->index = batch_->index();
     TrainingRows(*batch_, &rows_, &b->frames);
     b->rows = static_cast<int64_t>(rows_.size());

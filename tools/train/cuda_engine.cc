@@ -283,7 +283,6 @@ class CudaEngine : public Engine {
     if (*end) return Status::OK();
     SLUICE_RETURN_IF_ERROR(source_.Pop(current_->index, &info_));
     position_ = current_->index + 1;
-    b->epoch = current_->epoch;
     b->index = current_->index;
     b->rows = info_.rows;
     b->frames = info_.frames;

@@ -34,7 +34,7 @@ struct Ranks {
 
 // The batch an engine's Next took, as the loop sees it.
 struct StepBatch {
-  uint64_t epoch = 0, index = 0;  // position in this rank's epoch
+  uint64_t index = 0;             // position in this rank's epoch
   int64_t rows = 0;               // rows that train; a rank with 0 still joins the step
   int64_t frames = 0;             // their valid feature frames
   double wait_seconds = 0;        // data wait: host time blocked in the loader (CPU), or GPU time

@@ -394,7 +394,6 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   const bool writes = lead || o.checkpoint.find("{rank}") != std::string::npos;
   // Collective with several ranks: call it on every rank.
   auto save = [&](uint64_t step, const loader::ResumeState& at) -> Status {
-    if (comm == nullptr && !writes) return Status::OK();
     Checkpoint c;
     SLUICE_RETURN_IF_ERROR(engine->Snapshot(&c));
     if (comm != nullptr)
