@@ -25,6 +25,17 @@ void RaiseMax(std::atomic<uint64_t>* max, uint64_t v) {
   }
 }
 
+// A record tokenized online must give the count the index holds for it (shardify --store text
+// counted it), or every later token of a packed stream shifts: InvalidArgument, which stops the
+// epoch under either corrupt policy.
+Status CheckTokenizerCount(size_t got, uint64_t want) {
+  if (got == want) return Status::OK();
+  return Status::InvalidArgument(
+      "the tokenizer gives " + std::to_string(got) + " token ids, the index counted " + std::to_string(want) +
+      " (the dataset was counted with another tokenizer or normalisation; use the dataset's own: leave "
+      "LoaderOptions::tokenizer empty)");
+}
+
 // Carries a Status out of a stage; parallel_pipeline rethrows it on the calling thread after
 // cancelling the other stages.
 struct StageError {
@@ -50,7 +61,8 @@ EpochPipeline::EpochPipeline(const PipelineContext& ctx, const EpochPlan* plan,
       opened_(plan->batches.size(), 0),
       collated_(plan->batches.size(), 0),
       next_emit_(schedule->start_batch) {
-  finished_.reserve(64);
+  // Collate finishes at most the batches open at once in one step: no growth mid-epoch.
+  finished_.reserve(std::max<size_t>(schedule->max_open_batches, 1));
   for (int i = 0; i < tokens_; ++i) ring_.push_back(std::make_unique<Token>());
 }
 
@@ -264,12 +276,7 @@ Status EpochPipeline::PackedIds(const ReadItem& item, const shards::RecordView& 
     if (!ts.ok()) return Status::InvalidArgument("tokenizer: " + ts.message());
     s->ids_record[slot] = item.record;
   }
-  if (v.size() != want)
-    return Status::InvalidArgument(
-        "the tokenizer gives " + std::to_string(v.size()) + " token ids, the index counted " +
-        std::to_string(want) +
-        " (the dataset was counted with another tokenizer or normalisation; use the dataset's "
-        "own: leave LoaderOptions::tokenizer empty)");
+  SLUICE_RETURN_IF_ERROR(CheckTokenizerCount(v.size(), want));
   *ids = v.data();
   *n = v.size();
   return Status::OK();
@@ -364,10 +371,10 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
     if (!st.ok()) return lose(Status::Corruption(st.message()));
     // A dataset counted by its tokenizer (shardify --store text) planned with these counts.
     const uint64_t want = ctx_.index->tokens[item.record];
-    if (want > 0 && ids.size() != want)
-      return lose(Status::InvalidArgument(
-          "the tokenizer gives " + std::to_string(ids.size()) + " token ids, the index counted " +
-          std::to_string(want) + " (another tokenizer or normalisation than the dataset's)"));
+    if (want > 0) {
+      st = CheckTokenizerCount(ids.size(), want);
+      if (!st.ok()) return lose(st);
+    }
   }
 }
 

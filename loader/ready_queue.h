@@ -33,7 +33,6 @@ class ReadyQueue {
     not_empty_.notify_one();
     return true;
   }
-  bool Push(Batch* b) { return Push(&b, 1); }
   // Waits for a batch; nullptr once closed and drained.
   Batch* Pop() {
     std::unique_lock<std::mutex> lock(mu_);
