@@ -33,16 +33,33 @@ struct NcclCommunicator::State {
   int64_t* scratch = nullptr;  // device, kScratchInts
 };
 
+namespace {
+
+// Waits for `stream` (null: nothing to wait for), then releases `comm` (null: none).
+// ncclCommDestroy waits for the communicator's work to end, which never happens when the stream
+// failed (a peer gone, a device error): the communicator is aborted then, so that an exit after
+// an error does not hang. Errors are logged: this runs in destructors.
+void CloseComm(ncclComm_t comm, cudaStream_t stream) {
+  bool quiet = true;
+  if (stream != nullptr) {
+    const cudaError_t e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) internal::LogCudaError(e, "cudaStreamSynchronize", __FILE__, __LINE__);
+    quiet = e == cudaSuccess;
+  }
+  if (comm == nullptr) return;
+  const ncclResult_t r = quiet ? ncclCommDestroy(comm) : ncclCommAbort(comm);
+  if (r != ncclSuccess)
+    std::fprintf(stderr, "sluice: %s\n",
+                 internal::NcclErrorMessage(r, quiet ? "ncclCommDestroy" : "ncclCommAbort", __FILE__, __LINE__)
+                     .c_str());
+}
+
+}  // namespace
+
 NcclCommunicator::NcclCommunicator() : s_(std::make_unique<State>()) {}
 
 NcclCommunicator::~NcclCommunicator() {
-  if (s_->stream != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamSynchronize(s_->stream));
-  if (s_->comm != nullptr) {
-    const ncclResult_t r = ncclCommDestroy(s_->comm);
-    if (r != ncclSuccess)
-      std::fprintf(stderr, "sluice: %s\n",
-                   internal::NcclErrorMessage(r, "ncclCommDestroy", __FILE__, __LINE__).c_str());
-  }
+  CloseComm(s_->comm, s_->stream);
   if (s_->scratch != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaFree(s_->scratch));
   if (s_->own_stream && s_->stream != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamDestroy(s_->stream));
 }
@@ -154,21 +171,7 @@ class NcclLane : public ReduceLane {
   NcclLane(ncclComm_t comm, cudaStream_t producer, int device)
       : comm_(comm), producer_(producer), device_(device) {}
   ~NcclLane() override {
-    bool quiet = true;
-    if (stream_ != nullptr) {
-      const cudaError_t e = cudaStreamSynchronize(stream_);
-      if (e != cudaSuccess) internal::LogCudaError(e, "cudaStreamSynchronize(lane)", __FILE__, __LINE__);
-      quiet = e == cudaSuccess;
-    }
-    if (comm_ != nullptr) {
-      // ncclCommDestroy waits for the communicator's work to end, which never happens when the
-      // stream failed (a peer gone, a device error): abort it instead of hanging the exit.
-      const ncclResult_t r = quiet ? ncclCommDestroy(comm_) : ncclCommAbort(comm_);
-      if (r != ncclSuccess)
-        std::fprintf(stderr, "sluice: %s\n",
-                     internal::NcclErrorMessage(r, quiet ? "ncclCommDestroy" : "ncclCommAbort", __FILE__,
-                                                __LINE__).c_str());
-    }
+    CloseComm(comm_, stream_);
     for (cudaEvent_t e : ready_) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(e));
     if (done_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(done_));
     if (stream_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamDestroy(stream_));
