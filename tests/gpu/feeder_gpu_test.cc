@@ -13,6 +13,7 @@
 #include "gpu/kernels.h"
 #include "gpu/pinned_allocator.h"
 #include "pattern_source.h"
+#include "skip_without_gpu.h"
 #include "tracing_backend.h"
 
 namespace sluice::gpu {
@@ -20,13 +21,6 @@ namespace {
 
 using testing::PatternShape;
 using testing::PatternSource;
-
-#define SKIP_WITHOUT_GPU()                                          \
-  do {                                                              \
-    int n = 0;                                                      \
-    const Status st = ProbeDevices(&n);                             \
-    if (!st.ok()) GTEST_SKIP() << st.message();                     \
-  } while (0)
 
 FeedCapacity CapacityFor(const PatternShape& m) {
   FeedCapacity c;

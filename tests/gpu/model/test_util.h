@@ -1,4 +1,4 @@
-// Helpers of the CUDA model's tests (suite 'gpu'): skip without a GPU, move vectors to and from
+// Helpers of the CUDA model's tests (suite 'gpu'): SKIP_WITHOUT_GPU, move vectors to and from
 // the device, seeded inputs, and per-tensor comparisons with the CPU reference.
 #pragma once
 
@@ -13,17 +13,9 @@
 #include "features/half.h"
 #include "gpu/device.h"
 #include "gpu/model/device_array.h"
+#include "../skip_without_gpu.h"
 
 namespace sluice::gpu::model::testing {
-
-// Every case starts with this: cudaGetDeviceCount's error (e.g. "CUDA driver version is
-// insufficient ... = 35") becomes the skip message, so a machine without a GPU passes.
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    int _n = 0;                                     \
-    const ::sluice::Status _st = ::sluice::gpu::ProbeDevices(&_n); \
-    if (!_st.ok()) GTEST_SKIP() << _st.message();   \
-  } while (0)
 
 #define ASSERT_OK(expr)                                  \
   do {                                                   \
