@@ -60,12 +60,13 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
   };
 }
 
-Status LoadRecordTokenizer(const shards::Manifest& m, const std::string& dir, Tokenizer* out) {
+Status LoadRecordTokenizer(const shards::Manifest& m, const std::string& dir, bool end_of_document,
+                           Tokenizer* out) {
   if (m.tokenizer.is_null())
     return Status::InvalidArgument(dir + "/manifest.json names no tokenizer");
   std::unique_ptr<features::Tokenizer> t;
   SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(m.tokenizer, dir, &t));
-  *out = MakeRecordTokenizer(std::move(t), m.kind == "text");
+  *out = MakeRecordTokenizer(std::move(t), end_of_document);
   return Status::OK();
 }
 

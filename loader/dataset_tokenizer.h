@@ -35,10 +35,10 @@ Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string
 Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
                               bool end_of_document);
 
-// The dataset's own tokenizer as that hook (end-of-document for kind "text"), for records that
-// hold text without ids. InvalidArgument when manifest.json names no tokenizer; else as
-// LoadDatasetTokenizer.
-Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir,
+// The tokenizer of dataset `dir` (its manifest: `manifest`) as that hook, for records that hold
+// text without ids; end_of_document as in MakeRecordTokenizer: true for the records of a text
+// dataset. InvalidArgument when manifest.json names no tokenizer; else as LoadDatasetTokenizer.
+Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir, bool end_of_document,
                            Tokenizer* out);
 
 }  // namespace sluice::loader

@@ -54,7 +54,7 @@ Status Loader::Open(const std::string& dir, const LoaderOptions& options,
   const shards::Manifest& m = l->dataset_->manifest();
   const bool stores_ids = m.has_field("tokens");
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer.is_null())
-    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, dir, &l->options_.tokenizer));
+    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, dir, m.kind == "text", &l->options_.tokenizer));
   if (options.packing.seq_len > 0) {
     if (l->extractor_->audio())
       return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +

@@ -207,16 +207,12 @@ int RunEpoch(int argc, char** argv) {
     // datasets end each document with the end-of-document id). Without the option, Loader::Open
     // uses the dataset's own tokenizer when its records hold text without ids.
     shards::Manifest m;
-    std::unique_ptr<features::Tokenizer> t;
     Status st = shards::LoadManifest(tokenizer_from, &m);
-    if (st.ok() && m.tokenizer.is_null())
-      st = Status::InvalidArgument(tokenizer_from + ": manifest.json names no tokenizer");
-    if (st.ok()) st = loader::LoadDatasetTokenizer(m.tokenizer, tokenizer_from, &t);
+    if (st.ok()) st = loader::LoadRecordTokenizer(m, tokenizer_from, target.kind == "text", &o.tokenizer);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;
     }
-    o.tokenizer = loader::MakeRecordTokenizer(std::move(t), target.kind == "text");
   }
 
   std::unique_ptr<Loader> l;
