@@ -23,7 +23,6 @@
 #include "commands.h"
 #include "feature_options.h"
 #include "features/pcm.h"
-#include "features/tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
 #include "loader/dataset_tokenizer.h"
