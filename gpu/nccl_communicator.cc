@@ -66,7 +66,7 @@ NcclCommunicator::~NcclCommunicator() {
 
 void* NcclCommunicator::stream() const { return s_->stream; }
 
-Status NcclCommunicator::Create(const LaunchEnv& env, const NcclOptions& options,
+Status NcclCommunicator::Create(const comm::LaunchEnv& env, const NcclOptions& options,
                                 std::unique_ptr<NcclCommunicator>* out) {
   int devices = 0;
   SLUICE_RETURN_IF_ERROR(ProbeDevices(&devices));
@@ -166,7 +166,7 @@ namespace {
 // not to run concurrently from two streams, and the producer's stream carries the parent's. One ready event per bucket of a step, created the first time and reused every step:
 // cudaStreamWaitEvent captures an event's state when it is called, so recording it again next
 // step cannot disturb a wait already enqueued.
-class NcclLane : public ReduceLane {
+class NcclLane : public comm::ReduceLane {
  public:
   NcclLane(ncclComm_t comm, cudaStream_t producer, int device)
       : comm_(comm), producer_(producer), device_(device) {}
@@ -222,7 +222,7 @@ class NcclLane : public ReduceLane {
 
 }  // namespace
 
-Status NcclCommunicator::MakeLane(std::unique_ptr<ReduceLane>* out) {
+Status NcclCommunicator::MakeLane(std::unique_ptr<comm::ReduceLane>* out) {
   SLUICE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   // Same ranks, same order (color 0, key = rank); a collective of the parent, so every rank
   // calls MakeLane at the same point (like MPI_Comm_dup for the MPI lane).

@@ -14,20 +14,20 @@
 
 #include <memory>
 
-#include "gpu/communicator.h"
-#include "gpu/launch_env.h"
+#include "comm/communicator.h"
+#include "comm/launch_env.h"
 
 namespace sluice::gpu {
 
 struct NcclOptions {
   void* stream = nullptr;              // cudaStream_t for the collectives; nullptr: create one
-  Communicator* bootstrap = nullptr;   // host communicator to broadcast the unique id (optional)
+  comm::Communicator* bootstrap = nullptr;   // host communicator to broadcast the unique id (optional)
 };
 
-class NcclCommunicator : public Communicator {
+class NcclCommunicator : public comm::Communicator {
  public:
   // Unsupported without a device; InvalidArgument when world > 1 and no way to agree on the id.
-  static Status Create(const LaunchEnv& env, const NcclOptions& options,
+  static Status Create(const comm::LaunchEnv& env, const NcclOptions& options,
                        std::unique_ptr<NcclCommunicator>* out);
   ~NcclCommunicator() override;
 
@@ -45,7 +45,7 @@ class NcclCommunicator : public Communicator {
   // A lane on a communication stream and a communicator (ncclCommSplit) of its own: Submit makes
   // it wait for the work enqueued on stream() so far (the backward that produced the bucket),
   // Wait makes stream() wait for it.
-  Status MakeLane(std::unique_ptr<ReduceLane>* out) override;
+  Status MakeLane(std::unique_ptr<comm::ReduceLane>* out) override;
 
  private:
   struct State;

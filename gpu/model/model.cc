@@ -9,7 +9,7 @@
 #include "gpu/model/device_array.h"
 #include "gpu/model/gemm.h"
 #include "gpu/model/ops.h"
-#include "gpu/reference/conv2d.h"
+#include "reference/conv2d.h"
 
 namespace sluice::gpu::model {
 namespace {

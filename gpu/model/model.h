@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "gpu/reference/model.h"
+#include "reference/model.h"
 
 namespace sluice::gpu::model {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "gpu/model/common.cuh"
-#include "gpu/reference/conv2d.h"
-#include "gpu/reference/layernorm.h"
+#include "reference/conv2d.h"
+#include "reference/layernorm.h"
 
 namespace sluice::gpu::model {
 namespace {

@@ -1,12 +1,12 @@
 // The CUDA model's pointwise, row and reduction kernels (forward and backward), each mirroring an
-// op of gpu/reference/ (docs/model.md). CUDA-free declarations: device pointers, `void* stream`;
+// op of reference/ (docs/model.md). CUDA-free declarations: device pointers, `void* stream`;
 // every function only enqueues work and returns a Status naming file:line on a launch error.
 //
 // Precision: activations and gradients are fp32; tensors a GEMM reads are also written as bf16
 // (the `*_bf16` outputs). Statistics (LayerNorm mean/var, softmax max/sum, bias and gamma
 // reductions) accumulate in fp32 in a fixed order, so every kernel is deterministic: no atomics.
 //
-// Unlike gpu/reference/ (whose backwards all add), a kernel here WRITES its outputs unless the
+// Unlike reference/ (whose backwards all add), a kernel here WRITES its outputs unless the
 // comment says "adds": parameter gradients always add (the caller zeroes them once per step), and
 // so does the residual stream's gradient in LayerNormBackward.
 #pragma once
@@ -16,8 +16,8 @@
 
 #include "base/status.h"
 #include "gpu/model/device_array.h"
-#include "gpu/reference/activation.h"
-#include "gpu/reference/dropout.h"
+#include "reference/activation.h"
+#include "reference/dropout.h"
 
 namespace sluice::gpu::model {
 

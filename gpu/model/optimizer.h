@@ -12,8 +12,8 @@
 
 #include "base/status.h"
 #include "gpu/model/device_array.h"
-#include "gpu/reference/model.h"
-#include "gpu/reference/optimizer.h"
+#include "reference/model.h"
+#include "reference/optimizer.h"
 
 namespace sluice::gpu::model {
 

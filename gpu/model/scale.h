@@ -1,5 +1,5 @@
 // x *= s over n floats on the device: the data-parallel weighting of a rank's gradient before
-// the NCCL average (tools/train/data_parallel.h, GradientScale). CUDA-free declaration.
+// the NCCL average (trainer/data_parallel.h, GradientScale). CUDA-free declaration.
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpu/device.h"
-#include "gpu/gradient_buckets.h"
+#include "comm/gradient_buckets.h"
 
 namespace sluice::gpu {
 namespace {
@@ -17,7 +17,7 @@ TEST(NcclCommunicator, OneRankCollectivesBucketsAndGuard) {
   int n = 0;
   const Status probe = ProbeDevices(&n);
   if (!probe.ok()) GTEST_SKIP() << probe.message();
-  LaunchEnv env;  // rank 0 of 1
+  sluice::comm::LaunchEnv env;  // rank 0 of 1
   std::unique_ptr<NcclCommunicator> comm;
   const Status st = NcclCommunicator::Create(env, NcclOptions(), &comm);
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -32,16 +32,16 @@ TEST(NcclCommunicator, OneRankCollectivesBucketsAndGuard) {
   ASSERT_TRUE(CopyHostToDevice(d, host.data(), count * sizeof(float), comm->stream()).ok());
   ASSERT_TRUE(comm->AllReduceAverage(d, count).ok());
   ASSERT_TRUE(comm->Broadcast(d, count * sizeof(float), 0).ok());
-  std::unique_ptr<ReduceLane> lane;
+  std::unique_ptr<sluice::comm::ReduceLane> lane;
   ASSERT_TRUE(comm->MakeLane(&lane).ok());
-  GradientBuckets buckets(d, count, 100000, lane.get());
+  sluice::comm::GradientBuckets buckets(d, count, 100000, lane.get());
   ASSERT_TRUE(buckets.MarkReady(0, count).ok());
   ASSERT_TRUE(buckets.Finish().ok());
   std::vector<float> back(count);
   ASSERT_TRUE(CopyDeviceToHost(back.data(), d, count * sizeof(float), comm->stream()).ok());
   ASSERT_TRUE(comm->Barrier().ok());
   EXPECT_EQ(back, host) << "the mean over one rank is the data itself";
-  EXPECT_TRUE(AgreeOnBatchCount(comm.get(), 42, "epoch 0").ok());
+  EXPECT_TRUE(sluice::comm::AgreeOnBatchCount(comm.get(), 42, "epoch 0").ok());
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-#include "gpu/reference/ctc.h"
+#include "reference/ctc.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "gpu/reference/softmax.h"
+#include "reference/softmax.h"
 #include "gradcheck.h"
 
 namespace sluice::reference {

@@ -1,4 +1,4 @@
-#include "gpu/reference/model.h"
+#include "reference/model.h"
 
 #include <gtest/gtest.h>
 

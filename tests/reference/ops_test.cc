@@ -5,14 +5,14 @@
 #include <cmath>
 #include <vector>
 
-#include "gpu/reference/activation.h"
-#include "gpu/reference/attention.h"
-#include "gpu/reference/conv2d.h"
-#include "gpu/reference/dropout.h"
-#include "gpu/reference/layernorm.h"
-#include "gpu/reference/linear.h"
-#include "gpu/reference/residual.h"
-#include "gpu/reference/softmax.h"
+#include "reference/activation.h"
+#include "reference/attention.h"
+#include "reference/conv2d.h"
+#include "reference/dropout.h"
+#include "reference/layernorm.h"
+#include "reference/linear.h"
+#include "reference/residual.h"
+#include "reference/softmax.h"
 #include "gradcheck.h"
 
 namespace sluice::reference {

@@ -1,11 +1,11 @@
-#include "gpu/reference/optimizer.h"
+#include "reference/optimizer.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "gpu/reference/schedule.h"
+#include "reference/schedule.h"
 
 namespace sluice::reference {
 namespace {

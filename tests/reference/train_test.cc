@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "gpu/reference/model.h"
-#include "gpu/reference/optimizer.h"
-#include "gpu/reference/schedule.h"
+#include "reference/model.h"
+#include "reference/optimizer.h"
+#include "reference/schedule.h"
 
 namespace sluice::reference {
 namespace {

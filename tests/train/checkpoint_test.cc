@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "checkpoint.h"
-#include "checkpoint_format.h"
+#include "trainer/checkpoint.h"
+#include "trainer/checkpoint_format.h"
 #include "test_util.h"
 
 namespace sluice::train {

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "data_parallel.h"
-#include "gpu/mpi_communicator.h"
-#include "gpu/reference/model.h"
-#include "gpu/reference/optimizer.h"
+#include "trainer/data_parallel.h"
+#include "comm/mpi_communicator.h"
+#include "reference/model.h"
+#include "reference/optimizer.h"
 
 namespace sluice::train {
 namespace {
@@ -78,7 +78,7 @@ struct Trained {
 
 // kSteps of forward, backward, clip and AdamW. With comm: this rank's rows [begin, end) of each
 // batch and CombineGradients; without: all rows.
-Status Train(gpu::Communicator* comm, int begin, int end, Trained* out) {
+Status Train(comm::Communicator* comm, int begin, int end, Trained* out) {
   ModelConfig config = ModelConfig::Tiny(kVocab, kMels);
   config.dropout = 0;  // masks depend on a row's position in its batch, which the split changes
   reference::Model<float> model(config);
@@ -119,7 +119,7 @@ Status Train(gpu::Communicator* comm, int begin, int end, Trained* out) {
   return Status::OK();
 }
 
-void RunSplit(gpu::Communicator* comm, int first_rank_rows, const Trained& alone) {
+void RunSplit(comm::Communicator* comm, int first_rank_rows, const Trained& alone) {
   const int rank = comm->rank();
   const std::string split = "split " + std::to_string(first_rank_rows) + "/" + std::to_string(kRows - first_rank_rows);
   const int begin = rank == 0 ? 0 : first_rank_rows, end = rank == 0 ? first_rank_rows : kRows;
@@ -156,8 +156,8 @@ void RunSplit(gpu::Communicator* comm, int first_rank_rows, const Trained& alone
 }
 
 int Main() {
-  std::unique_ptr<gpu::MpiCommunicator> comm;
-  const Status s = gpu::MpiCommunicator::Create(&comm);
+  std::unique_ptr<comm::MpiCommunicator> comm;
+  const Status s = comm::MpiCommunicator::Create(&comm);
   if (!s.ok()) {
     std::fprintf(stderr, "FAIL: %s\n", s.ToString().c_str());
     return 1;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "error_rate.h"
+#include "trainer/error_rate.h"
 #include "features/tokenizer.h"
-#include "greedy_decode.h"
-#include "held_out.h"
+#include "trainer/greedy_decode.h"
+#include "trainer/held_out.h"
 
 namespace sluice::train {
 namespace {

@@ -1,8 +1,8 @@
-// The MFU estimate's two halves (tools/train/model_flops.h): FLOPs from the configuration and
+// The MFU estimate's two halves (trainer/model_flops.h): FLOPs from the configuration and
 // shapes, counted by hand for a small case; and the peak table's lookups.
 #include <gtest/gtest.h>
 
-#include "model_flops.h"
+#include "trainer/model_flops.h"
 
 namespace sluice::train {
 namespace {

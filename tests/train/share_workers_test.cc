@@ -1,6 +1,6 @@
 // ShareWorkers: every share runs exactly once per Run, on its own thread, across many Runs and
 // with fewer shares than workers.
-#include "share_workers.h"
+#include "trainer/share_workers.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint.h"
+#include "trainer/checkpoint.h"
 #include "cli_util.h"
-#include "held_out.h"
+#include "trainer/held_out.h"
 #include "shards/dataset.h"
 #include "test_util.h"
 

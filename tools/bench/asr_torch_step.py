@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """sluice's CTC speech encoder (docs/model.md) in PyTorch eager: the step-time baseline of issue 7
-and an independent cross-check of the C++ reference (gpu/reference/).
+and an independent cross-check of the C++ reference (reference/).
 
 The module is exactly sluice's model: Conv2d subsampling (two 3x3/2 convs + ReLU, linear C*F'->C),
 sinusoidal positions, n pre-LayerNorm encoder layers (masked MHA, GELU erf FFN, residual dropout),
@@ -67,7 +67,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-# ---- configuration and layout (gpu/reference/model.h) -------------------------------------------
+# ---- configuration and layout (reference/model.h) -------------------------------------------
 
 PRESETS = {
     "tiny": dict(d_model=32, n_heads=2, n_layers=2, d_ff=128),
@@ -435,7 +435,7 @@ def read_dataset(directory):
 
 
 def is_held_out(key, fraction):
-    """tools/train/held_out.h: FNV-1a 64 of the key, one splitmix64 round, 53 bits."""
+    """trainer/held_out.h: FNV-1a 64 of the key, one splitmix64 round, 53 bits."""
     h = 0xcbf29ce484222325
     for ch in key.encode("utf-8"):
         h = ((h ^ ch) * 0x100000001b3) & M64

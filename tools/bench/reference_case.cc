@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/reference/model.h"
+#include "reference/model.h"
 
 namespace {
 

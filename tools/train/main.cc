@@ -16,7 +16,7 @@
 
 #include "feature_options.h"
 #include "train_options.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 
 int main(int argc, char** argv) {
   sluice::train::TrainOptions o;

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "gpu/model/attention.h"
-#include "gpu/reference/attention.h"
+#include "reference/attention.h"
 #include "test_util.h"
 
 namespace sluice::gpu::model {

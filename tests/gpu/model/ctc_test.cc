@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "gpu/model/ctc.h"
-#include "gpu/reference/ctc.h"
-#include "gpu/reference/softmax.h"
+#include "reference/ctc.h"
+#include "reference/softmax.h"
 #include "test_util.h"
 
 namespace sluice::gpu::model {

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "gpu/model/model.h"
-#include "gpu/reference/model.h"
+#include "reference/model.h"
 #include "test_util.h"
 
 namespace sluice::gpu::model {

@@ -1,4 +1,4 @@
-// The pointwise, row and convolution kernels of gpu/model/ops.h against gpu/reference/ on the
+// The pointwise, row and convolution kernels of gpu/model/ops.h against reference/ on the
 // same inputs. Tolerances by what the GPU does differently:
 //   fp32 kernels (LayerNorm statistics, GELU in double, log_softmax, positions, bias and column
 //     sums, ReLU masks): only summation order and libm ulps differ, 1e-5 relative;
@@ -15,11 +15,11 @@
 
 #include "gpu/model/gemm.h"
 #include "gpu/model/ops.h"
-#include "gpu/reference/activation.h"
-#include "gpu/reference/conv2d.h"
-#include "gpu/reference/dropout.h"
-#include "gpu/reference/layernorm.h"
-#include "gpu/reference/softmax.h"
+#include "reference/activation.h"
+#include "reference/conv2d.h"
+#include "reference/dropout.h"
+#include "reference/layernorm.h"
+#include "reference/softmax.h"
 #include "test_util.h"
 
 namespace sluice::gpu::model {

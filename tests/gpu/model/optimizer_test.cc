@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "gpu/model/optimizer.h"
-#include "gpu/reference/optimizer.h"
+#include "reference/optimizer.h"
 #include "test_util.h"
 
 namespace sluice::gpu::model {

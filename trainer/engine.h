@@ -1,0 +1,96 @@
+// Engine: what the sluice-train loop (trainer.cc) needs from the device that computes a step.
+// Two implementations: CpuEngine (cpu_engine.h: gpu/reference replicas on threads) and CudaEngine
+// (cuda_engine.h: gpu/model's CudaModel fed by gpu::Feeder, gradients over NCCL). The loop,
+// options, checkpoints, evaluation and logging are shared; an engine owns only how batches reach
+// the model, how a step runs and where parameters and AdamW moments live.
+//
+// Per epoch:  StartEpoch(epoch, first_batch); while (Next(&b, &end), !end) { ...; Step(...) }
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "trainer/checkpoint.h"
+#include "comm/communicator.h"
+#include "reference/model.h"
+#include "loader/batch.h"
+#include "loader/resume.h"
+
+namespace sluice::train {
+
+// This process among the training ranks; comm is null in a single-process run, which then makes
+// no collective call at all. `stream` is the CUDA compute stream the launcher set-up created (the
+// one the NCCL communicator enqueues on); null on the CPU.
+struct Ranks {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  comm::Communicator* comm = nullptr;
+  void* stream = nullptr;
+};
+
+// The batch an engine's Next took, as the loop sees it.
+struct StepBatch {
+  uint64_t index = 0;             // position in this rank's epoch
+  int64_t rows = 0;               // rows that train; a rank with 0 still joins the step
+  int64_t frames = 0;             // their valid feature frames
+  double wait_seconds = 0;        // data wait: host time blocked in the loader (CPU), or GPU time
+                                  // the compute stream starved (CUDA, measured by the feeder)
+};
+
+// Rows of `batch` that train: all of them (--eval-fraction's held-out records are left out of the
+// training loader's plan, not out of its batches). *frames is the sum of their lengths.
+inline void TrainingRows(const loader::Batch& batch, std::vector<int>* rows, int64_t* frames) {
+  rows->clear();
+  *frames = 0;
+  for (size_t r = 0; r < batch.size(); ++r) {
+    rows->push_back(static_cast<int>(r));
+    *frames += batch.lengths()[r];
+  }
+}
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual size_t num_parameters() const = 0;
+  // A line for the run's header: "cpu, 2 replica threads", "NVIDIA H100 ... (sm_90, 79.1 GiB)".
+  virtual std::string Describe() const = 0;
+
+  // Parameters: fresh (reference::Model::InitParameters's values on every engine), or from a
+  // checkpoint (params, adam_m, adam_v, adam_step; sizes already checked against the model).
+  virtual Status Init(uint64_t seed) = 0;
+  virtual Status Restore(const Checkpoint& c) = 0;
+  // Fills params, adam_step, adam_m and adam_v of *c (device engines download them).
+  virtual Status Snapshot(Checkpoint* c) = 0;
+
+  // Starts the training loader at (epoch, first_batch) and whatever feeds the device from it.
+  virtual Status StartEpoch(uint64_t epoch, uint64_t first_batch) = 0;
+  // The number of batches of the started epoch (Loader::num_batches()).
+  virtual uint64_t num_batches() const = 0;
+  // The next batch of the epoch, or *end. The batch stays the current one until the next call.
+  virtual Status Next(StepBatch* batch, bool* end) = 0;
+  // Where a resume continues after the batches taken so far (not the loader's read-ahead).
+  virtual loader::ResumeState Position() const = 0;
+
+  // One optimizer step on the current batch's rows: gradient of their mean CTC loss (dropout keyed
+  // by seed and step), combined over ranks into the gradient of the mean over `total_rows` rows
+  // (data_parallel.h), clipped to `clip`, AdamW with learning rate lr. *loss: the mean loss over
+  // all ranks' rows; *grad_norm: the norm before clipping; *flops: the model FLOPs this rank's
+  // step took (0 where not estimated). Errors name the batch.
+  virtual Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr, double* loss,
+                      double* grad_norm, double* flops) = 0;
+
+  // Forward only (no dropout) over rows of a host batch (the evaluation loader's). For each row:
+  // its position in `rows`, its loss and log-probabilities [frames, vocab], in row order.
+  using RowFn = std::function<Status(int index, double loss, const float* log_probs, int frames)>;
+  virtual Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) = 0;
+
+  // The device's dense bf16 peak in FLOP/s for the MFU estimate; 0 where none is known (the CPU).
+  virtual double peak_flops() const { return 0; }
+};
+
+}  // namespace sluice::train
