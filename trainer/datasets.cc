@@ -1,0 +1,88 @@
+#include "trainer/datasets.h"
+
+#include <cstdio>
+
+#include "loader/dataset_tokenizer.h"
+#include "shards/dataset.h"
+#include "trainer/checkpoint.h"
+#include "trainer/held_out.h"
+
+namespace sluice::train {
+
+Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
+  d->dir = dir;
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &d->manifest));
+  const shards::Manifest& m = d->manifest;
+  if (m.kind != "audio")
+    return Status::InvalidArgument(dir + ": a " + m.kind + " dataset; sluice-train needs audio with transcripts");
+  if (m.tokenizer.is_null() || !m.has_field("tokens"))
+    return Status::InvalidArgument(dir + "/manifest.json: the records carry no token ids, which CTC training needs. "
+                                   "HINT: shardify audio -m MANIFEST.jsonl -o " + dir +
+                                   " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
+  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, dir, &d->tokenizer));
+  d->fingerprint = TokenizerFingerprint(m.tokenizer);
+  return Status::OK();
+}
+
+Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training, const Ranks& ranks,
+                         loader::LoaderOptions* lo) {
+  if (o.feature_kind == "precomputed") {
+    if (d.manifest.features.is_null())
+      return Status::InvalidArgument(d.dir + ": --features precomputed, but the dataset has none. "
+                                     "HINT: shardify audio --features fbank, or train with --features fbank");
+    lo->kind = loader::FeatureKind::kPrecomputed;
+    lo->use_precomputed = true;
+  } else {
+    tools::FeatureArgs a = o.features;
+    a.kind = o.feature_kind;
+    tools::FeatureConfig fc;
+    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, d.manifest.sample_rate, &fc));
+    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
+    lo->fbank = fc.fbank;
+    lo->spectrogram = fc.spectrogram;
+    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
+  }
+  lo->utterance_cmvn = o.cmvn;
+  lo->cmvn_norm_vars = o.cmvn;
+  // Augmentation is for training only: the evaluation sees the features as they are.
+  lo->spec_augment = training && o.spec_augment;
+  lo->spec_augment_options = o.spec_augment_options;
+  lo->dtype = loader::DType::kFloat32;
+  lo->batching.shuffle = training;
+  lo->batching.max_frames = o.max_frames;
+  lo->batching.max_batch_size = o.max_batch_size;
+  lo->seed = o.seed;
+  lo->threads = o.loader_threads;
+  lo->rank = ranks.rank;
+  lo->world = ranks.world;
+  // --eval-fraction: the held-out records are out of the training loader's plan and make up the
+  // evaluation loader's, so neither decodes the other's records (both still read the blocks: a
+  // key hash spreads the held-out records over nearly all of them).
+  const double fraction = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
+  if (fraction > 0) {
+    if (training)
+      lo->select = [fraction](std::string_view key) { return !IsHeldOut(key, fraction); };
+    else
+      lo->select = [fraction](std::string_view key) { return IsHeldOut(key, fraction); };
+  }
+  return Status::OK();
+}
+
+Status CheckHeldOut(const std::string& dir, double fraction) {
+  std::unique_ptr<shards::Dataset> ds;
+  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &ds));
+  uint64_t total = 0, held = 0;
+  for (size_t s = 0; s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) held += IsHeldOut(ds->shard(s).key(i), fraction);
+  if (held == 0 || held == total) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%g", fraction);
+    return Status::InvalidArgument("--eval-fraction " + std::string(f) + " holds out " + (held ? "all" : "none") +
+                                   " of " + dir + "'s " + std::to_string(total) +
+                                   " records. HINT: another fraction, a separate --eval DIR, or "
+                                   "--eval-fraction 0 for no evaluation");
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::train

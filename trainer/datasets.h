@@ -1,0 +1,39 @@
+// The datasets a training run reads: the training set with its tokenizer, and the loader options
+// of its training and evaluation passes (--eval DIR, or --eval-fraction of the training set's
+// records held out by key hash, held_out.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "features/tokenizer.h"
+#include "loader/options.h"
+#include "shards/manifest.h"
+#include "trainer/engine.h"
+#include "train_options.h"
+
+namespace sluice::train {
+
+// A shardify audio dataset whose records carry token ids, with the tokenizer that made them.
+struct TokenizedDataset {
+  std::string dir;
+  shards::Manifest manifest;
+  std::unique_ptr<features::Tokenizer> tokenizer;
+  uint64_t fingerprint = 0;  // TokenizerFingerprint of manifest.tokenizer
+};
+
+// Opens `dir`'s manifest and tokenizer. InvalidArgument with a HINT when the dataset is not
+// audio or carries no token ids.
+Status OpenTokenized(const std::string& dir, TokenizedDataset* d);
+
+// Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
+// sees the same rows in the same batches), each rank reading its partition.
+Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
+                         const Ranks& ranks, loader::LoaderOptions* lo);
+
+// --eval-fraction must leave records on both sides: a loader with none is an error that would
+// otherwise name LoaderOptions::select rather than the flag.
+Status CheckHeldOut(const std::string& dir, double fraction);
+
+}  // namespace sluice::train
