@@ -21,7 +21,6 @@
 #include "held_out.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/loader.h"
-#include "loader/plan.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/manifest.h"
@@ -295,7 +294,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
 
   // Model: vocabulary from the tokenizer (its id 0 is the CTC blank), input width from the loader.
   const int vocab = tok.vocab_size();
-  const int dim = loader->extractor().dim();
+  const int dim = loader->feature_info().dim;
   if (o.preset != "tiny" && o.preset != "small")
     return Status::InvalidArgument("--preset '" + o.preset + "': expected tiny or small");
   reference::ModelConfig config = o.preset == "small" ? reference::ModelConfig::Small(vocab, dim)
@@ -367,11 +366,9 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
       // The plan alone gives the count: starting the loader here would set its pipeline reading
       // and decoding only for StartEpoch to stop it. The loop agrees on the count over ranks
       // before the first step.
-      loader::EpochPlan plan;
-      const loader::LoaderOptions& lopt = loader->options();
-      SLUICE_RETURN_IF_ERROR(loader::MakeEpochPlan(loader->index(), lopt.batching, lopt.seed, 0, lopt.rank,
-                                                   lopt.world, &plan));
-      schedule.total_steps = static_cast<int64_t>(o.epochs * plan.batches.size());
+      uint64_t batches = 0;
+      SLUICE_RETURN_IF_ERROR(loader->CountBatches(0, &batches));
+      schedule.total_steps = static_cast<int64_t>(o.epochs * batches);
     }
     schedule.warmup_steps =
         o.warmup_steps >= 0 ? o.warmup_steps : std::min<int64_t>(500, schedule.total_steps / 10);
@@ -412,7 +409,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     const shards::Manifest& m = train_set.manifest;
     std::printf("sluice-train: %s: %llu records, %.2f h of audio; %s tokenizer, %d classes; %s features, %d bins\n",
                 o.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
-                m.tokenizer.value("type", "?").c_str(), vocab, loader::FeatureKindName(loader->extractor().kind()),
+                m.tokenizer.value("type", "?").c_str(), vocab, loader::FeatureKindName(loader->feature_info().kind),
                 dim);
     std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s) on %s; "
                 "%lld steps (warm-up %lld), peak lr %g%s\n",
@@ -426,10 +423,8 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     std::fflush(stdout);
   }
 
-  // The loader reports audio in frames; its extractor knows the frame rate.
-  const double frame_seconds = loader->extractor().kind() == loader::FeatureKind::kRaw
-                                   ? 1.0 / loader->extractor().sample_rate()
-                                   : o.features.frame_shift_ms / 1000.0;
+  // The loader reports audio in frames, at the dataset's frame shift (its stored features' own).
+  const double frame_seconds = loader->feature_info().frame_shift_seconds;
   const double peak = engine->peak_flops();
 
   // ---- The loop ----
