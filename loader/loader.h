@@ -64,7 +64,6 @@ class Loader {
   // wins. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
   static Status Open(const std::string& dir, const LoaderOptions& options,
                      std::unique_ptr<Loader>* out);
-  Loader() = default;
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
   virtual ~Loader() = default;  // stops the epoch in progress; its batches become invalid
@@ -97,6 +96,9 @@ class Loader {
   virtual const FeatureInfo& feature_info() const = 0;
   // The options as Open resolved them (the dataset's tokenizer filled in).
   virtual const LoaderOptions& options() const = 0;
+
+ protected:
+  Loader() = default;
 };
 
 }  // namespace sluice::loader
