@@ -1,7 +1,5 @@
 #include "gpu/loader_source.h"
 
-#include <algorithm>
-
 namespace sluice::gpu {
 
 HostBatch HostBatchOf(const loader::Batch& b) {
@@ -34,11 +32,10 @@ int LoaderSource::holds() const { return loader_->options().consumer_batches; }
 
 FeedCapacity CapacityForPlan(const loader::Loader& l, size_t tokens_per_row) {
   FeedCapacity c;
-  const size_t elem = loader::DTypeSize(l.options().dtype) * static_cast<size_t>(l.extractor().dim());
-  for (const loader::PlannedBatch& pb : l.plan().batches) {
-    c.feature_bytes = std::max<size_t>(c.feature_bytes, pb.rows * pb.max_length * elem);
-    c.rows = std::max<size_t>(c.rows, pb.rows);
-  }
+  const loader::FeatureInfo& info = l.feature_info();
+  const loader::BatchShape largest = l.max_batch_shape();
+  c.feature_bytes = largest.padded_frames * info.dim * loader::DTypeSize(info.dtype);
+  c.rows = largest.rows;
   c.token_ids = c.rows * tokens_per_row;
   return c;
 }

@@ -26,73 +26,72 @@
 
 namespace sluice::loader {
 
+// A batch's contents. The loader fills them (loader/batch_buffer.h); a consumer reads them through
+// Batch's accessors, which state each field's meaning.
+struct BatchFields {
+  uint64_t epoch = 0;
+  uint64_t index = 0;
+  size_t size = 0;
+  int64_t frames = 0;
+  int dim = 0;
+  DType dtype = DType::kFloat32;
+  int64_t max_tokens = 0;
+  int64_t seq_len = 0;
+  size_t repeated = 0;
+  size_t skipped = 0;
+  AlignedArray features;
+  AlignedArray lengths;
+  AlignedArray tokens;
+  AlignedArray token_lengths;
+  std::vector<std::string_view> keys;
+  std::vector<std::string> texts;
+  std::vector<uint64_t> record_ids;
+  std::vector<uint64_t> sequences;
+};
+
 class Batch {
  public:
   Batch() = default;
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
-  uint64_t epoch() const { return epoch_; }
-  uint64_t index() const { return index_; }  // position in this rank's epoch, from 0
-  size_t size() const { return size_; }      // rows
-  int64_t frames() const { return frames_; } // T: the longest row's frames
-  int dim() const { return dim_; }           // F: feature bins (1 for raw audio, 0 for text)
-  DType dtype() const { return dtype_; }
+  uint64_t epoch() const { return f_.epoch; }
+  uint64_t index() const { return f_.index; }  // position in this rank's epoch, from 0
+  size_t size() const { return f_.size; }      // rows
+  int64_t frames() const { return f_.frames; } // T: the longest row's frames
+  int dim() const { return f_.dim; }           // F: feature bins (1 for raw audio, 0 for text)
+  DType dtype() const { return f_.dtype; }
 
-  const void* features() const { return features_.data(); }
-  size_t features_bytes() const { return size_ * frames_ * dim_ * DTypeSize(dtype_); }
+  const void* features() const { return f_.features.data(); }
+  size_t features_bytes() const { return f_.size * f_.frames * f_.dim * DTypeSize(f_.dtype); }
   // features() as float; nullptr unless dtype() is kFloat32.
   const float* features_f32() const {
-    return dtype_ == DType::kFloat32 ? static_cast<const float*>(features_.data()) : nullptr;
+    return f_.dtype == DType::kFloat32 ? static_cast<const float*>(f_.features.data()) : nullptr;
   }
   std::span<const int32_t> lengths() const {
-    return {static_cast<const int32_t*>(lengths_.data()), size_};
+    return {static_cast<const int32_t*>(f_.lengths.data()), f_.size};
   }
-  int64_t max_tokens() const { return max_tokens_; }  // L; 0 when no row has tokens
-  const int32_t* tokens() const { return static_cast<const int32_t*>(tokens_.data()); }
+  int64_t max_tokens() const { return f_.max_tokens; }  // L; 0 when no row has tokens
+  const int32_t* tokens() const { return static_cast<const int32_t*>(f_.tokens.data()); }
   std::span<const int32_t> token_lengths() const {
-    return {static_cast<const int32_t*>(token_lengths_.data()), size_};
+    return {static_cast<const int32_t*>(f_.token_lengths.data()), f_.size};
   }
   // Record keys (views into the dataset's index: valid while the Loader lives).
-  std::span<const std::string_view> keys() const { return {keys_.data(), size_}; }
-  std::span<const std::string> texts() const { return {texts_.data(), size_}; }  // transcripts
-  std::span<const uint64_t> record_ids() const { return {record_ids_.data(), size_}; }
+  std::span<const std::string_view> keys() const { return {f_.keys.data(), f_.size}; }
+  std::span<const std::string> texts() const { return {f_.texts.data(), f_.size}; }  // transcripts
+  std::span<const uint64_t> record_ids() const { return {f_.record_ids.data(), f_.size}; }
   // Packing: L (0 for batches of records), and each row's sequence number in the epoch.
-  int64_t seq_len() const { return seq_len_; }
+  int64_t seq_len() const { return f_.seq_len; }
   std::span<const uint64_t> sequences() const {
-    return {sequences_.data(), seq_len_ > 0 ? size_ : 0};
+    return {f_.sequences.data(), f_.seq_len > 0 ? f_.size : 0};
   }
   // Rows that repeat a record so that every rank has the same batch count (plan.h).
-  size_t repeated() const { return repeated_; }
+  size_t repeated() const { return f_.repeated; }
   // Rows refilled because their block was corrupt (CorruptPolicy::kSkip).
-  size_t skipped() const { return skipped_; }
+  size_t skipped() const { return f_.skipped; }
 
- private:
-  friend class EpochPipeline;
-  friend class BatchPool;
-
-  uint64_t epoch_ = 0;
-  uint64_t index_ = 0;
-  size_t size_ = 0;
-  int64_t frames_ = 0;
-  int dim_ = 0;
-  DType dtype_ = DType::kFloat32;
-  int64_t max_tokens_ = 0;
-  int64_t seq_len_ = 0;
-  size_t repeated_ = 0;
-  size_t skipped_ = 0;
-  AlignedArray features_;
-  AlignedArray lengths_;
-  AlignedArray tokens_;
-  AlignedArray token_lengths_;
-  std::vector<std::string_view> keys_;
-  std::vector<std::string> texts_;
-  std::vector<uint64_t> record_ids_;
-  std::vector<uint64_t> sequences_;
-  // Collate state, owned by the pipeline while the batch is being filled.
-  std::vector<std::vector<int32_t>> row_tokens_;
-  std::vector<uint8_t> row_ok_;  // 0 when the row's record was lost (corrupt block)
-  uint32_t remaining_ = 0;       // rows not yet decoded
+ protected:
+  BatchFields f_;
 };
 
 }  // namespace sluice::loader

@@ -10,41 +10,42 @@ BatchPool::~BatchPool() = default;  // each Batch's arrays return their memory t
 void BatchPool::Reserve(size_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   while (all_.size() < n) {
-    all_.push_back(std::make_unique<Batch>());
-    Batch* b = all_.back().get();
-    b->features_.set_allocator(allocator_.get());
-    b->lengths_.set_allocator(allocator_.get());
-    b->tokens_.set_allocator(allocator_.get());
-    b->token_lengths_.set_allocator(allocator_.get());
-    free_.push_back(b);
+    all_.push_back(std::make_unique<BatchBuffer>());
+    BatchFields& f = all_.back()->fields();
+    f.features.set_allocator(allocator_.get());
+    f.lengths.set_allocator(allocator_.get());
+    f.tokens.set_allocator(allocator_.get());
+    f.token_lengths.set_allocator(allocator_.get());
+    free_.push_back(all_.back().get());
   }
 }
 
 bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, size_t token_bytes,
                               uint64_t* allocations) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const std::unique_ptr<Batch>& b : all_) {
+  for (const std::unique_ptr<BatchBuffer>& b : all_) {
+    BatchFields& f = b->fields();
     bool g1 = false, g2 = false, g3 = false, g4 = false;
-    if (!b->features_.Reserve(std::max<size_t>(feature_bytes, 1), &g1) ||
-        !b->lengths_.Reserve(rows * sizeof(int32_t), &g2) ||
-        !b->token_lengths_.Reserve(rows * sizeof(int32_t), &g3) ||
-        (token_bytes > 0 && !b->tokens_.Reserve(token_bytes, &g4)))
+    if (!f.features.Reserve(std::max<size_t>(feature_bytes, 1), &g1) ||
+        !f.lengths.Reserve(rows * sizeof(int32_t), &g2) ||
+        !f.token_lengths.Reserve(rows * sizeof(int32_t), &g3) ||
+        (token_bytes > 0 && !f.tokens.Reserve(token_bytes, &g4)))
       return false;
     *allocations += g1 + g2 + g3 + g4;
   }
   return true;
 }
 
-Batch* BatchPool::Acquire() {
+BatchBuffer* BatchPool::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return interrupted_ || !free_.empty(); });
   if (interrupted_) return nullptr;
-  Batch* b = free_.back();
+  BatchBuffer* b = free_.back();
   free_.pop_back();
   return b;
 }
 
-void BatchPool::Release(Batch* b) {
+void BatchPool::Release(BatchBuffer* b) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(b);

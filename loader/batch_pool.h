@@ -1,5 +1,5 @@
 // BatchPool: the batch buffers of one Loader, recycled from epoch to epoch so that in steady state
-// no batch memory is allocated. Each Batch is owned by one party at a time: the pool, the
+// no batch memory is allocated. Each buffer is owned by one party at a time: the pool, the
 // pipeline (being filled), the ready queue, or the consumer.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "loader/allocator.h"
-#include "loader/batch.h"
+#include "loader/batch_buffer.h"
 
 namespace sluice::loader {
 
@@ -33,18 +33,18 @@ class BatchPool {
   bool ReserveMemory(size_t feature_bytes, size_t rows, size_t token_bytes, uint64_t* allocations);
 
   // A free batch; waits while none is free. nullptr once Interrupt() was called.
-  Batch* Acquire();
-  void Release(Batch* b);
+  BatchBuffer* Acquire();
+  void Release(BatchBuffer* b);
   // Wakes and fails Acquire() until Resume(): the pipeline is being cancelled.
   void Interrupt();
   void Resume();
 
  private:
   std::shared_ptr<BatchAllocator> allocator_;
-  std::vector<std::unique_ptr<Batch>> all_;
+  std::vector<std::unique_ptr<BatchBuffer>> all_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Batch*> free_;
+  std::vector<BatchBuffer*> free_;
   bool interrupted_ = false;
 };
 

@@ -82,6 +82,12 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   return Status::OK();
 }
 
+double FeatureExtractor::frame_shift_seconds() const {
+  if (!audio_) return 0;
+  const int hop = fbank_ ? fbank_->WindowShift() : spectrogram_ ? spectrogram_->Hop() : 1;
+  return static_cast<double>(hop) / sample_rate_;
+}
+
 int64_t FeatureExtractor::FramesOf(uint64_t samples) const {
   int64_t frames = 0;
   if (fbank_) frames = fbank_->NumFrames(samples);

@@ -62,6 +62,9 @@ class FeatureExtractor {
   FeatureKind kind() const { return kind_; }
   int dim() const { return dim_; }
   int sample_rate() const { return sample_rate_; }
+  // Seconds of audio per feature frame: the computer's hop in samples over the rate (the stored
+  // features' computer when precomputed), one sample for raw audio; 0 for text.
+  double frame_shift_seconds() const;
   // The record's length in the plan's units: frames (audio), token ids or text bytes (text).
   uint64_t Length(const shards::RecordEntry& e) const;
   // The same in one epoch: with speed perturbation, the frames of the perturbed samples.

@@ -15,34 +15,46 @@
 //
 // Contracts (DESIGN.md): the batches of an epoch are a pure function of (dataset, options, seed,
 // epoch, rank, world); every rank gets the same number; their union is the epoch, each record
-// (each LoaderOptions::select accepts) once; Start(state) resumes exactly; memory is bounded by the options, not the dataset.
-// Not thread-safe: one consumer thread calls Start/Next.
+// (each LoaderOptions::select accepts) once; Start(state) resumes exactly; memory is bounded by
+// the options, not the dataset. Not thread-safe: one consumer thread calls Start/Next.
+//
+// An interface: Open returns the implementation (loader_impl.h), whose state stays out of this
+// header, so that it includes no thread library and no internal header of the loader.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
-#include <vector>
-
-#include <oneapi/tbb/enumerable_thread_specific.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "base/status.h"
 #include "loader/batch.h"
-#include "loader/batch_pool.h"
-#include "loader/feature_extractor.h"
 #include "loader/options.h"
-#include "loader/plan.h"
 #include "loader/resume.h"
-#include "loader/schedule.h"
 #include "loader/stats.h"
-#include "shards/dataset.h"
 
 namespace sluice::loader {
 
-class EpochPipeline;
+// What a batch's feature rows are, for sizing a model's input and converting frames to time.
+struct FeatureInfo {
+  bool audio = false;              // false: a text dataset; batches carry no feature rows
+  FeatureKind kind = FeatureKind::kFbank;  // what an audio record becomes (kPrecomputed: the
+                                   // dataset's stored features)
+  int dim = 0;                     // F, values per frame (Batch::dim(): 1 for raw, 0 for text)
+  int sample_rate = 0;             // Hz of the dataset's audio (0 for text)
+  double frame_shift_seconds = 0;  // audio per frame: the hop in samples / sample_rate (the
+                                   // stored features' own hop when precomputed; 0 for text)
+  DType dtype = DType::kFloat32;   // Batch::features() element type
+};
+
+// The largest batch of a plan, from the index alone: what a consumer preallocates for.
+struct BatchShape {
+  uint64_t rows = 0;           // most rows of one batch (Batch::size())
+  uint64_t frames = 0;         // longest T of one batch (Batch::frames(); 0 for text)
+  uint64_t padded_frames = 0;  // most rows x T of one batch: its features are this x dim values
+  uint64_t tokens = 0;         // widest token row of one batch (Batch::max_tokens()) as the
+                               // index counts ids: L + 1 for packed batches; 0 when the records
+                               // carry no counts (tokenized online, uncounted)
+};
 
 class Loader {
  public:
@@ -52,66 +64,41 @@ class Loader {
   // wins. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
   static Status Open(const std::string& dir, const LoaderOptions& options,
                      std::unique_ptr<Loader>* out);
-  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+  virtual ~Loader() = default;  // stops the epoch in progress; its batches become invalid
 
   // Plans epoch `epoch` and starts the background pipeline at batch `start_batch` (0, or the
   // batches of a ResumeState). Stops any epoch in progress; batches it handed out are invalid.
   // InvalidArgument when start_batch is past the epoch's end or the batch pool would exceed
   // memory_budget.
-  Status Start(uint64_t epoch, uint64_t start_batch = 0);
+  virtual Status Start(uint64_t epoch, uint64_t start_batch) = 0;
+  Status Start(uint64_t epoch) { return Start(epoch, 0); }
   Status Start(const ResumeState& state) { return Start(state.epoch, state.batches); }
 
   // The next batch of the epoch into *batch; nullptr after the last one. A non-OK status (a
   // corrupt block under CorruptPolicy::kFail, an I/O error) ends the epoch; it names the shard
   // and the offset. Blocks while the pipeline is behind (that time is EpochStats::wait_seconds).
-  Status Next(const Batch** batch);
+  virtual Status Next(const Batch** batch) = 0;
 
   // Epoch and batches taken so far: save it with a checkpoint, pass it to Start to resume.
-  ResumeState state() const { return {epoch_, start_batch_ + taken_}; }
-  // This rank's batches in the started epoch; the same on every rank.
-  uint64_t num_batches() const { return plan_.batches.size(); }
-  const EpochPlan& plan() const { return plan_; }
+  virtual ResumeState state() const = 0;
   // The started epoch so far.
-  EpochStats stats() const;
+  virtual EpochStats stats() const = 0;
 
-  const shards::Dataset& dataset() const { return *dataset_; }
-  const IndexColumns& index() const { return *ix_; }
-  const FeatureExtractor& extractor() const { return *extractor_; }
-  const LoaderOptions& options() const { return options_; }
-  int threads() const { return threads_; }
-  int tokens_in_flight() const { return tokens_; }
+  // This rank's batches in the started epoch (0 before Start); the same on every rank.
+  virtual uint64_t num_batches() const = 0;
+  // This rank's batches in any epoch, from its plan alone (nothing is read or started): for a
+  // learning-rate schedule before the first epoch. The planner's errors.
+  virtual Status CountBatches(uint64_t epoch, uint64_t* batches) const = 0;
+  // The largest batch of the started epoch's plan (zeros before Start), whatever start_batch.
+  virtual BatchShape max_batch_shape() const = 0;
+  virtual const FeatureInfo& feature_info() const = 0;
+  // The options as Open resolved them (the dataset's tokenizer filled in).
+  virtual const LoaderOptions& options() const = 0;
 
- private:
+ protected:
   Loader() = default;
-  void Stop();
-  uint32_t OpenBatchCap() const;  // LoaderOptions::open_batches, raised for packed plans
-
-  LoaderOptions options_;
-  int threads_ = 1;
-  int tokens_ = 4;
-  std::unique_ptr<shards::Dataset> dataset_;
-  std::unique_ptr<FeatureExtractor> extractor_;
-  IndexColumns index_;
-  IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
-  const IndexColumns* ix_ = &index_;  // the one the started epoch uses
-  std::vector<uint32_t> read_unit_;   // packing: per record, its (block, shuffle chunk) run
-  uint32_t num_read_units_ = 0;
-  std::unique_ptr<BatchPool> pool_;
-  std::unique_ptr<tbb::task_arena> arena_;
-  std::unique_ptr<tbb::enumerable_thread_specific<DecodeScratch>> scratch_;
-
-  uint64_t epoch_ = 0;
-  uint64_t start_batch_ = 0;
-  uint64_t taken_ = 0;  // batches Next() returned since Start
-  EpochPlan plan_;
-  ReadSchedule schedule_;
-  std::unique_ptr<EpochPipeline> pipeline_;
-  std::deque<Batch*> held_;  // batches the consumer holds, oldest first
-  bool started_ = false;
-  bool done_ = false;
-  Status error_;  // what ended the epoch, repeated by later Next() calls
-  std::chrono::steady_clock::time_point start_time_;
-  EpochStats consumer_;  // wall, first batch, wait; the rest comes from the pipeline
 };
 
 }  // namespace sluice::loader

@@ -9,6 +9,8 @@
 //   Collate  serial_in_order  counts rows in, applies the corrupt-block policy, finishes the
 //                             batches that are complete, in plan order, into the ready queue
 //
+// What a batch's rows hold, padded records or packed sequences, is the Collator's (collator.h).
+//
 // Every byte of a batch is a function of the plan alone, so the thread count and timing never
 // change the output. An exception in any stage cancels the pipeline; Next() returns it as a Status
 // after the batches finished before it.
@@ -29,6 +31,7 @@
 
 #include "base/status.h"
 #include "loader/batch_pool.h"
+#include "loader/collator.h"
 #include "loader/feature_extractor.h"
 #include "loader/plan.h"
 #include "loader/ready_queue.h"
@@ -44,6 +47,7 @@ struct PipelineContext {
   const IndexColumns* index = nullptr;
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;
+  const Collator* collator = nullptr;  // bound to the pipeline's index and plan
   BatchPool* pool = nullptr;
   tbb::task_arena* arena = nullptr;
   tbb::enumerable_thread_specific<DecodeScratch>* scratch = nullptr;
@@ -60,7 +64,7 @@ class EpochPipeline {
   void Start();
   // The next finished batch, in plan order; nullptr after the last. Non-OK once the pipeline
   // failed (after the batches finished before the failure).
-  Status Pop(Batch** out);
+  Status Pop(BatchBuffer** out);
   // Counters so far (the consumer's fields are the Loader's).
   void Snapshot(EpochStats* stats) const;
 
@@ -70,15 +74,10 @@ class EpochPipeline {
   void DecodeStage(Token* t);
   void CollateStage(Token* t);
   void OpenBatch(uint32_t j);
-  void OpenPackedRows(uint32_t j, Batch* b);
   void DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t);
-  Status PackedIds(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
-                   const int32_t** ids, uint64_t* n) const;
-  void CopyPackedTokens(const ReadItem& item, const int32_t* ids, uint64_t n, Batch* b) const;
-  void FinishBatch(Batch* b);
+  void FinishBatch(BatchBuffer* b);
   // kSkip: refills the rows whose record was lost from the first intact row.
-  static void RefillLostRows(Batch* b, char* data, size_t row_bytes);
-  void FinishPackedBatch(Batch* b);
+  void RefillLostRows(BatchBuffer* b) const;
   void Run();
   void Cancel();
 
@@ -87,12 +86,12 @@ class EpochPipeline {
   const ReadSchedule* schedule_;
   const int tokens_;
   std::vector<std::unique_ptr<Token>> ring_;  // token for step s is ring_[s % tokens_]
-  std::vector<Batch*> slots_;                 // per plan batch: its buffer while being filled
+  std::vector<BatchBuffer*> slots_;                 // per plan batch: its buffer while being filled
   std::vector<uint8_t> opened_;               // read stage only
   std::vector<uint8_t> collated_;             // collate stage only: a row of the batch came in
   uint32_t next_step_ = 0;                    // read stage only
   uint64_t next_emit_ = 0;                    // collate stage only
-  std::vector<Batch*> finished_;              // collate stage only: batches it queues at once
+  std::vector<BatchBuffer*> finished_;              // collate stage only: batches it queues at once
   ReadyQueue queue_;
   tbb::task_group_context tbb_ctx_;
   std::thread thread_;

@@ -12,7 +12,7 @@
 #include <deque>
 #include <mutex>
 
-#include "loader/batch.h"
+#include "loader/batch_buffer.h"
 
 namespace sluice::loader {
 
@@ -20,7 +20,7 @@ class ReadyQueue {
  public:
   // Appends batches [b, b + n) at once (one lock, one wake-up). False (and nothing queued) once
   // Close() was called.
-  bool Push(Batch* const* b, size_t n) {
+  bool Push(BatchBuffer* const* b, size_t n) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (closed_) return false;
@@ -34,11 +34,11 @@ class ReadyQueue {
     return true;
   }
   // Waits for a batch; nullptr once closed and drained.
-  Batch* Pop() {
+  BatchBuffer* Pop() {
     std::unique_lock<std::mutex> lock(mu_);
     not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
     if (items_.empty()) return nullptr;
-    Batch* b = items_.front();
+    BatchBuffer* b = items_.front();
     items_.pop_front();
     return b;
   }
@@ -51,9 +51,9 @@ class ReadyQueue {
     not_empty_.notify_all();
   }
   // Removes whatever is queued (cancellation), for the caller to recycle.
-  std::deque<Batch*> Drain() {
+  std::deque<BatchBuffer*> Drain() {
     std::lock_guard<std::mutex> lock(mu_);
-    std::deque<Batch*> out;
+    std::deque<BatchBuffer*> out;
     out.swap(items_);
     return out;
   }
@@ -65,7 +65,7 @@ class ReadyQueue {
  private:
   mutable std::mutex mu_;
   std::condition_variable not_empty_;
-  std::deque<Batch*> items_;
+  std::deque<BatchBuffer*> items_;
   bool closed_ = false;
   size_t max_size_ = 0;
 };

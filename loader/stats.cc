@@ -31,7 +31,11 @@ nlohmann::json EpochStats::ToJson() const {
           {"max_ready", max_ready},
           {"max_open", max_open},
           {"max_tokens", max_tokens},
-          {"max_open_bound", max_open_bound}};
+          {"max_open_bound", max_open_bound},
+          {"threads", threads},
+          {"tokens_in_flight", tokens_in_flight},
+          {"stream_tokens", stream_tokens},
+          {"wrapped_tokens", wrapped_tokens}};
 }
 
 }  // namespace sluice::loader

@@ -244,11 +244,9 @@ class CudaEngine : public Engine {
     source_.Reset();
     // The model's buffers for the largest batch of the plan (labels: as many as output frames;
     // a longer transcript is an impossible alignment, and a batch that needs more grows them).
-    int rows = 1, frames = 7;
-    for (const loader::PlannedBatch& pb : loader_->plan().batches) {
-      rows = std::max<int>(rows, static_cast<int>(pb.rows));
-      frames = std::max<int>(frames, static_cast<int>(pb.max_length));
-    }
+    const loader::BatchShape largest = loader_->max_batch_shape();
+    const int rows = std::max<int>(1, static_cast<int>(largest.rows));
+    const int frames = std::max<int>(7, static_cast<int>(largest.frames));
     SLUICE_RETURN_IF_ERROR(EnsureCapacity(rows, frames, std::max(1, reference::SubsampledLength(frames) + 1)));
     if (feeder_ == nullptr) {
       gpu::CudaFeedOptions co;

@@ -11,7 +11,6 @@
 #include "comm/launch_env.h"
 #include "features/tokenizer.h"
 #include "loader/loader.h"
-#include "loader/plan.h"
 #include "reference/model.h"
 #include "reference/schedule.h"
 #include "shards/checksum.h"
@@ -143,10 +142,8 @@ Status Run::OpenData() {
   held_out_ = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
   if (held_out_ > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o_.dataset, held_out_));
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o_.dataset, lo, &loader_));
-  // The loader reports audio in frames; its extractor knows the frame rate.
-  frame_seconds_ = loader_->extractor().kind() == loader::FeatureKind::kRaw
-                       ? 1.0 / loader_->extractor().sample_rate()
-                       : o_.features.frame_shift_ms / 1000.0;
+  // The loader reports audio in frames, at the dataset's frame shift (its stored features' own).
+  frame_seconds_ = loader_->feature_info().frame_shift_seconds;
 
   if (!o_.eval_dataset.empty()) {
     SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, &eval_set_));
@@ -168,7 +165,7 @@ Status Run::OpenData() {
 // Model: vocabulary from the tokenizer (its id 0 is the CTC blank), input width from the loader.
 Status Run::BuildEngine() {
   vocab_ = train_set_.tokenizer->vocab_size();
-  const int dim = loader_->extractor().dim();
+  const int dim = loader_->feature_info().dim;
   if (o_.preset != "tiny" && o_.preset != "small")
     return Status::InvalidArgument("--preset '" + o_.preset + "': expected tiny or small");
   config_ = o_.preset == "small" ? reference::ModelConfig::Small(vocab_, dim)
@@ -206,11 +203,9 @@ Status Run::InitOrResume() {
       // The plan alone gives the count: starting the loader here would set its pipeline reading
       // and decoding only for StartEpoch to stop it. The loop agrees on the count over ranks
       // before the first step.
-      loader::EpochPlan plan;
-      const loader::LoaderOptions& lopt = loader_->options();
-      SLUICE_RETURN_IF_ERROR(loader::MakeEpochPlan(loader_->index(), lopt.batching, lopt.seed, 0,
-                                                   lopt.rank, lopt.world, &plan));
-      schedule_.total_steps = static_cast<int64_t>(o_.epochs * plan.batches.size());
+      uint64_t batches = 0;
+      SLUICE_RETURN_IF_ERROR(loader_->CountBatches(0, &batches));
+      schedule_.total_steps = static_cast<int64_t>(o_.epochs * batches);
     }
     schedule_.warmup_steps = o_.warmup_steps >= 0
                                  ? o_.warmup_steps
@@ -303,7 +298,7 @@ void Run::PrintHeader() const {
               "%s features, %d bins\n",
               o_.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
               m.tokenizer.value("type", "?").c_str(), vocab_,
-              loader::FeatureKindName(loader_->extractor().kind()), config_.n_mels);
+              loader::FeatureKindName(loader_->feature_info().kind), config_.n_mels);
   std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s) on %s; "
               "%lld steps (warm-up %lld), peak lr %g%s\n",
               o_.preset.c_str(), num_params_, config_.d_model, config_.n_layers, config_.n_heads,

@@ -1,6 +1,10 @@
 // The loop a trainer writes around sluice's loader (docs/loader.md). Build against the installed
-// library (pkg-config sluice-loader) or as a Meson subproject; the test suite builds and runs it
-// on a tiny dataset.
+// library or as a Meson subproject:
+//
+//   c++ -std=c++20 train_loop.cc $(pkg-config --cflags --libs sluice) -o train_loop
+//
+// The test suite builds and runs it on a tiny dataset, in the build tree and (suite `install`)
+// against an installed tree.
 //
 //   train_loop DATASET_DIR [RESUME_STATE_JSON]
 #include <cstdio>
@@ -34,10 +38,31 @@ sluice::Status Train(const std::string& dir, sluice::loader::ResumeState state) 
 
   std::unique_ptr<sluice::Loader> loader;
   SLUICE_RETURN_IF_ERROR(sluice::Loader::Open(dir, options, &loader));
+  // The model's input width and the time a frame stands for come from the dataset.
+  const sluice::loader::FeatureInfo& features = loader->feature_info();
+  std::printf("%s features, %d bins, %.1f ms per frame\n",
+              sluice::loader::FeatureKindName(features.kind), features.dim,
+              features.frame_shift_seconds * 1000);
   const uint64_t epochs = 2;
+  // A learning-rate schedule is laid out before training from the batch counts alone.
+  uint64_t total_steps = 0;
+  for (uint64_t epoch = 0; epoch < epochs; ++epoch) {
+    uint64_t batches = 0;
+    SLUICE_RETURN_IF_ERROR(loader->CountBatches(epoch, &batches));
+    total_steps += batches;
+  }
+  std::printf("%llu steps in %llu epochs\n", static_cast<unsigned long long>(total_steps),
+              static_cast<unsigned long long>(epochs));
   for (uint64_t epoch = state.epoch; epoch < epochs; ++epoch) {
     // Resume mid-epoch once, then start later epochs at their first batch.
     SLUICE_RETURN_IF_ERROR(loader->Start(epoch, epoch == state.epoch ? state.batches : 0));
+    // Device buffers sized once per epoch, for its largest batch.
+    const sluice::loader::BatchShape largest = loader->max_batch_shape();
+    std::printf("epoch %llu: %llu batches, at most %llu rows x %llu frames\n",
+                static_cast<unsigned long long>(epoch),
+                static_cast<unsigned long long>(loader->num_batches()),
+                static_cast<unsigned long long>(largest.rows),
+                static_cast<unsigned long long>(largest.frames));
     const sluice::loader::Batch* batch = nullptr;
     double loss = 0;
     while (true) {

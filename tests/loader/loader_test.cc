@@ -425,7 +425,7 @@ TEST(LoaderPrecomputed, UsesTheStoredFeaturesWhenTheManifestHasThem) {
   o.dtype = DType::kFloat16;  // float16 in, float16 out: the stored bits exactly
   std::unique_ptr<Loader> l;
   ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
-  EXPECT_EQ(l->extractor().kind(), FeatureKind::kPrecomputed);
+  EXPECT_EQ(l->feature_info().kind, FeatureKind::kPrecomputed);
   ASSERT_TRUE(l->Start(0).ok());
   const Batch* b;
   size_t rows = 0;
@@ -445,7 +445,7 @@ TEST(LoaderPrecomputed, UsesTheStoredFeaturesWhenTheManifestHasThem) {
   // Asked not to, it computes fbank from the audio instead.
   o.use_precomputed = false;
   ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
-  EXPECT_EQ(l->extractor().kind(), FeatureKind::kFbank);
+  EXPECT_EQ(l->feature_info().kind, FeatureKind::kFbank);
 }
 
 TEST(LoaderErrors, AnExceptionInAStageBecomesAStatus) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "loader/digest.h"
-#include "loader/loader.h"
+#include "loader/loader_impl.h"
 #include "loader/pack.h"
 #include "test_dataset.h"
 #include "test_util.h"
@@ -30,7 +30,7 @@ IndexColumns IndexOf(const std::string& dir) {
   std::unique_ptr<Loader> l;
   LoaderOptions o;
   EXPECT_TRUE(Loader::Open(dir, o, &l).ok());
-  return l ? l->index() : IndexColumns();
+  return l ? ImplOf(*l).index() : IndexColumns();
 }
 
 struct Row {
@@ -121,7 +121,7 @@ class PackTest : public ::testing::Test {
     }
     EXPECT_TRUE(st.ok()) << st.ToString();
     run.stats = l->stats();
-    run.plan = l->plan();
+    run.plan = ImplOf(*l).plan();
     return run;
   }
 
@@ -130,12 +130,13 @@ class PackTest : public ::testing::Test {
     std::unique_ptr<Loader> l;
     EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
     std::vector<int32_t> stream;
-    for (uint64_t r : PackedRecordStream(l->index(), o.batching, o.packing, o.seed, epoch)) {
+    const IndexColumns& index = ImplOf(*l).index();
+    for (uint64_t r : PackedRecordStream(index, o.batching, o.packing, o.seed, epoch)) {
       // Record ids are the dataset's order, which is the writer's: record r is document r.
       const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
       stream.insert(stream.end(), ids.begin(), ids.end());
     }
-    EXPECT_EQ(stream.size(), l->dataset().manifest().tokens);
+    EXPECT_EQ(stream.size(), ImplOf(*l).dataset().manifest().tokens);
     return stream;
   }
 
@@ -229,7 +230,8 @@ TEST_F(PackTest, OnlineTokenizedDatasetGivesTheOfflineBatches) {
     std::unique_ptr<Loader> ids, text;
     ASSERT_TRUE(Loader::Open(dir_->path(), Options(), &ids).ok());
     ASSERT_TRUE(Loader::Open(text_dir_->path(), Online(Options()), &text).ok());
-    ASSERT_LT(text->index().num_blocks(), ids->index().num_blocks());  // layouts differ
+    // The layouts differ.
+    ASSERT_LT(ImplOf(*text).index().num_blocks(), ImplOf(*ids).index().num_blocks());
   }
   const IndexColumns index = IndexOf(dir_->path());
   // Each block is read once per shuffle chunk it holds records of, at most.
@@ -410,7 +412,7 @@ TEST_F(PackTest, RowsLongerThanTheStreamWrapAroundIt) {
   std::unique_ptr<Loader> l;
   ASSERT_TRUE(Loader::Open(tiny.path(), o, &l).ok());
   std::vector<int32_t> stream;
-  for (uint64_t r : PackedRecordStream(l->index(), o.batching, o.packing, o.seed, 0)) {
+  for (uint64_t r : PackedRecordStream(ImplOf(*l).index(), o.batching, o.packing, o.seed, 0)) {
     const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
     stream.insert(stream.end(), ids.begin(), ids.end());
   }

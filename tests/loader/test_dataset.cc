@@ -41,6 +41,7 @@ std::vector<uint16_t> RecordFeaturesF16(const AudioDatasetSpec& spec, int i, uin
   features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
   features::FbankOptions fo;
   fo.sample_frequency = static_cast<float>(spec.sample_rate);
+  fo.frame_shift_ms = spec.precomputed_shift_ms;
   features::Workspace ws;
   *frames = static_cast<uint32_t>(features::FbankComputer(fo).Compute(x.data(), x.size(), &ws, &feats));
   std::vector<uint16_t> half(feats.size());
@@ -95,7 +96,8 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
   if (spec.precomputed) {
     m.fields.push_back("features");
     m.features = {{"kind", "fbank"}, {"dtype", "float16"}, {"dim", 80}, {"num_mel_bins", 80},
-                  {"frame_length_ms", 25.0}, {"frame_shift_ms", 10.0}, {"snip_edges", true}};
+                  {"frame_length_ms", 25.0}, {"frame_shift_ms", spec.precomputed_shift_ms},
+                  {"snip_edges", true}};
   }
   m.records = spec.records;
   m.tokens = tokens;

@@ -22,6 +22,7 @@ struct AudioDatasetSpec {
   bool with_tokens = false;       // add a kTokens field per record
   bool flac = false;              // audio as FLAC (codec "flac") instead of pcm16
   bool precomputed = false;       // also a kFeaturesF16 field: 80-bin fbank, as shardify --features
+  float precomputed_shift_ms = 10;  // the precomputed fbank's frame shift
   uint64_t seed = 1;
 };
 

@@ -23,9 +23,11 @@
 #include "commands.h"
 #include "feature_options.h"
 #include "features/pcm.h"
-#include "loader/digest.h"
-#include "loader/loader.h"
 #include "loader/dataset_tokenizer.h"
+#include "loader/digest.h"
+#include "loader/feature_extractor.h"
+#include "loader/loader.h"
+#include "shards/dataset.h"
 
 namespace sluice::bench {
 namespace {
@@ -60,10 +62,16 @@ Usage GetUsage() {
 }
 
 // The feature computation alone: every record of the dataset decoded to float in memory first,
-// then the extractor over all of them on `threads` threads; returns hours of audio per second.
-Status BareFeatures(const Loader& l, int threads, double* hours_per_second, double* seconds) {
-  const shards::Dataset& ds = l.dataset();
-  const loader::FeatureExtractor& fx = l.extractor();
+// then the loader's feature extractor (made from the same options) over all of them on
+// `threads` threads; returns hours of audio per second.
+Status BareFeatures(const std::string& dir, const LoaderOptions& o, int threads,
+                    double* hours_per_second, double* seconds) {
+  std::unique_ptr<shards::Dataset> dataset;
+  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &dataset));
+  const shards::Dataset& ds = *dataset;
+  std::unique_ptr<loader::FeatureExtractor> extractor;
+  SLUICE_RETURN_IF_ERROR(loader::FeatureExtractor::Create(ds.manifest(), o, &extractor));
+  const loader::FeatureExtractor& fx = *extractor;
   struct Clip {
     std::string payload;
     uint32_t shard;
@@ -221,12 +229,14 @@ int RunEpoch(int argc, char** argv) {
     return 1;
   }
   if (!json) {
-    const shards::Manifest& m = l->dataset().manifest();
+    const shards::Manifest& m = target;
+    const EpochStats resolved = l->stats();  // the thread and token counts Open chose
     std::printf("%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
                 "%d blocks in flight, rank %d of %d\n",
                 dir.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
-                m.bytes() / 1e6, l->dataset().num_shards(), loader::FeatureKindName(l->extractor().kind()),
-                l->threads(), l->threads() == 1 ? "" : "s", l->tokens_in_flight(), o.rank, o.world);
+                m.bytes() / 1e6, m.shards.size(), loader::FeatureKindName(l->feature_info().kind),
+                resolved.threads, resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight,
+                o.rank, o.world);
   }
 
   double last_hours_per_second = 0;
@@ -262,7 +272,6 @@ int RunEpoch(int argc, char** argv) {
       nlohmann::json j = s.ToJson();
       j["rank"] = o.rank;
       j["world"] = o.world;
-      j["threads"] = l->threads();
       j["hours"] = hours;
       j["hours_per_second"] = hps;
       j["realtime_factor"] = s.audio_seconds / s.wall_seconds;
@@ -275,8 +284,6 @@ int RunEpoch(int argc, char** argv) {
       if (o.packing.seq_len > 0) {
         j["seq_len"] = o.packing.seq_len;
         j["batch_size"] = o.packing.batch_size;
-        j["stream_tokens"] = l->plan().stream_tokens;
-        j["wrapped_tokens"] = l->plan().wrapped_tokens;
       }
       j["step_ms"] = step_ms;
       j["digest"] = digest.hex();
@@ -311,8 +318,8 @@ int RunEpoch(int argc, char** argv) {
         if (o.packing.seq_len > 0)
           std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", o.packing.batch_size,
                       o.packing.seq_len + 1,
-                      static_cast<unsigned long long>(l->plan().stream_tokens),
-                      static_cast<unsigned long long>(l->plan().wrapped_tokens));
+                      static_cast<unsigned long long>(s.stream_tokens),
+                      static_cast<unsigned long long>(s.wrapped_tokens));
         std::printf("\n");
       }
       std::printf("  digest %s\n", digest.hex().c_str());
@@ -324,7 +331,8 @@ int RunEpoch(int argc, char** argv) {
 
   if (bare) {
     double bare_hps = 0, bare_seconds = 0;
-    st = BareFeatures(*l, l->threads(), &bare_hps, &bare_seconds);
+    const int threads = l->stats().threads;
+    st = BareFeatures(dir, o, threads, &bare_hps, &bare_seconds);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;
@@ -332,7 +340,7 @@ int RunEpoch(int argc, char** argv) {
     if (json) {
       std::printf("%s\n", nlohmann::json{{"bare_hours_per_second", bare_hps},
                                          {"bare_wall_seconds", bare_seconds},
-                                         {"threads", l->threads()},
+                                         {"threads", threads},
                                          {"pipeline_hours_per_second", last_hours_per_second},
                                          {"pipeline_over_bare", last_hours_per_second / bare_hps}}
                               .dump()
@@ -340,7 +348,7 @@ int RunEpoch(int argc, char** argv) {
     } else {
       std::printf("bare features (records decoded in memory first), %d thread%s: %.3f h/s; "
                   "the last epoch reached %.0f%% of it\n",
-                  l->threads(), l->threads() == 1 ? "" : "s", bare_hps,
+                  threads, threads == 1 ? "" : "s", bare_hps,
                   100 * last_hours_per_second / bare_hps);
     }
   }

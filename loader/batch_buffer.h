@@ -1,0 +1,24 @@
+// BatchBuffer: a pooled batch as the loader fills it: the Batch a consumer reads, its fields
+// writable, and the state of its collation, which the consumer never sees. Each buffer is owned
+// by one party at a time: the pool, the pipeline (being filled), the ready queue, or the consumer
+// (as a const Batch*).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "loader/batch.h"
+
+namespace sluice::loader {
+
+class BatchBuffer : public Batch {
+ public:
+  BatchFields& fields() { return f_; }
+
+  // Collate state, owned by the pipeline while the batch is being filled.
+  std::vector<std::vector<int32_t>> row_tokens;  // padded batches: each row's ids until Finish
+  std::vector<uint8_t> row_ok;  // per row: 0 when its record was lost (corrupt block)
+  uint32_t remaining = 0;       // read items not yet collated
+};
+
+}  // namespace sluice::loader

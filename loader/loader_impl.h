@@ -1,0 +1,88 @@
+// LoaderImpl: the Loader's state (loader.h is the interface). Internal: the loader's own code and
+// its tests include it; a training binary uses loader.h alone.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "loader/batch_pool.h"
+#include "loader/collator.h"
+#include "loader/feature_extractor.h"
+#include "loader/loader.h"
+#include "loader/plan.h"
+#include "loader/schedule.h"
+#include "shards/dataset.h"
+
+namespace sluice::loader {
+
+class EpochPipeline;
+
+class LoaderImpl final : public Loader {
+ public:
+  static Status Open(const std::string& dir, const LoaderOptions& options,
+                     std::unique_ptr<LoaderImpl>* out);
+  ~LoaderImpl() override;
+
+  using Loader::Start;
+  Status Start(uint64_t epoch, uint64_t start_batch) override;
+  Status Next(const Batch** batch) override;
+  ResumeState state() const override { return {epoch_, start_batch_ + taken_}; }
+  EpochStats stats() const override;
+  uint64_t num_batches() const override { return plan_.batches.size(); }
+  Status CountBatches(uint64_t epoch, uint64_t* batches) const override;
+  BatchShape max_batch_shape() const override { return shape_; }
+  const FeatureInfo& feature_info() const override { return info_; }
+  const LoaderOptions& options() const override { return options_; }
+
+  // For tests: the started epoch's plan and index (the whole dataset's before Start).
+  const EpochPlan& plan() const { return plan_; }
+  const IndexColumns& index() const { return *ix_; }
+  const shards::Dataset& dataset() const { return *dataset_; }
+
+ private:
+  LoaderImpl() = default;
+  void Stop();
+  // The epoch's index (lengths of its speed-perturbed records, in *scratch) and plan.
+  Status PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexColumns** index,
+                   EpochPlan* plan) const;
+
+  LoaderOptions options_;
+  FeatureInfo info_;
+  int threads_ = 1;
+  int tokens_ = 4;
+  std::unique_ptr<shards::Dataset> dataset_;
+  std::unique_ptr<FeatureExtractor> extractor_;
+  std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
+  IndexColumns index_;
+  IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
+  const IndexColumns* ix_ = &index_;  // the one the started epoch uses
+  std::unique_ptr<BatchPool> pool_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<tbb::enumerable_thread_specific<DecodeScratch>> scratch_;
+
+  uint64_t epoch_ = 0;
+  uint64_t start_batch_ = 0;
+  uint64_t taken_ = 0;  // batches Next() returned since Start
+  EpochPlan plan_;
+  BatchShape shape_;
+  ReadSchedule schedule_;
+  std::unique_ptr<EpochPipeline> pipeline_;
+  std::deque<BatchBuffer*> held_;  // batches the consumer holds, oldest first
+  bool started_ = false;
+  bool done_ = false;
+  Status error_;  // what ended the epoch, repeated by later Next() calls
+  std::chrono::steady_clock::time_point start_time_;
+  EpochStats consumer_;  // wall, first batch, wait; the rest comes from the pipeline
+};
+
+// The implementation behind a Loader that Loader::Open made (every Loader is one): for tests.
+inline const LoaderImpl& ImplOf(const Loader& l) { return static_cast<const LoaderImpl&>(l); }
+
+}  // namespace sluice::loader

@@ -1,0 +1,230 @@
+// Packed batches (PackingOptions, pack.h): every row holds L + 1 ids of the epoch's token stream,
+// written by the decode stage from the documents of its entries; keys and record ids name the
+// document of each row's first token.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "loader/collator.h"
+#include "loader/pack.h"
+
+namespace sluice::loader {
+namespace {
+
+class PackedCollator final : public Collator {
+ public:
+  PackedCollator(const CollatorContext& ctx, std::vector<uint32_t> read_unit, uint32_t units)
+      : Collator(ctx), read_unit_(std::move(read_unit)), num_read_units_(units) {}
+
+  Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const override {
+    const LoaderOptions& o = *ctx_.options;
+    return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, o.rank, o.world, plan);
+  }
+
+  // Packed batches are all [B, L + 1]: their ids are the batch's memory.
+  uint64_t MaxTokens(uint32_t) const override { return plan_->seq_len + 1ull; }
+
+  uint32_t OpenBatchCap(int tokens) const override;
+
+  Status OpenRows(uint32_t j, BatchBuffer* b, uint64_t* allocations) const override {
+    const PlannedBatch& pb = plan_->batches[j];
+    BatchFields& f = b->fields();
+    const size_t width = plan_->seq_len + 1;
+    f.max_tokens = static_cast<int64_t>(width);
+    bool grew = false;
+    if (!f.tokens.Reserve(pb.rows * width * sizeof(int32_t), &grew))
+      return Status::IOError("batch allocator: out of memory for packed batch " +
+                             std::to_string(j));
+    *allocations += grew;
+    f.sequences.resize(pb.rows);
+    int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
+    int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
+    for (uint32_t row = 0; row < pb.rows; ++row) {
+      f.sequences[row] = plan_->sequences[static_cast<uint64_t>(j) * pb.rows + row];
+      f.texts[row].clear();
+      lengths[row] = 0;
+      token_lengths[row] = static_cast<int32_t>(width);
+    }
+    // Entries are row after row, each row's first is the document of its first token.
+    for (uint64_t e = pb.first, end = pb.first + pb.entries; e < end; ++e) {
+      const uint32_t row = plan_->row_of(e, pb);
+      if (e > pb.first && plan_->row_of(e - 1, pb) == row) continue;
+      const uint64_t r = plan_->records[e];
+      f.record_ids[row] = r;
+      f.keys[row] = ctx_.dataset->shard(index_->shard_of(r)).key(index_->local_index(r));
+    }
+    return Status::OK();
+  }
+
+  Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry&,
+                std::string_view, DecodeScratch* s, BatchBuffer* b) const override {
+    const int32_t* ids = nullptr;
+    uint64_t n = 0;
+    SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
+    CopyTokens(item, ids, n, b);
+    return Status::OK();
+  }
+
+  void CopyRow(BatchBuffer* b, size_t from, size_t to) const override {
+    BatchFields& f = b->fields();
+    const size_t row_bytes = RowBytes(f);
+    char* data = static_cast<char*>(f.tokens.data());
+    std::memcpy(data + to * row_bytes, data + from * row_bytes, row_bytes);
+    f.sequences[to] = f.sequences[from];
+  }
+
+  void ClearRow(BatchBuffer* b, size_t row) const override {
+    BatchFields& f = b->fields();
+    const size_t row_bytes = RowBytes(f);
+    std::memset(static_cast<char*>(f.tokens.data()) + row * row_bytes, 0, row_bytes);
+  }
+
+  // Rows are complete as planned; L ids per row are trained (the +1 target is the next row's
+  // first input).
+  Status Finish(BatchBuffer* b, uint64_t*, CollatedCounts* counts) const override {
+    const BatchFields& f = b->fields();
+    counts->tokens = f.size * static_cast<uint64_t>(f.seq_len);
+    return Status::OK();
+  }
+
+ private:
+  static size_t RowBytes(const BatchFields& f) {
+    return static_cast<size_t>(f.max_tokens) * sizeof(int32_t);
+  }
+  Status Ids(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
+             const int32_t** ids, uint64_t* n) const;
+  void CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n, BatchBuffer* b) const;
+
+  std::vector<uint32_t> read_unit_;  // per record, its (block, shuffle chunk) run
+  uint32_t num_read_units_ = 0;
+};
+
+// Packed batches are small (B x (L+1) ids) while one block holds the tokens of many of them:
+// capping open batches at the audio default would read every block several times and serialise
+// the pipeline on barrier steps. So the cap is raised from the widest run of batches one read
+// unit (the records sharing a block and a shuffle chunk) feeds in this plan, `span`, which is
+// about (a block's tokens + a record shuffle window's tokens) / (B x L) plus the sequence shuffle
+// window, and is bounded by the shard format's block size, not the dataset's:
+//  - Rows of the stream's tail wrap to its beginning (the tail rule, pack.h); the documents they
+//    repeat from there are not counted in their unit's run, which would otherwise span the whole
+//    epoch and lift the cap, and with it the pool, to every batch a straddling block feeds.
+//    Those documents' block is read once more for the last batches instead.
+//  - The cap is span x (tokens + 1): the read stage runs up to `tokens` steps ahead of the
+//    collate stage, and each step opens up to a unit's run of batches while the batches of the
+//    steps in flight are still open. A cap of the span alone makes the schedule insert barrier
+//    steps all along the epoch (1024 barriers for 213 blocks on 22 M ids at B 16, L 512, 2
+//    threads), which hold the read stage until collate catches up: one decoding thread at a time.
+// Each block is then read once per shuffle chunk it holds records of (a block straddling two
+// chunks feeds two far-apart places of the stream) and the pool is a function of the options and
+// the block size (the schedule's exact bound is usually well under the cap).
+uint32_t PackedCollator::OpenBatchCap(int tokens) const {
+  const uint32_t open_batches = ctx_.options->open_batches;
+  if (open_batches == 0) return 0;
+  constexpr uint32_t kNone = 0xffffffffu;
+  const uint64_t L = plan_->seq_len, T = plan_->stream_tokens;
+  std::vector<uint32_t> first(num_read_units_, kNone), last(num_read_units_, 0);
+  uint64_t span = 0;
+  for (uint32_t j = 0; j < plan_->batches.size(); ++j) {
+    const PlannedBatch& pb = plan_->batches[j];
+    for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
+      const uint64_t r = plan_->records[e];
+      const uint64_t a =
+          plan_->sequences[static_cast<uint64_t>(j) * pb.rows + plan_->row_of(e, pb)] * L;
+      // A document that ends before the row starts is in it through the wrap.
+      if (a + L + 1 > T && plan_->record_offset[r] + index_->tokens[r] <= a) continue;
+      const uint32_t u = read_unit_[r];
+      if (first[u] == kNone) first[u] = j;
+      last[u] = j;
+      span = std::max<uint64_t>(span, last[u] - first[u] + 1);
+    }
+  }
+  const uint64_t cap = span * (static_cast<uint64_t>(tokens) + 1);
+  return static_cast<uint32_t>(
+      std::max<uint64_t>(open_batches, std::min<uint64_t>(cap, 1u << 16)));
+}
+
+// The part of the item's document that falls in its row: the row covers stream tokens
+// [a, a + L + 1) and the document [s + m*T, s + n + m*T) for every wrap m of the stream.
+void PackedCollator::CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n,
+                                BatchBuffer* b) const {
+  BatchFields& f = b->fields();
+  const uint64_t L = plan_->seq_len, T = plan_->stream_tokens;
+  const uint64_t a = f.sequences[item.row] * L, end = a + L + 1;
+  const uint64_t s = plan_->record_offset[item.record];
+  int32_t* row = static_cast<int32_t*>(f.tokens.data()) + item.row * (L + 1);
+  for (uint64_t m = a / T; m <= (end - 1) / T; ++m) {
+    const uint64_t lo = std::max(a, s + m * T), hi = std::min(end, s + n + m * T);
+    if (lo < hi) std::memcpy(row + (lo - a), ids + (lo - s - m * T), (hi - lo) * sizeof(int32_t));
+  }
+}
+
+// A packed document's ids: the record's own, or the tokenizer's (cached per thread). Either way
+// their count must be the index's, which placed every document in the stream: Corruption for a
+// stored field that disagrees (damage the checksum missed cannot happen, but a hand-made index
+// can), InvalidArgument for a tokenizer that disagrees with the one that counted, which no
+// record of the epoch could survive, so it stops the epoch under either policy.
+Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
+                           const int32_t** ids, uint64_t* n) const {
+  const uint64_t want = index_->tokens[item.record];
+  if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
+    *ids = reinterpret_cast<const int32_t*>(f->data);  // fields are 8-byte aligned in the block
+    *n = f->size / sizeof(int32_t);
+    if (*n != want)
+      return Status::Corruption("the record holds " + std::to_string(*n) +
+                                " token ids, its index entry " + std::to_string(want));
+    return Status::OK();
+  }
+  const size_t slot = item.record % DecodeScratch::kTokenSlots;
+  std::vector<int32_t>& v = s->ids[slot];
+  if (s->ids_record[slot] != item.record) {
+    const shards::FieldView* text = rv.Find(shards::FieldType::kText);
+    if (text == nullptr) return Status::Corruption("neither token ids nor text in the record");
+    if (!ctx_.options->tokenizer) return Status::Corruption("no token ids in the record");
+    s->ids_record[slot] = ~uint64_t{0};
+    v.clear();
+    const Status ts = ctx_.options->tokenizer(text->bytes(), &v);
+    if (!ts.ok()) return Status::InvalidArgument("tokenizer: " + ts.message());
+    s->ids_record[slot] = item.record;
+  }
+  SLUICE_RETURN_IF_ERROR(CheckTokenizerCount(v.size(), want));
+  *ids = v.data();
+  *n = v.size();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
+                         const std::string& dir, std::unique_ptr<Collator>* out) {
+  const LoaderOptions& options = *ctx.options;
+  if (ctx.extractor->audio())
+    return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
+                                   " holds audio");
+  if (options.packing.batch_size == 0 || options.packing.chunk_tokens == 0)
+    return Status::InvalidArgument("packing: batch_size and chunk_tokens must be at least 1");
+  for (uint64_t r = 0; r < index.num_records(); ++r)
+    if (index.in_epochs(r) && index.tokens[r] == 0)
+      return Status::InvalidArgument(
+          dir + ": packing (seq_len) needs each record's token count in the index, and record '" +
+          std::string(ctx.dataset->shard(index.shard_of(r)).key(index.local_index(r))) +
+          "' has none. HINT: make the dataset with shardify text --tokenizer SPEC (ids stored) "
+          "or --tokenizer SPEC --store text (counted, tokenized online)");
+  if (!ctx.dataset->manifest().has_field("tokens") && !options.tokenizer)
+    return Status::InvalidArgument(
+        dir + ": packing needs token ids: the records hold text only and neither "
+        "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
+  // Read units of OpenBatchCap: the runs of records sharing a block and a shuffle chunk.
+  const std::vector<uint64_t> chunks = PackChunks(index, options.packing.chunk_tokens);
+  std::vector<uint32_t> read_unit(index.num_records());
+  uint32_t unit = 0;
+  for (size_t c = 0; c + 1 < chunks.size(); ++c)
+    for (uint64_t r = chunks[c]; r < chunks[c + 1]; ++r) {
+      if (r > 0 && (r == chunks[c] || index.block_of[r] != index.block_of[r - 1])) ++unit;
+      read_unit[r] = unit;
+    }
+  *out = std::make_unique<PackedCollator>(ctx, std::move(read_unit), unit + 1);
+  return Status::OK();
+}
+
+}  // namespace sluice::loader

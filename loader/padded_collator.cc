@@ -1,0 +1,157 @@
+// Padded batches: row i of batch j is record plan.records[first + i]; features [rows, T, F] and
+// token ids [rows, longest] padded with zeros (batch.h).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "features/half.h"
+#include "loader/collator.h"
+
+namespace sluice::loader {
+namespace {
+
+class PaddedCollator final : public Collator {
+ public:
+  using Collator::Collator;
+
+  Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const override {
+    const LoaderOptions& o = *ctx_.options;
+    return MakeEpochPlan(index, o.batching, o.seed, epoch, o.rank, o.world, plan);
+  }
+
+  // Token ids [rows, longest row's count]: from the index's counts, which are exact for stored
+  // ids and for text counted by shardify. Records tokenized online without a count may still
+  // grow a buffer in Finish (EpochStats::pool_allocations counts it).
+  uint64_t MaxTokens(uint32_t j) const override {
+    const PlannedBatch& pb = plan_->batches[j];
+    uint64_t longest = 0;
+    for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e)
+      longest = std::max<uint64_t>(longest, index_->tokens[plan_->records[e]]);
+    return longest;
+  }
+
+  uint32_t OpenBatchCap(int) const override { return ctx_.options->open_batches; }
+
+  Status OpenRows(uint32_t j, BatchBuffer* b, uint64_t*) const override {
+    const PlannedBatch& pb = plan_->batches[j];
+    const bool audio = ctx_.extractor->audio();
+    BatchFields& f = b->fields();
+    b->row_tokens.resize(pb.rows);
+    int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
+    for (uint32_t row = 0; row < pb.rows; ++row) {
+      const uint64_t r = plan_->records[pb.first + row];
+      const shards::ShardReader& shard = ctx_.dataset->shard(index_->shard_of(r));
+      f.keys[row] = shard.key(index_->local_index(r));
+      f.record_ids[row] = r;
+      f.texts[row].clear();
+      b->row_tokens[row].clear();
+      lengths[row] = audio ? static_cast<int32_t>(index_->length[r]) : 0;
+    }
+    return Status::OK();
+  }
+
+  Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry& e,
+                std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
+    BatchFields& f = b->fields();
+    const size_t row = item.row;
+    const FeatureExtractor& fx = *ctx_.extractor;
+    if (fx.audio()) {
+      const size_t dsize = DTypeSize(f.dtype);
+      const size_t row_values = static_cast<size_t>(f.frames) * f.dim;
+      char* row_base = static_cast<char*>(f.features.data()) + row * row_values * dsize;
+      const size_t values = static_cast<size_t>(index_->length[item.record]) * f.dim;
+      float* dst = reinterpret_cast<float*>(row_base);
+      if (f.dtype != DType::kFloat32) {
+        if (s->feats.size() < values) s->feats.resize(values);
+        dst = s->feats.data();
+      }
+      const Status st = fx.Compute(rv, e, shard, plan_->seed, plan_->epoch, item.record, s, dst);
+      if (!st.ok()) return Status::Corruption(st.message());
+      if (f.dtype == DType::kFloat16)
+        features::FloatToHalf(dst, values, reinterpret_cast<uint16_t*>(row_base));
+      else if (f.dtype == DType::kBFloat16)
+        features::FloatToBFloat16(dst, values, reinterpret_cast<uint16_t*>(row_base));
+      std::memset(row_base + values * dsize, 0, (row_values - values) * dsize);
+    }
+    if (const shards::FieldView* text = rv.Find(shards::FieldType::kText))
+      f.texts[row].assign(text->data, text->size);
+    std::vector<int32_t>& ids = b->row_tokens[row];
+    if (const shards::FieldView* t = rv.Find(shards::FieldType::kTokens)) {
+      ids.resize(t->size / 4);
+      std::memcpy(ids.data(), t->data, ids.size() * 4);
+    } else if (ctx_.options->tokenizer) {
+      ids.clear();
+      const Status st = ctx_.options->tokenizer(f.texts[row], &ids);
+      if (!st.ok()) return Status::Corruption(st.message());
+      // A dataset counted by its tokenizer (shardify --store text) planned with these counts.
+      const uint64_t want = index_->tokens[item.record];
+      if (want > 0) return CheckTokenizerCount(ids.size(), want);
+    }
+    return Status::OK();
+  }
+
+  void CopyRow(BatchBuffer* b, size_t from, size_t to) const override {
+    BatchFields& f = b->fields();
+    char* data = static_cast<char*>(f.features.data());
+    const size_t row_bytes = RowBytes(f);
+    std::memcpy(data + to * row_bytes, data + from * row_bytes, row_bytes);
+    int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
+    lengths[to] = lengths[from];
+    f.texts[to] = f.texts[from];
+    b->row_tokens[to] = b->row_tokens[from];
+  }
+
+  void ClearRow(BatchBuffer* b, size_t row) const override {
+    BatchFields& f = b->fields();
+    const size_t row_bytes = RowBytes(f);
+    std::memset(static_cast<char*>(f.features.data()) + row * row_bytes, 0, row_bytes);
+    static_cast<int32_t*>(f.lengths.data())[row] = 0;
+    f.texts[row].clear();
+    b->row_tokens[row].clear();
+  }
+
+  // Tokens [rows, longest], zero-padded.
+  Status Finish(BatchBuffer* b, uint64_t* allocations, CollatedCounts* counts) const override {
+    BatchFields& f = b->fields();
+    const size_t rows = f.size;
+    size_t max_tokens = 0;
+    for (size_t i = 0; i < rows; ++i) max_tokens = std::max(max_tokens, b->row_tokens[i].size());
+    f.max_tokens = static_cast<int64_t>(max_tokens);
+    if (max_tokens > 0) {
+      bool grew = false;
+      if (!f.tokens.Reserve(rows * max_tokens * sizeof(int32_t), &grew))
+        return Status::IOError("batch allocator: out of memory for tokens");
+      *allocations += grew;
+      int32_t* tokens = static_cast<int32_t*>(f.tokens.data());
+      for (size_t i = 0; i < rows; ++i) {
+        const std::vector<int32_t>& ids = b->row_tokens[i];
+        std::memcpy(tokens + i * max_tokens, ids.data(), ids.size() * sizeof(int32_t));
+        std::memset(tokens + i * max_tokens + ids.size(), 0,
+                    (max_tokens - ids.size()) * sizeof(int32_t));
+      }
+    }
+    const int32_t* lengths = static_cast<const int32_t*>(f.lengths.data());
+    int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
+    for (size_t i = 0; i < rows; ++i) {
+      token_lengths[i] = static_cast<int32_t>(b->row_tokens[i].size());
+      counts->tokens += b->row_tokens[i].size();
+      counts->frames += static_cast<uint64_t>(lengths[i]);
+      counts->duration += index_->duration[f.record_ids[i]];
+    }
+    return Status::OK();
+  }
+
+ private:
+  static size_t RowBytes(const BatchFields& f) {
+    return static_cast<size_t>(f.frames) * f.dim * DTypeSize(f.dtype);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collator> NewPaddedCollator(const CollatorContext& ctx) {
+  return std::make_unique<PaddedCollator>(ctx);
+}
+
+}  // namespace sluice::loader

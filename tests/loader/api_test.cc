@@ -1,0 +1,181 @@
+// The Loader API beyond Start/Next (loader.h): what a trainer asks before and around an epoch
+// (batch counts, the largest batch, what the features are) agrees with the batches it then gets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "loader/loader.h"
+#include "test_dataset.h"
+#include "test_util.h"
+
+namespace sluice::loader {
+namespace {
+
+using loader::testing::AudioDatasetSpec;
+
+LoaderOptions Options() {
+  LoaderOptions o;
+  o.threads = 2;
+  o.batching.max_frames = 1500;  // batches of a few records: several per epoch
+  return o;
+}
+
+// Writes the dataset and opens it; null (and a failed test) when Open fails.
+std::unique_ptr<Loader> OpenAudio(const std::string& dir, const AudioDatasetSpec& spec,
+                                  const LoaderOptions& o) {
+  loader::testing::WriteAudioDataset(dir, spec);
+  std::unique_ptr<Loader> l;
+  const Status st = Loader::Open(dir, o, &l);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return l;
+}
+
+// Batches of the started epoch until its end; fails the test on an error.
+uint64_t Drain(Loader* l, BatchShape* largest = nullptr) {
+  const Batch* b;
+  uint64_t n = 0;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+    ++n;
+    if (largest == nullptr) continue;
+    largest->rows = std::max<uint64_t>(largest->rows, b->size());
+    largest->frames = std::max<uint64_t>(largest->frames, b->frames());
+    largest->padded_frames = std::max<uint64_t>(largest->padded_frames, b->size() * b->frames());
+    largest->tokens = std::max<uint64_t>(largest->tokens, b->max_tokens());
+  }
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return n;
+}
+
+// Speed perturbation changes the lengths, hence the batches, from epoch to epoch: the count of
+// each comes from its own plan.
+TEST(LoaderApi, CountBatchesIsTheBatchCountOfThatEpoch) {
+  sluice::testing::TempDir dir;
+  AudioDatasetSpec spec;
+  spec.records = 80;
+  LoaderOptions o = Options();
+  o.speed_perturb = true;
+  std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, o);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->num_batches(), 0u);
+  bool differ = false;
+  uint64_t first = 0;
+  for (uint64_t epoch = 0; epoch < 6; ++epoch) {
+    uint64_t counted = 0;
+    ASSERT_TRUE(l->CountBatches(epoch, &counted).ok());
+    if (epoch == 0) first = counted;
+    differ |= counted != first;
+    ASSERT_TRUE(l->Start(epoch).ok());
+    EXPECT_EQ(l->num_batches(), counted);
+    // Counting another epoch mid-epoch leaves the started one as it was.
+    const Batch* b;
+    ASSERT_TRUE(l->Next(&b).ok());
+    uint64_t other = 0;
+    ASSERT_TRUE(l->CountBatches(epoch + 1, &other).ok());
+    EXPECT_EQ(l->state().batches, 1u);
+    EXPECT_EQ(1 + Drain(l.get()), counted) << "epoch " << epoch;
+  }
+  EXPECT_TRUE(differ) << "the test needs epochs of different counts";
+}
+
+TEST(LoaderApi, MaxBatchShapeIsTheLargestBatchOfThePlan) {
+  sluice::testing::TempDir dir;
+  AudioDatasetSpec spec;
+  spec.records = 80;
+  spec.with_tokens = true;
+  std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, Options());
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->max_batch_shape().rows, 0u);
+  ASSERT_TRUE(l->Start(1).ok());
+  const BatchShape shape = l->max_batch_shape();
+  BatchShape seen;
+  Drain(l.get(), &seen);
+  EXPECT_GT(seen.tokens, 0u);
+  EXPECT_EQ(shape.rows, seen.rows);
+  EXPECT_EQ(shape.frames, seen.frames);
+  EXPECT_EQ(shape.padded_frames, seen.padded_frames);
+  EXPECT_EQ(shape.tokens, seen.tokens);
+  // Resumed past the largest batches, the shape is still the whole plan's.
+  ASSERT_TRUE(l->Start(1, l->num_batches()).ok());
+  EXPECT_EQ(l->max_batch_shape().padded_frames, shape.padded_frames);
+}
+
+TEST(LoaderApi, PackedShapeIsBatchSizeByLPlusOne) {
+  sluice::testing::TempDir dir;
+  loader::testing::WriteTokenDataset(dir.path(), 60);
+  LoaderOptions o = Options();
+  o.packing.seq_len = 24;
+  o.packing.batch_size = 3;
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  EXPECT_FALSE(l->feature_info().audio);
+  ASSERT_TRUE(l->Start(0).ok());
+  const BatchShape shape = l->max_batch_shape();
+  EXPECT_EQ(shape.rows, 3u);
+  EXPECT_EQ(shape.tokens, 25u);
+  EXPECT_EQ(shape.frames, 0u);
+  BatchShape seen;
+  Drain(l.get(), &seen);
+  EXPECT_EQ(seen.rows, shape.rows);
+  EXPECT_EQ(seen.tokens, shape.tokens);
+}
+
+// A dataset whose stored features use another frame shift than the options' fbank: the time a
+// frame stands for is the dataset's (a trainer's hours of audio come from it).
+TEST(LoaderApi, FeatureInfoTakesTheFrameShiftOfStoredFeatures) {
+  sluice::testing::TempDir dir;
+  AudioDatasetSpec spec;
+  spec.records = 12;
+  spec.precomputed = true;
+  spec.precomputed_shift_ms = 20;
+  LoaderOptions o = Options();
+  ASSERT_EQ(o.fbank.frame_shift_ms, 10.0f);
+  std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, o);
+  ASSERT_NE(l, nullptr);
+  FeatureInfo info = l->feature_info();
+  EXPECT_TRUE(info.audio);
+  EXPECT_EQ(info.kind, FeatureKind::kPrecomputed);
+  EXPECT_EQ(info.dim, 80);
+  EXPECT_EQ(info.sample_rate, spec.sample_rate);
+  EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 0.020);
+  // The stored frames are 20 ms frames: frames x shift is the record's audio, to a frame.
+  ASSERT_TRUE(l->Start(0).ok());
+  const Batch* b;
+  ASSERT_TRUE(l->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->dim(), info.dim);
+  const int i = std::stoi(std::string(b->keys()[0]).substr(3));
+  const double seconds =
+      static_cast<double>(loader::testing::RecordSamples(spec, i).size()) / spec.sample_rate;
+  EXPECT_NEAR(b->lengths()[0] * info.frame_shift_seconds, seconds, 0.045);
+
+  o.use_precomputed = false;  // fbank from the audio, at the options' 10 ms
+  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  info = l->feature_info();
+  EXPECT_EQ(info.kind, FeatureKind::kFbank);
+  EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 0.010);
+  o.kind = FeatureKind::kRaw;
+  o.dtype = DType::kFloat16;
+  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  info = l->feature_info();
+  EXPECT_EQ(info.dim, 1);
+  EXPECT_EQ(info.dtype, DType::kFloat16);
+  EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 1.0 / spec.sample_rate);
+}
+
+TEST(LoaderApi, TextDatasetsHaveNoFeatureRows) {
+  sluice::testing::TempDir dir;
+  loader::testing::WriteTextDataset(dir.path(), 20, true);
+  std::unique_ptr<Loader> l;
+  ASSERT_TRUE(Loader::Open(dir.path(), Options(), &l).ok());
+  const FeatureInfo& info = l->feature_info();
+  EXPECT_FALSE(info.audio);
+  EXPECT_EQ(info.dim, 0);
+  EXPECT_EQ(info.sample_rate, 0);
+  EXPECT_EQ(info.frame_shift_seconds, 0.0);
+}
+
+}  // namespace
+}  // namespace sluice::loader
