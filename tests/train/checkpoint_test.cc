@@ -118,10 +118,10 @@ TEST(Checkpoint, NewerVersionIsUnsupported) {
   EXPECT_TRUE(DecodeCheckpoint(bytes, "run.ckpt", &out).IsUnsupported());
 }
 
-TEST(Checkpoint, MissingFileIsAnIOErrorNamingIt) {
+TEST(Checkpoint, MissingFileIsNotFoundNamingIt) {
   Checkpoint out;
   const Status s = ReadCheckpoint("/nonexistent/dir/run.ckpt", &out);
-  ASSERT_FALSE(s.ok());
+  ASSERT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find("/nonexistent/dir/run.ckpt"), std::string::npos);
 }
 

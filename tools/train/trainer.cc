@@ -231,16 +231,6 @@ struct EpochTotals {
   double flops = 0;  // model FLOPs of this rank's steps (engines that estimate them)
 };
 
-// `s` with "prefix: " before its message, same code.
-Status Prefixed(const Status& s, const std::string& prefix) {
-  const std::string m = prefix + ": " + s.message();
-  if (s.IsCorruption()) return Status::Corruption(m);
-  if (s.IsIOError()) return Status::IOError(m);
-  if (s.IsUnsupported()) return Status::Unsupported(m);
-  if (s.IsNotFound()) return Status::NotFound(m);
-  return Status::InvalidArgument(m);
-}
-
 // The engine of o.device: the CPU replicas, or the CUDA model where it was built.
 Status MakeEngine(const TrainOptions& o, const reference::ModelConfig& config, const Ranks& ranks,
                   loader::Loader* loader, std::unique_ptr<Engine>* out) {
@@ -353,7 +343,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
     // The layout is the same on every device (gpu/reference ParameterLayout, fp32), so a
     // checkpoint of either device resumes on the other.
     const Status restored = engine->Restore(c);
-    if (!restored.ok()) return Status::Corruption(resume + ": " + restored.message());
+    if (!restored.ok()) return Prefixed(restored, resume);
     counters = c.counters;
     state = c.loader;
     schedule.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
@@ -602,7 +592,7 @@ Status RunTraining(const TrainOptions& o) {
   // MPI support (PMIx) starts MPI ranks just as mpirun does.
   std::unique_ptr<gpu::MpiCommunicator> comm;
   Status s = gpu::MpiCommunicator::Create(&comm);
-  if (!s.ok()) return Status::IOError(where + ": starting MPI: " + s.message());
+  if (!s.ok()) return Prefixed(s, where + ": starting MPI");
   if (comm->world() != env.world || comm->rank() != env.rank)
     return Status::InvalidArgument(where + ", but MPI sees rank " + std::to_string(comm->rank()) + " of " +
                                    std::to_string(comm->world()) +
