@@ -1,5 +1,6 @@
-// Helpers of the CUDA model's tests (suite 'gpu'): SKIP_WITHOUT_GPU, move vectors to and from
-// the device, seeded inputs, and per-tensor comparisons with the CPU reference.
+// Helpers of the CUDA model's tests (suite 'gpu'): SKIP_WITHOUT_GPU, ASSERT_OK (tests/testing),
+// move vectors to and from the device, seeded inputs, and per-tensor comparisons with the CPU
+// reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,15 +14,10 @@
 #include "features/half.h"
 #include "gpu/device.h"
 #include "gpu/model/device_array.h"
+#include "assert_ok.h"
 #include "../skip_without_gpu.h"
 
 namespace sluice::gpu::model::testing {
-
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    const ::sluice::Status _s = (expr);                  \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 inline std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
