@@ -16,6 +16,7 @@
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
+#include "assert_ok.h"
 
 namespace sluice::loader::testing {
 
@@ -60,7 +61,7 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     shards::RecordBuilder rb;
     if (spec.flac) {
       std::vector<uint8_t> flac;
-      EXPECT_TRUE(features::EncodeFlac(s.data(), s.size(), spec.sample_rate, &flac).ok());
+      EXPECT_OK(features::EncodeFlac(s.data(), s.size(), spec.sample_rate, &flac));
       rb.AddField(shards::FieldType::kAudioFlac, flac.data(), flac.size());
     } else {
       rb.AddField(shards::FieldType::kAudioPcm16, s.data(), s.size() * 2);
@@ -83,9 +84,9 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
       ntok = static_cast<uint32_t>(ids.size());
       tokens += ntok;
     }
-    EXPECT_TRUE(w.Add({key, s.size(), ntok}, rb.data()).ok());
+    EXPECT_OK(w.Add({key, s.size(), ntok}, rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = spec.sample_rate;
@@ -100,7 +101,7 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
   m.records = spec.records;
   m.tokens = tokens;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -121,15 +122,15 @@ shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with
       ntok = static_cast<uint32_t>(ids.size());
     }
     const std::string key = RecordKey(i);
-    EXPECT_TRUE(w.Add({key, 0, ntok}, rb.data()).ok());
+    EXPECT_OK(w.Add({key, 0, ntok}, rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
   m.records = records;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -159,11 +160,10 @@ shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint6
     rb.AddField(shards::FieldType::kText, texts[i]);
     if (store_ids) rb.AddField(shards::FieldType::kTokens, ids[i].data(), ids[i].size() * 4);
     tokens += ids[i].size();
-    EXPECT_TRUE(w.Add({RecordKey(static_cast<int>(i)), 0, static_cast<uint32_t>(ids[i].size())},
-                      rb.data())
-                    .ok());
+    EXPECT_OK(w.Add({RecordKey(static_cast<int>(i)), 0, static_cast<uint32_t>(ids[i].size())},
+                    rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
@@ -172,7 +172,7 @@ shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint6
   m.records = texts.size();
   m.tokens = tokens;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -212,12 +212,12 @@ shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, 
   for (int i = 0; i < records; ++i) texts.push_back(CharText(i));
   features::TextNormalizeOptions norm;
   std::vector<std::string> chars;
-  EXPECT_TRUE(features::BuildCharVocabulary(texts, norm, &chars).ok());
+  EXPECT_OK(features::BuildCharVocabulary(texts, norm, &chars));
   std::unique_ptr<features::Tokenizer> tok;
-  EXPECT_TRUE(features::MakeCharTokenizer(chars, norm, &tok).ok());
+  EXPECT_OK(features::MakeCharTokenizer(chars, norm, &tok));
   std::vector<std::vector<int32_t>> ids(texts.size());
   for (int i = 0; i < records; ++i) {
-    EXPECT_TRUE(tok->Encode(texts[i], &ids[i]).ok());
+    EXPECT_OK(tok->Encode(texts[i], &ids[i]));
     ids[i].push_back(features::kEndOfDocumentId);
   }
   const nlohmann::json tokenizer = {{"type", "char"},
@@ -232,7 +232,7 @@ shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, 
 uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block) {
   const std::string path = dir + "/" + shard_file;
   std::unique_ptr<shards::ShardReader> reader;
-  EXPECT_TRUE(shards::ShardReader::Open(path, {}, &reader).ok());
+  EXPECT_OK(shards::ShardReader::Open(path, {}, &reader));
   const shards::BlockInfo info = reader->block(block);
   reader.reset();
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

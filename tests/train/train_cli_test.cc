@@ -18,6 +18,7 @@
 #include "held_out.h"
 #include "shards/dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace {
 
@@ -145,7 +146,7 @@ TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
 // evaluates every held-out one, each once.
 TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
   std::unique_ptr<sluice::shards::Dataset> ds;
-  ASSERT_TRUE(sluice::shards::Dataset::Open(dir_->Join("chars"), sluice::shards::ReadOptions(), &ds).ok());
+  ASSERT_OK(sluice::shards::Dataset::Open(dir_->Join("chars"), sluice::shards::ReadOptions(), &ds));
   int total = 0, held = 0, held_tiny = 0;
   for (size_t s = 0; s < ds->num_shards(); ++s)
     for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) {
@@ -169,11 +170,11 @@ TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
   ASSERT_EQ(Train("chars", args + "--checkpoint-every 1 --checkpoint " + run.Join("run-{step}.ckpt")).code, 0);
   const std::string ckpt = run.Join("run-1.ckpt");
   sluice::train::Checkpoint c;
-  ASSERT_TRUE(sluice::train::ReadCheckpoint(ckpt, &c).ok());
+  ASSERT_OK(sluice::train::ReadCheckpoint(ckpt, &c));
   ASSERT_EQ(c.config.value("held_out_plan", 0), 2);
   ASSERT_EQ(Train("chars", args + "--resume " + ckpt).code, 0);
   c.config.erase("held_out_plan");
-  ASSERT_TRUE(sluice::train::WriteCheckpoint(ckpt, c).ok());
+  ASSERT_OK(sluice::train::WriteCheckpoint(ckpt, c));
   const Result old = Train("chars", args + "--resume " + ckpt);
   EXPECT_EQ(old.code, 1) << old.out;
   EXPECT_NE(old.out.find("included the held-out records"), std::string::npos) << old.out;

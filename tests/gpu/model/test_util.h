@@ -43,21 +43,21 @@ inline std::vector<float> RoundBf16(const std::vector<float>& v) { return FromBf
 template <typename T>
 DeviceArray<T> ToDevice(const std::vector<T>& host) {
   DeviceArray<T> d;
-  EXPECT_TRUE(d.Allocate(std::max<size_t>(host.size(), 1)).ok());
-  EXPECT_TRUE(d.Upload(host.data(), host.size(), nullptr).ok());
+  EXPECT_OK(d.Allocate(std::max<size_t>(host.size(), 1)));
+  EXPECT_OK(d.Upload(host.data(), host.size(), nullptr));
   return d;
 }
 template <typename T>
 DeviceArray<T> Zeros(size_t n) {
   DeviceArray<T> d;
-  EXPECT_TRUE(d.Allocate(std::max<size_t>(n, 1)).ok());
-  EXPECT_TRUE(d.Zero(nullptr).ok());
+  EXPECT_OK(d.Allocate(std::max<size_t>(n, 1)));
+  EXPECT_OK(d.Zero(nullptr));
   return d;
 }
 template <typename T>
 std::vector<T> ToHost(const DeviceArray<T>& d, size_t n) {
   std::vector<T> h(n);
-  EXPECT_TRUE(d.Download(h.data(), n, nullptr).ok());
+  EXPECT_OK(d.Download(h.data(), n, nullptr));
   return h;
 }
 
