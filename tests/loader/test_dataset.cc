@@ -1,7 +1,7 @@
 #include "test_dataset.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "features/tokenizer.h"
 #include "loader/dataset_tokenizer.h"
 #include "shards/dataset_writer.h"
+#include "shards/fields.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
 #include "assert_ok.h"
@@ -70,11 +71,9 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     if (spec.precomputed) {
       uint32_t frames = 0;
       const std::vector<uint16_t> half = RecordFeaturesF16(spec, i, &frames);
-      std::string field(8 + half.size() * 2, '\0');
-      const uint32_t shape[2] = {frames, 80};
-      std::memcpy(field.data(), shape, 8);
-      std::memcpy(field.data() + 8, half.data(), half.size() * 2);
-      rb.AddField(shards::FieldType::kFeaturesF16, field);
+      std::vector<uint16_t> field;
+      std::copy(half.begin(), half.end(), shards::EncodeFeaturesF16(frames, 80, &field));
+      rb.AddField(shards::FieldType::kFeaturesF16, field.data(), field.size() * 2);
     }
     uint32_t ntok = 0;
     if (spec.with_tokens) {

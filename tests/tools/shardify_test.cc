@@ -23,6 +23,7 @@
 #include "loader/loader.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
+#include "shards/fields.h"
 #include "shards/record.h"
 #include "test_util.h"
 #include "loader/dataset_tokenizer.h"
@@ -533,15 +534,12 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
     std::vector<float> x(pcm.size()), want;
     features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
     const int64_t frames = fbank.Compute(x.data(), x.size(), &ws, &want);
-    uint32_t header[2];
-    std::memcpy(header, feats->data, 8);
-    ASSERT_EQ(header[0], frames);
-    ASSERT_EQ(header[1], 40u);
-    ASSERT_EQ(feats->size, 8 + frames * 40 * 2);
-    std::vector<uint16_t> half(frames * 40);
-    std::memcpy(half.data(), feats->data + 8, half.size() * 2);
-    std::vector<float> got(half.size());
-    features::HalfToFloat(half.data(), half.size(), got.data());
+    shards::FeaturesF16View f16;
+    ASSERT_OK(shards::DecodeFeaturesF16(*feats, "t", &f16));
+    ASSERT_EQ(f16.frames, frames);
+    ASSERT_EQ(f16.bins, 40u);
+    std::vector<float> got(size_t{f16.frames} * f16.bins);
+    features::HalfToFloat(f16.values, got.size(), got.data());
     for (size_t k = 0; k < got.size(); ++k) {
       ASSERT_NEAR(got[k], want[k], 2e-3 * std::max(1.0f, std::abs(want[k]))) << "record " << i << " value " << k;
     }
