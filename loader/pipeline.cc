@@ -9,6 +9,7 @@
 #include <oneapi/tbb/parallel_pipeline.h>
 
 #include "features/half.h"
+#include "loader/token_ids.h"
 
 namespace sluice::loader {
 namespace {
@@ -257,8 +258,10 @@ Status EpochPipeline::PackedIds(const ReadItem& item, const shards::RecordView& 
                                 DecodeScratch* s, const int32_t** ids, uint64_t* n) const {
   const uint64_t want = ctx_.index->tokens[item.record];
   if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
-    *ids = reinterpret_cast<const int32_t*>(f->data);  // fields are 8-byte aligned in the block
-    *n = f->size / sizeof(int32_t);
+    std::span<const int32_t> stored;  // into the block: fields are 8-byte aligned in it
+    SLUICE_RETURN_IF_ERROR(StoredTokenIds(*f, "tokens", &stored));
+    *ids = stored.data();
+    *n = stored.size();
     if (*n != want)
       return Status::Corruption("the record holds " + std::to_string(*n) +
                                 " token ids, its index entry " + std::to_string(want));
@@ -363,8 +366,10 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
     b->texts_[row].assign(f->data, f->size);
   std::vector<int32_t>& ids = b->row_tokens_[row];
   if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
-    ids.resize(f->size / 4);
-    std::memcpy(ids.data(), f->data, ids.size() * 4);
+    std::span<const int32_t> stored;
+    st = StoredTokenIds(*f, "tokens", &stored);
+    if (!st.ok()) return lose(st);
+    ids.assign(stored.begin(), stored.end());
   } else if (opt.tokenizer) {
     ids.clear();
     st = opt.tokenizer(b->texts_[row], &ids);

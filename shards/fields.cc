@@ -35,4 +35,12 @@ Status DecodeFeaturesF16(const FieldView& f, std::string_view where, FeaturesF16
   return Status::OK();
 }
 
+Status DecodeTokens(const FieldView& f, std::string_view where, std::span<const uint32_t>* ids) {
+  if (f.size % sizeof(uint32_t) != 0)
+    return Status::Corruption(std::string(where) + ": tokens field of " + std::to_string(f.size) +
+                              " bytes is not a whole number of u32 ids");
+  *ids = {reinterpret_cast<const uint32_t*>(f.data), f.size / sizeof(uint32_t)};
+  return Status::OK();
+}
+
 }  // namespace sluice::shards

@@ -1,5 +1,5 @@
 // The layouts inside the typed fields whose data has structure (docs/formats/shard.md, "Field
-// layouts"): kFeaturesF16. Writers and readers both go through these functions, so
+// layouts"): kTokens and kFeaturesF16. Writers and readers both go through these functions, so
 // each layout is written down once in code, beside the constants of shards/format.h.
 // shards/ knows nothing of audio: float16 values travel as their 16 bits; features/half.h
 // converts them.
@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -35,5 +36,9 @@ struct FeaturesF16View {
 // Splits a kFeaturesF16 field without copying. Corruption naming `where` for a field shorter
 // than its header or whose size is not FeaturesF16Size(frames, bins).
 Status DecodeFeaturesF16(const FieldView& f, std::string_view where, FeaturesF16View* out);
+
+// kTokens := u32 LE token ids. The ids of the field without copying; Corruption naming `where`
+// for a size that is not a whole number of ids.
+Status DecodeTokens(const FieldView& f, std::string_view where, std::span<const uint32_t>* ids);
 
 }  // namespace sluice::shards

@@ -1,4 +1,4 @@
-// shards/fields.h: the kFeaturesF16 layout round-trips through a real record, and a
+// shards/fields.h: the kFeaturesF16 and kTokens layouts round-trip through a real record, and a
 // field whose size disagrees with its header is Corruption naming where it was read.
 #include "shards/fields.h"
 
@@ -88,6 +88,25 @@ TEST(FeaturesF16, SizeThatDisagreesWithTheHeaderIsCorruption) {
     EXPECT_NE(s.message().find("shard-00002.sluice: record 'utt7'"), std::string::npos) << c.what;
     EXPECT_EQ(v.values, nullptr) << c.what;
   }
+}
+
+TEST(Tokens, RoundTripU32Ids) {
+  const std::vector<uint32_t> ids = {0, 1, 2147483647u, 2147483648u, 4000000000u};
+  std::string payload;
+  const FieldView f = ThroughRecord(FieldType::kTokens, ids.data(), ids.size() * 4, &payload);
+  std::span<const uint32_t> got;
+  ASSERT_OK(DecodeTokens(f, "t", &got));
+  EXPECT_EQ(std::vector<uint32_t>(got.begin(), got.end()), ids);
+}
+
+TEST(Tokens, PartialIdIsCorruption) {
+  const std::string bytes(7, '\1');
+  const FieldView f{FieldType::kTokens, bytes.data(), 7};
+  std::span<const uint32_t> got;
+  const Status s = DecodeTokens(f, "shard-00001.sluice: record 'doc3'", &got);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("record 'doc3'"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(got.empty());
 }
 
 }  // namespace
