@@ -1,6 +1,6 @@
 // The loop a trainer writes around sluice's loader (docs/loader.md). Build against the installed
-// library (pkg-config sluice-loader) or as a Meson subproject; the test suite builds and runs it
-// on a tiny dataset.
+// library (`pkg-config --cflags --libs sluice`) or with `dependency('sluice')` from a Meson
+// subproject; the test suite builds and runs it on a tiny dataset.
 //
 //   train_loop DATASET_DIR [RESUME_STATE_JSON]
 #include <cstdio>
