@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace sluice {
@@ -48,10 +49,23 @@ class Status {
   }
 
  private:
+  friend Status Prefixed(const Status& s, std::string_view context);
   Status(Code code, std::string msg) : code_(code), msg_(std::move(msg)) {}
   Code code_ = Code::kOk;
   std::string msg_;
 };
+
+// `s` with "context: " before its message and the same code; an OK status stays OK. The one way
+// to say where an error happened (file, record, option) as it travels up, so a caller that checks
+// IsNotFound() or IsCorruption() still can: rebuilding a Status from message() picks a code anew
+// and loses the one the callee chose.
+inline Status Prefixed(const Status& s, std::string_view context) {
+  if (s.ok()) return s;
+  std::string m;
+  m.reserve(context.size() + 2 + s.message().size());
+  m.append(context).append(": ").append(s.message());
+  return Status(s.code(), std::move(m));
+}
 
 }  // namespace sluice
 

@@ -10,6 +10,7 @@
 #include "features/random.h"
 #include "features/half.h"
 #include "loader/features_json.h"
+#include "shards/fields.h"
 
 namespace sluice::loader {
 namespace {
@@ -163,17 +164,16 @@ Status FeatureExtractor::Compute(const shards::RecordView& rec, const shards::Re
   size_t n = 0;
   if (kind_ == FeatureKind::kPrecomputed) {
     const shards::FieldView* f = rec.Find(shards::FieldType::kFeaturesF16);
-    if (f == nullptr || f->size < 8)
+    if (f == nullptr)
       return Status::Corruption(std::string(where) + ": no precomputed features field");
-    uint32_t shape[2];
-    std::memcpy(shape, f->data, 8);
-    if (shape[0] != frames || static_cast<int>(shape[1]) != dim_ ||
-        f->size != 8 + uint64_t(shape[0]) * shape[1] * 2)
+    shards::FeaturesF16View v;
+    SLUICE_RETURN_IF_ERROR(shards::DecodeFeaturesF16(*f, where, &v));
+    if (v.frames != frames || static_cast<int64_t>(v.bins) != dim_)
       return Status::Corruption(std::string(where) + ": precomputed features [" +
-                                std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
+                                std::to_string(v.frames) + ", " + std::to_string(v.bins) +
                                 "], expected [" + std::to_string(frames) + ", " +
                                 std::to_string(dim_) + "]");
-    features::HalfToFloat(reinterpret_cast<const uint16_t*>(f->data + 8), size_t(frames) * dim_, out);
+    features::HalfToFloat(v.values, size_t(frames) * dim_, out);
   } else if (kind_ == FeatureKind::kSpectrogram) {
     SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f / 32768, seed, epoch, record_id, s, &x, &n));
     if (frames > 0) spectrogram_->Compute(x, n, &s->workspace, out);

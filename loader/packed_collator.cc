@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loader/collator.h"
+#include "loader/token_ids.h"
 #include "loader/pack.h"
 
 namespace sluice::loader {
@@ -168,8 +169,10 @@ Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, D
                            const int32_t** ids, uint64_t* n) const {
   const uint64_t want = index_->tokens[item.record];
   if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
-    *ids = reinterpret_cast<const int32_t*>(f->data);  // fields are 8-byte aligned in the block
-    *n = f->size / sizeof(int32_t);
+    std::span<const int32_t> stored;  // into the block: fields are 8-byte aligned in it
+    SLUICE_RETURN_IF_ERROR(StoredTokenIds(*f, "tokens", &stored));
+    *ids = stored.data();
+    *n = stored.size();
     if (*n != want)
       return Status::Corruption("the record holds " + std::to_string(*n) +
                                 " token ids, its index entry " + std::to_string(want));

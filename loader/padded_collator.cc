@@ -7,6 +7,7 @@
 
 #include "features/half.h"
 #include "loader/collator.h"
+#include "loader/token_ids.h"
 
 namespace sluice::loader {
 namespace {
@@ -78,8 +79,9 @@ class PaddedCollator final : public Collator {
       f.texts[row].assign(text->data, text->size);
     std::vector<int32_t>& ids = b->row_tokens[row];
     if (const shards::FieldView* t = rv.Find(shards::FieldType::kTokens)) {
-      ids.resize(t->size / 4);
-      std::memcpy(ids.data(), t->data, ids.size() * 4);
+      std::span<const int32_t> stored;
+      SLUICE_RETURN_IF_ERROR(StoredTokenIds(*t, "tokens", &stored));
+      ids.assign(stored.begin(), stored.end());
     } else if (ctx_.options->tokenizer) {
       ids.clear();
       const Status st = ctx_.options->tokenizer(f.texts[row], &ids);

@@ -53,6 +53,7 @@ enum class FieldType : uint8_t {
   kTokens = 4,       // u32 LE token ids
   kFeaturesF16 = 5,  // frames u32 | bins u32 | IEEE float16 LE [frames, bins]
 };
+// The layouts inside kTokens and kFeaturesF16: shards/fields.h.
 inline constexpr uint8_t kMaxFieldType = 5;
 
 const char* FieldTypeName(FieldType t);

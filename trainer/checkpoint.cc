@@ -274,14 +274,14 @@ Status WriteCheckpoint(const std::string& path, const Checkpoint& c) {
   std::string bytes;
   SLUICE_RETURN_IF_ERROR(EncodeCheckpoint(c, &bytes));
   Status s = shards::WriteFileAtomic(path, bytes);
-  if (!s.ok()) return Status::IOError("writing checkpoint " + path + ": " + s.message());
+  if (!s.ok()) return Prefixed(s, "writing checkpoint " + path);
   return Status::OK();
 }
 
 Status ReadCheckpoint(const std::string& path, Checkpoint* out) {
   std::string bytes;
   Status s = shards::ReadFileToString(path, &bytes);
-  if (!s.ok()) return Status::IOError("reading checkpoint " + path + ": " + s.message());
+  if (!s.ok()) return Prefixed(s, "reading checkpoint " + path);
   return DecodeCheckpoint(bytes, path, out);
 }
 

@@ -1,4 +1,4 @@
-// The CPU engine of sluice-train: gpu/reference's fp32 model on `threads` replica threads
+// The CPU engine of sluice-train: reference/'s fp32 model on `threads` replica threads
 // (replicas.h), AdamW on the host, gradients combined over MPI ranks (data_parallel.h).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Engine: what the sluice-train loop (trainer.cc) needs from the device that computes a step.
-// Two implementations: CpuEngine (cpu_engine.h: gpu/reference replicas on threads) and CudaEngine
+// Two implementations: CpuEngine (cpu_engine.h: reference/ replicas on threads) and CudaEngine
 // (cuda_engine.h: gpu/model's CudaModel fed by gpu::Feeder, gradients over NCCL). The loop,
 // options, checkpoints, evaluation and logging are shared; an engine owns only how batches reach
 // the model, how a step runs and where parameters and AdamW moments live.

@@ -65,16 +65,6 @@ std::string DifferingKeys(const nlohmann::json& a, const nlohmann::json& b) {
 
 // ---- The run ----------------------------------------------------------------------------------
 
-// `s` with "prefix: " before its message, same code.
-Status Prefixed(const Status& s, const std::string& prefix) {
-  const std::string m = prefix + ": " + s.message();
-  if (s.IsCorruption()) return Status::Corruption(m);
-  if (s.IsIOError()) return Status::IOError(m);
-  if (s.IsUnsupported()) return Status::Unsupported(m);
-  if (s.IsNotFound()) return Status::NotFound(m);
-  return Status::InvalidArgument(m);
-}
-
 struct EpochTotals {
   uint64_t steps = 0, utterances = 0;
   double audio_seconds = 0, wait_seconds = 0, compute_seconds = 0;
@@ -251,7 +241,7 @@ Status Run::Resume(const std::string& path) {
   // The layout is the same on every device (reference ParameterLayout, fp32), so a checkpoint of
   // either device resumes on the other.
   const Status restored = engine_->Restore(c);
-  if (!restored.ok()) return Status::Corruption(path + ": " + restored.message());
+  if (!restored.ok()) return Prefixed(restored, path);
   counters_ = c.counters;
   state_ = c.loader;
   schedule_.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
@@ -512,7 +502,7 @@ Status RunTraining(const TrainOptions& o) {
   // MPI support (PMIx) starts MPI ranks just as mpirun does.
   std::unique_ptr<comm::MpiCommunicator> comm;
   Status s = comm::MpiCommunicator::Create(&comm);
-  if (!s.ok()) return Status::IOError(where + ": starting MPI: " + s.message());
+  if (!s.ok()) return Prefixed(s, where + ": starting MPI");
   if (comm->world() != env.world || comm->rank() != env.rank)
     return Status::InvalidArgument(where + ", but MPI sees rank " + std::to_string(comm->rank()) + " of " +
                                    std::to_string(comm->world()) +

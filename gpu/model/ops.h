@@ -9,6 +9,10 @@
 // Unlike reference/ (whose backwards all add), a kernel here WRITES its outputs unless the
 // comment says "adds": parameter gradients always add (the caller zeroes them once per step), and
 // so does the residual stream's gradient in LayerNormBackward.
+//
+// One header for all of them; the definitions are one .cu per family, as in reference/:
+// linear.cu, reduce.cu, layernorm.cu, activation.cu, dropout.cu, softmax.cu, conv2d.cu,
+// positions.cu (column_reduce.cuh is the reduction reduce.cu and layernorm.cu share).
 #pragma once
 
 #include <cstddef>

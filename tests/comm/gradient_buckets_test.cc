@@ -1,6 +1,7 @@
 // Bucketing logic with a recording lane (one process): buckets go out as soon as complete, in
 // index order whatever order tensors finish in, and misuse is an error.
 #include "comm/gradient_buckets.h"
+#include "assert_ok.h"
 
 #include <gtest/gtest.h>
 
@@ -38,7 +39,7 @@ TEST(GradientBuckets, SubmitsEachBucketAsSoonAsBackwardCompletesIt) {
   size_t offset = 0;
   std::vector<size_t> submitted_after;
   for (size_t s : sizes) {
-    ASSERT_TRUE(b.MarkReady(offset, s).ok());
+    ASSERT_OK(b.MarkReady(offset, s));
     offset += s;
     submitted_after.push_back(lane.submitted.size());
   }
@@ -47,7 +48,7 @@ TEST(GradientBuckets, SubmitsEachBucketAsSoonAsBackwardCompletesIt) {
   ASSERT_EQ(lane.submitted.size(), 5u);
   EXPECT_EQ(lane.submitted[0], std::make_pair(size_t{0}, size_t{6}));
   EXPECT_EQ(lane.submitted[4], std::make_pair(size_t{24}, size_t{1}));
-  ASSERT_TRUE(b.Finish().ok());
+  ASSERT_OK(b.Finish());
   EXPECT_EQ(lane.waits, 1);
 }
 
@@ -55,21 +56,21 @@ TEST(GradientBuckets, BucketsGoOutInIndexOrderWhateverOrderTensorsFinish) {
   std::vector<float> grads(12);
   RecordingLane lane(grads.data());
   GradientBuckets b(grads.data(), grads.size(), 4, &lane);
-  ASSERT_TRUE(b.MarkReady(8, 4).ok());  // bucket 2 complete first
-  ASSERT_TRUE(b.MarkReady(4, 4).ok());  // then bucket 1
+  ASSERT_OK(b.MarkReady(8, 4));  // bucket 2 complete first
+  ASSERT_OK(b.MarkReady(4, 4));  // then bucket 1
   EXPECT_TRUE(lane.submitted.empty()) << "bucket 0 is not done: nothing may go out yet";
-  ASSERT_TRUE(b.MarkReady(0, 4).ok());
+  ASSERT_OK(b.MarkReady(0, 4));
   ASSERT_EQ(lane.submitted.size(), 3u);
   EXPECT_EQ(b.submitted(), (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_EQ(lane.submitted[0].first, 0u);
   EXPECT_EQ(lane.submitted[1].first, 4u);
   EXPECT_EQ(lane.submitted[2].first, 8u);
-  ASSERT_TRUE(b.Finish().ok());
+  ASSERT_OK(b.Finish());
   // The next step starts clean.
   EXPECT_TRUE(b.submitted().empty());
-  ASSERT_TRUE(b.MarkReady(0, 12).ok());
+  ASSERT_OK(b.MarkReady(0, 12));
   EXPECT_EQ(lane.submitted.size(), 6u);
-  ASSERT_TRUE(b.Finish().ok());
+  ASSERT_OK(b.Finish());
 }
 
 TEST(GradientBuckets, MisuseIsAnError) {
@@ -77,7 +78,7 @@ TEST(GradientBuckets, MisuseIsAnError) {
   RecordingLane lane(grads.data());
   GradientBuckets b(grads.data(), grads.size(), 4, &lane);
   EXPECT_TRUE(b.MarkReady(8, 3).IsInvalidArgument());
-  ASSERT_TRUE(b.MarkReady(0, 4).ok());
+  ASSERT_OK(b.MarkReady(0, 4));
   EXPECT_TRUE(b.MarkReady(2, 2).IsInvalidArgument()) << "marked twice";
   const Status st = b.Finish();
   EXPECT_TRUE(st.IsInvalidArgument());

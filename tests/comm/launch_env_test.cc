@@ -1,5 +1,6 @@
 // Rank, world and rendezvous from the launchers' environments.
 #include "comm/launch_env.h"
+#include "assert_ok.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,7 @@ Status Parse(const std::map<std::string, std::string>& env, LaunchEnv* out) {
 
 TEST(LaunchEnv, NoLauncherIsRankZeroOfOne) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({}, &e).ok());
+  ASSERT_OK(Parse({}, &e));
   EXPECT_EQ(e.rank, 0);
   EXPECT_EQ(e.world, 1);
   EXPECT_EQ(e.launcher, "none");
@@ -28,8 +29,8 @@ TEST(LaunchEnv, NoLauncherIsRankZeroOfOne) {
 
 TEST(LaunchEnv, TorchrunStyle) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
-                     {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}}, &e).ok());
+  ASSERT_OK(Parse({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                   {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}}, &e));
   EXPECT_EQ(e.rank, 5);
   EXPECT_EQ(e.world, 8);
   EXPECT_EQ(e.local_rank, 1);
@@ -40,22 +41,22 @@ TEST(LaunchEnv, TorchrunStyle) {
 
 TEST(LaunchEnv, OpenMpiMpichAndSlurm) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                     {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}}, &e).ok());
+  ASSERT_OK(Parse({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                   {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}}, &e));
   EXPECT_EQ(e.launcher, "mpirun");
   EXPECT_EQ(e.rank, 2);
   EXPECT_EQ(e.local_rank, 2);
-  ASSERT_TRUE(Parse({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, &e).ok());
+  ASSERT_OK(Parse({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, &e));
   EXPECT_EQ(e.launcher, "mpich");
-  ASSERT_TRUE(Parse({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "3"}}, &e).ok());
+  ASSERT_OK(Parse({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "3"}}, &e));
   EXPECT_EQ(e.launcher, "srun");
   EXPECT_EQ(e.world, 16);
 }
 
 TEST(LaunchEnv, TorchrunVariablesWinOverTheMpiOnes) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"},
-                     {"OMPI_COMM_WORLD_SIZE", "2"}}, &e).ok());
+  ASSERT_OK(Parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"},
+                   {"OMPI_COMM_WORLD_SIZE", "2"}}, &e));
   EXPECT_EQ(e.launcher, "torchrun");
   EXPECT_EQ(e.rank, 1);
 }

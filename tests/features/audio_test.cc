@@ -16,6 +16,7 @@
 #include "features/flac.h"
 #include "features/pcm.h"
 #include "features/resample.h"
+#include "assert_ok.h"
 
 namespace sluice::features {
 namespace {
@@ -96,7 +97,7 @@ TEST_F(AudioTest, Pcm16WavDecodesToExactNormalisedFloats) {
   const auto pcm = Ramp(5000);
   const auto path = Write("a.wav", pcm, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
   DecodedAudio a;
-  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {}, &a));
   EXPECT_EQ(a.sample_rate, 16000);
   EXPECT_EQ(a.channels_in, 1);
   ASSERT_EQ(a.samples.size(), pcm.size());
@@ -110,7 +111,7 @@ TEST_F(AudioTest, FlacFileDecodesLosslessly) {
   const auto pcm = Ramp(12345);
   const auto path = Write("a.flac", pcm, 1, 22050, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
   DecodedAudio a;
-  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {}, &a));
   EXPECT_EQ(a.sample_rate, 22050);
   ASSERT_EQ(a.samples.size(), pcm.size());
   std::vector<int16_t> back(pcm.size());
@@ -126,7 +127,7 @@ TEST_F(AudioTest, StereoIsDownmixedByAveraging) {
   }
   const auto path = Write("s.wav", st, 2, 8000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
   DecodedAudio a;
-  ASSERT_TRUE(DecodeFile(path, {}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {}, &a));
   EXPECT_EQ(a.channels_in, 2);
   ASSERT_EQ(a.samples.size(), 1000u);
   for (int i = 0; i < 1000; ++i) {
@@ -138,15 +139,15 @@ TEST_F(AudioTest, OffsetAndDurationSelectTheSpan) {
   const auto pcm = Ramp(16000);
   const auto path = Write("o.wav", pcm, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
   DecodedAudio a;
-  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.25, .duration_seconds = 0.5}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.25, .duration_seconds = 0.5}, &a));
   ASSERT_EQ(a.samples.size(), 8000u);
   EXPECT_EQ(a.samples.front(), pcm[4000] / 32768.0f);
   EXPECT_EQ(a.samples.back(), pcm[11999] / 32768.0f);
   // A duration past the end reads to the end.
-  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 10}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 10}, &a));
   EXPECT_EQ(a.samples.size(), 4000u);
   // Offset only.
-  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.5}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.5}, &a));
   EXPECT_EQ(a.samples.size(), 8000u);
 }
 
@@ -154,7 +155,7 @@ TEST_F(AudioTest, OffsetAndDurationWorkOnFlacToo) {
   const auto pcm = Ramp(16000);
   const auto path = Write("o.flac", pcm, 1, 16000, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
   DecodedAudio a;
-  ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.5, .duration_seconds = 0.125}, &a).ok());
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.5, .duration_seconds = 0.125}, &a));
   ASSERT_EQ(a.samples.size(), 2000u);
   EXPECT_EQ(a.samples.front(), pcm[8000] / 32768.0f);
 }
@@ -210,10 +211,10 @@ TEST_F(AudioTest, MemoryDecodeMatchesFileDecode) {
                      SF_FORMAT_OGG | SF_FORMAT_VORBIS}) {
     const auto path = Write(std::to_string(format) + ".audio", pcm, 1, 16000, format);
     DecodedAudio from_file, from_mem;
-    ASSERT_TRUE(DecodeFile(path, {.offset_seconds = 0.1}, &from_file).ok()) << format;
+    ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.1}, &from_file)) << format;
     const auto bytes = ReadAll(path);
     Status s = DecodeMemory(bytes.data(), bytes.size(), "rec-7", {.offset_seconds = 0.1}, &from_mem);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_OK(s);
     EXPECT_EQ(from_file.samples, from_mem.samples) << format;
     EXPECT_EQ(from_mem.sample_rate, 16000);
   }
@@ -241,7 +242,7 @@ TEST_F(AudioTest, LossyFormatsDecodeToTheRightLengthAndRate) {
     const auto path = Write(f.name, tone, 1, 16000, f.format);
     DecodedAudio a;
     Status s = DecodeFile(path, {}, &a);
-    ASSERT_TRUE(s.ok()) << f.name << ": " << s.ToString();
+    ASSERT_OK(s) << f.name;
     EXPECT_EQ(a.sample_rate, 16000) << f.name;
     // Codec delay and padding may change the length by a frame or so.
     EXPECT_NEAR(static_cast<double>(a.samples.size()), 16000.0, 2000.0) << f.name;
@@ -308,12 +309,12 @@ TEST(PcmTest, RoundsToNearestAndClamps) {
 TEST(ResampleTest, LengthFollowsTheRateRatio) {
   std::vector<float> out;
   const auto in = Sine(440, 22050, 22050);
-  ASSERT_TRUE(Resample(in.data(), in.size(), 22050, 16000, &out).ok());
+  ASSERT_OK(Resample(in.data(), in.size(), 22050, 16000, &out));
   EXPECT_EQ(out.size(), 16000u);
-  ASSERT_TRUE(Resample(in.data(), 1001, 22050, 16000, &out).ok());
+  ASSERT_OK(Resample(in.data(), 1001, 22050, 16000, &out));
   EXPECT_EQ(out.size(), ResampledLength(1001, 22050, 16000));
   EXPECT_EQ(out.size(), 726u);
-  ASSERT_TRUE(Resample(in.data(), in.size(), 16000, 16000, &out).ok());
+  ASSERT_OK(Resample(in.data(), in.size(), 16000, 16000, &out));
   EXPECT_EQ(out, in);
   EXPECT_TRUE(Resample(in.data(), in.size(), 0, 16000, &out).IsInvalidArgument());
 }
@@ -321,7 +322,7 @@ TEST(ResampleTest, LengthFollowsTheRateRatio) {
 TEST(ResampleTest, SineKeepsItsFrequency) {
   const auto in = Sine(1000, 44100, 44100);
   std::vector<float> out;
-  ASSERT_TRUE(Resample(in.data(), in.size(), 44100, 16000, &out).ok());
+  ASSERT_OK(Resample(in.data(), in.size(), 44100, 16000, &out));
   ASSERT_EQ(out.size(), 16000u);
   // All the power sits at 1 kHz, none at the neighbours, and the amplitude is kept.
   const double at = PowerAt(out, 1000, 16000);
@@ -341,29 +342,29 @@ TEST(ResampleTest, ResamplerIsReusableAndMatchesOneShot) {
   const auto b = Sine(700, 16000, 5000);
   Resampler r;
   std::vector<float> ra, rb, rb_speed, ref;
-  ASSERT_TRUE(r.Process(a.data(), a.size(), 16000, 8000, &ra).ok());
-  ASSERT_TRUE(r.Process(b.data(), b.size(), 16000, 8000, &rb).ok());
-  ASSERT_TRUE(Resample(b.data(), b.size(), 16000, 8000, &ref).ok());
+  ASSERT_OK(r.Process(a.data(), a.size(), 16000, 8000, &ra));
+  ASSERT_OK(r.Process(b.data(), b.size(), 16000, 8000, &rb));
+  ASSERT_OK(Resample(b.data(), b.size(), 16000, 8000, &ref));
   EXPECT_EQ(rb, ref);  // no state leaks from clip a into clip b
   // Speed perturbation 1.1: the clip is read as if sampled at 17600 Hz.
-  ASSERT_TRUE(r.Process(b.data(), b.size(), 16000 * 1.1, 16000, &rb_speed).ok());
+  ASSERT_OK(r.Process(b.data(), b.size(), 16000 * 1.1, 16000, &rb_speed));
   EXPECT_EQ(rb_speed.size(), ResampledLength(5000, 17600, 16000));
-  ASSERT_TRUE(r.Process(a.data(), a.size(), 16000, 8000, &rb).ok());
+  ASSERT_OK(r.Process(a.data(), a.size(), 16000, 8000, &rb));
   EXPECT_EQ(rb, ra);
 }
 
 TEST(FlacTest, RoundTripIsLosslessAndDeterministic) {
   const auto pcm = Ramp(33333);
   std::vector<uint8_t> enc1, enc2;
-  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc1).ok());
-  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc2).ok());
+  ASSERT_OK(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc1));
+  ASSERT_OK(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc2));
   EXPECT_EQ(enc1, enc2);
   ASSERT_GT(enc1.size(), 4u);
   EXPECT_EQ(std::string(enc1.begin(), enc1.begin() + 4), "fLaC");
   std::vector<int16_t> dec;
   int rate = 0;
   Status s = DecodeFlac(enc1.data(), enc1.size(), "rec", &dec, &rate);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK(s);
   EXPECT_EQ(rate, 16000);
   EXPECT_EQ(dec, pcm);
 }
@@ -374,18 +375,18 @@ TEST(FlacTest, SpeechLikeSignalCompresses) {
     pcm[i] = static_cast<int16_t>(3000 * std::sin(i * 0.05) + 1000 * std::sin(i * 0.31));
   }
   std::vector<uint8_t> enc;
-  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc).ok());
+  ASSERT_OK(EncodeFlac(pcm.data(), pcm.size(), 16000, &enc));
   EXPECT_LT(enc.size(), pcm.size() * 2 / 2);
   std::vector<int16_t> dec;
   int rate = 0;
-  ASSERT_TRUE(DecodeFlac(enc.data(), enc.size(), "rec", &dec, &rate).ok());
+  ASSERT_OK(DecodeFlac(enc.data(), enc.size(), "rec", &dec, &rate));
   EXPECT_EQ(dec, pcm);
 }
 
 TEST(FlacTest, DamagedStreamsAreCorruption) {
   const auto pcm = Ramp(20000);
   std::vector<uint8_t> enc;
-  ASSERT_TRUE(EncodeFlac(pcm.data(), pcm.size(), 8000, &enc).ok());
+  ASSERT_OK(EncodeFlac(pcm.data(), pcm.size(), 8000, &enc));
   std::vector<int16_t> dec;
   int rate = 0;
   auto truncated = enc;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "features/random.h"
+#include "assert_ok.h"
 
 namespace sluice::features {
 namespace {
@@ -87,10 +88,10 @@ TEST(SpeedPerturbTest, FasterIsShorterAndRaisesThePitch) {
   for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.5f * std::sin(2 * M_PI * 500 * i / rate);
   Resampler resampler;
   std::vector<float> fast, slow, same, again;
-  ASSERT_TRUE(SpeedPerturb(tone.data(), tone.size(), rate, 1.1, &resampler, &fast).ok());
-  ASSERT_TRUE(SpeedPerturb(tone.data(), tone.size(), rate, 0.9, &resampler, &slow).ok());
-  ASSERT_TRUE(SpeedPerturb(tone.data(), tone.size(), rate, 1.0, &resampler, &same).ok());
-  ASSERT_TRUE(SpeedPerturb(tone.data(), tone.size(), rate, 1.1, &resampler, &again).ok());
+  ASSERT_OK(SpeedPerturb(tone.data(), tone.size(), rate, 1.1, &resampler, &fast));
+  ASSERT_OK(SpeedPerturb(tone.data(), tone.size(), rate, 0.9, &resampler, &slow));
+  ASSERT_OK(SpeedPerturb(tone.data(), tone.size(), rate, 1.0, &resampler, &same));
+  ASSERT_OK(SpeedPerturb(tone.data(), tone.size(), rate, 1.1, &resampler, &again));
   EXPECT_EQ(fast.size(), 14545u);  // round(16000 / 1.1)
   EXPECT_EQ(slow.size(), 17778u);
   EXPECT_EQ(same, tone);

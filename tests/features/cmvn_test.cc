@@ -1,5 +1,6 @@
 // Per-utterance and global CMVN.
 #include "features/cmvn.h"
+#include "assert_ok.h"
 
 #include <cmath>
 #include <vector>
@@ -54,13 +55,13 @@ TEST(CmvnTest, GlobalStatsFromChunksEqualOneUtterance) {
   all.Accumulate(m.data(), 300);
   first.Accumulate(m.data(), 120);
   second.Accumulate(m.data() + 120 * 4, 180);
-  ASSERT_TRUE(first.Merge(second).ok());
+  ASSERT_OK(first.Merge(second));
   EXPECT_EQ(first.count(), 300);
   for (int j = 0; j < 4; ++j) EXPECT_NEAR(first.sum()[j], all.sum()[j], 1e-9);
   GlobalCmvn g;
-  ASSERT_TRUE(GlobalCmvn::FromStats(first, true, 1e-10, &g).ok());
+  ASSERT_OK(GlobalCmvn::FromStats(first, true, 1e-10, &g));
   auto global = m;
-  ASSERT_TRUE(g.Apply(global.data(), 300, 4).ok());
+  ASSERT_OK(g.Apply(global.data(), 300, 4));
   auto utterance = m;
   UtteranceCmvn(utterance.data(), 300, 4, true);
   for (size_t i = 0; i < m.size(); ++i) EXPECT_NEAR(global[i], utterance[i], 1e-4);
@@ -71,9 +72,9 @@ TEST(CmvnTest, ErrorsNameTheMismatch) {
   EXPECT_TRUE(a.Merge(b).IsInvalidArgument());
   GlobalCmvn g;
   EXPECT_TRUE(GlobalCmvn::FromStats(a, true, 0, &g).IsInvalidArgument());  // no frames
-  ASSERT_TRUE(GlobalCmvn::FromMeanStd({1, 2}, {1, 4}, &g).ok());
+  ASSERT_OK(GlobalCmvn::FromMeanStd({1, 2}, {1, 4}, &g));
   std::vector<float> x = {3, 6};
-  ASSERT_TRUE(g.Apply(x.data(), 1, 2).ok());
+  ASSERT_OK(g.Apply(x.data(), 1, 2));
   EXPECT_FLOAT_EQ(x[0], 2.0f);
   EXPECT_FLOAT_EQ(x[1], 1.0f);
   Status s = g.Apply(x.data(), 1, 3);

@@ -12,6 +12,7 @@
 #include "features/dither.h"
 #include "features/random.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::features {
 namespace {
@@ -245,7 +246,7 @@ TEST(FbankTest, InvalidOptionsAreRejected) {
   o = DefaultOptions();
   o.dither = -1;
   EXPECT_TRUE(FbankComputer::Validate(o).IsInvalidArgument());
-  EXPECT_TRUE(FbankComputer::Validate(DefaultOptions()).ok());
+  EXPECT_OK(FbankComputer::Validate(DefaultOptions()));
 }
 
 }  // namespace

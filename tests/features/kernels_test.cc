@@ -10,6 +10,7 @@
 #include "features/frames.h"
 #include "features/mel.h"
 #include "features/window.h"
+#include "assert_ok.h"
 
 namespace sluice::features {
 namespace {
@@ -86,7 +87,7 @@ TEST(WindowTest, KaldiWindowsHaveTheirShapes) {
 
 TEST(MelTest, TrianglesPartitionTheBand) {
   MelBanks banks;
-  ASSERT_TRUE(MakeMelBanks({80, 20, 0}, 16000, 512, &banks).ok());
+  ASSERT_OK(MakeMelBanks({80, 20, 0}, 16000, 512, &banks));
   ASSERT_EQ(banks.num_bins, 80);
   // Neighbouring triangles overlap so that, inside the band, the weights of a bin sum to ~1.
   std::vector<double> total(256, 0.0);

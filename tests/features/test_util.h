@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "features/audio.h"
+#include "assert_ok.h"
 
 namespace sluice::features::testing {
 
@@ -32,7 +33,7 @@ inline std::vector<float> LoadReference(const std::string& name) {
 inline std::vector<float> LoadClip(const std::string& name, int expected_rate) {
   DecodedAudio audio;
   Status s = DecodeFile(DataPath(name), {}, &audio);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_OK(s);
   EXPECT_EQ(audio.sample_rate, expected_rate);
   return audio.samples;
 }

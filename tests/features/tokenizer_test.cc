@@ -3,6 +3,7 @@
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
 #include "features/utf8.h"
+#include "assert_ok.h"
 
 namespace sluice::features {
 namespace {
@@ -41,24 +42,24 @@ TEST(Utf8, DetectsInvalidSequences) {
 
 TEST(CharTokenizer, RoundTripsTheNormalisedText) {
   std::vector<std::string> chars;
-  ASSERT_TRUE(BuildCharVocabulary(Corpus(), {}, &chars).ok());
+  ASSERT_OK(BuildCharVocabulary(Corpus(), {}, &chars));
   EXPECT_EQ(chars.front(), " ");  // sorted by code point
   std::unique_ptr<Tokenizer> tok;
-  ASSERT_TRUE(MakeCharTokenizer(chars, {}, &tok).ok());
+  ASSERT_OK(MakeCharTokenizer(chars, {}, &tok));
   EXPECT_EQ(tok->vocab_size(), kFirstTokenId + static_cast<int32_t>(chars.size()));
   for (const auto& text : Corpus()) {
     std::vector<int32_t> ids;
-    ASSERT_TRUE(tok->Encode(text, &ids).ok());
+    ASSERT_OK(tok->Encode(text, &ids));
     for (int32_t id : ids) EXPECT_GE(id, kFirstTokenId);
     std::string back;
-    ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &back).ok());
+    ASSERT_OK(tok->Decode(ids.data(), ids.size(), &back));
     EXPECT_EQ(back, NormalizeText(text, {}));
   }
 }
 
 TEST(CharTokenizer, MissingCharacterIsAnErrorNamingIt) {
   std::unique_ptr<Tokenizer> tok;
-  ASSERT_TRUE(MakeCharTokenizer({" ", "a", "b"}, {}, &tok).ok());
+  ASSERT_OK(MakeCharTokenizer({" ", "a", "b"}, {}, &tok));
   std::vector<int32_t> ids;
   Status s = tok->Encode("ab é", &ids);
   ASSERT_TRUE(s.IsInvalidArgument());
@@ -68,7 +69,7 @@ TEST(CharTokenizer, MissingCharacterIsAnErrorNamingIt) {
 
 TEST(CharTokenizer, IdOutsideTheVocabularyIsAnError) {
   std::unique_ptr<Tokenizer> tok;
-  ASSERT_TRUE(MakeCharTokenizer({"a"}, {}, &tok).ok());
+  ASSERT_OK(MakeCharTokenizer({"a"}, {}, &tok));
   std::string text;
   const int32_t ids[] = {2, 3};
   EXPECT_TRUE(tok->Decode(ids, 2, &text).IsInvalidArgument());
@@ -92,21 +93,21 @@ TEST(SentencePiece, TrainingIsDeterministicAndRoundTrips) {
   o.vocab_size = 60;
   std::string m1, m2;
   Status s = TrainSentencePiece(Corpus(), {}, o, &m1);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_TRUE(TrainSentencePiece(Corpus(), {}, o, &m2).ok());
+  ASSERT_OK(s);
+  ASSERT_OK(TrainSentencePiece(Corpus(), {}, o, &m2));
   EXPECT_EQ(m1, m2);
   std::unique_ptr<Tokenizer> tok;
-  ASSERT_TRUE(MakeSentencePieceTokenizer(m1, "test.model", {}, false, &tok).ok());
+  ASSERT_OK(MakeSentencePieceTokenizer(m1, "test.model", {}, false, &tok));
   EXPECT_EQ(tok->type(), "sentencepiece");
   for (const auto& text : Corpus()) {
     std::vector<int32_t> ids;
-    ASSERT_TRUE(tok->Encode(text, &ids).ok());
+    ASSERT_OK(tok->Encode(text, &ids));
     for (int32_t id : ids) {
       EXPECT_GE(id, kFirstTokenId);
       EXPECT_LT(id, tok->vocab_size());
     }
     std::string back;
-    ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &back).ok());
+    ASSERT_OK(tok->Decode(ids.data(), ids.size(), &back));
     EXPECT_EQ(back, NormalizeText(text, {}));
   }
 }
@@ -117,11 +118,11 @@ TEST(SentencePiece, UnigramTrainsToo) {
   o.vocab_size = 50;
   std::string m;
   Status s = TrainSentencePiece(Corpus(), {}, o, &m);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK(s);
   std::unique_ptr<Tokenizer> tok;
-  ASSERT_TRUE(MakeSentencePieceTokenizer(m, "u.model", {}, false, &tok).ok());
+  ASSERT_OK(MakeSentencePieceTokenizer(m, "u.model", {}, false, &tok));
   std::vector<int32_t> ids;
-  EXPECT_TRUE(tok->Encode("the old man found a red bicycle", &ids).ok());
+  EXPECT_OK(tok->Encode("the old man found a red bicycle", &ids));
   EXPECT_FALSE(ids.empty());
 }
 
@@ -129,16 +130,16 @@ TEST(SentencePiece, UnknownCharacterIsAnErrorUnlessAllowed) {
   SentencePieceTrainOptions o;
   o.vocab_size = 60;
   std::string m;
-  ASSERT_TRUE(TrainSentencePiece(Corpus(), {}, o, &m).ok());
+  ASSERT_OK(TrainSentencePiece(Corpus(), {}, o, &m));
   std::unique_ptr<Tokenizer> strict, lax;
-  ASSERT_TRUE(MakeSentencePieceTokenizer(m, "m.model", {}, false, &strict).ok());
-  ASSERT_TRUE(MakeSentencePieceTokenizer(m, "m.model", {}, true, &lax).ok());
+  ASSERT_OK(MakeSentencePieceTokenizer(m, "m.model", {}, false, &strict));
+  ASSERT_OK(MakeSentencePieceTokenizer(m, "m.model", {}, true, &lax));
   std::vector<int32_t> ids;
   Status s = strict->Encode("the zebra", &ids);  // 'z' never occurs in the corpus
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("<unk>"), std::string::npos) << s.ToString();
   ids.clear();
-  EXPECT_TRUE(lax->Encode("the zebra", &ids).ok());
+  EXPECT_OK(lax->Encode("the zebra", &ids));
 }
 
 TEST(SentencePiece, GarbageModelIsCorruption) {

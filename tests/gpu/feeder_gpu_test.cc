@@ -15,6 +15,7 @@
 #include "pattern_source.h"
 #include "skip_without_gpu.h"
 #include "tracing_backend.h"
+#include "assert_ok.h"
 
 namespace sluice::gpu {
 namespace {
@@ -38,12 +39,12 @@ TEST(FeederGpu, BatchesArriveByteExactAndInOrder) {
   const int batches = 40;
   PatternSource source(2, batches, max, MakePinnedAllocator());
   std::unique_ptr<FeedBackend> be;
-  ASSERT_TRUE(MakeCudaFeedBackend(CudaFeedOptions(), &be).ok());
+  ASSERT_OK(MakeCudaFeedBackend(CudaFeedOptions(), &be));
   FeederOptions o;
   o.capacity = CapacityFor(max);
   o.device_buffers = 2;
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(be), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(be), &source, o, &feeder));
   auto pinned = MakePinnedAllocator();
   const size_t cap = o.capacity.feature_bytes;
   std::vector<void*> back(batches);
@@ -51,12 +52,12 @@ TEST(FeederGpu, BatchesArriveByteExactAndInOrder) {
   std::vector<DeviceBatch> seen;
   const DeviceBatch* b;
   while (true) {
-    ASSERT_TRUE(feeder->Next(&b).ok());
+    ASSERT_OK(feeder->Next(&b));
     if (b == nullptr) break;
     seen.push_back(*b);
-    ASSERT_TRUE(SpinOnStream(feeder->compute_stream(), 200e-6).ok());
-    ASSERT_TRUE(CopyDeviceToHost(back[b->index], b->features, b->features_bytes,
-                                 feeder->compute_stream()).ok());
+    ASSERT_OK(SpinOnStream(feeder->compute_stream(), 200e-6));
+    ASSERT_OK(CopyDeviceToHost(back[b->index], b->features, b->features_bytes,
+                               feeder->compute_stream()));
   }
   ASSERT_EQ(seen.size(), static_cast<size_t>(batches));
   for (int i = 0; i < batches; ++i) {
@@ -76,37 +77,37 @@ TEST(FeederGpu, EventsAreOrderedOnTheGpuClock) {
   const PatternShape max{16, 300, 80, 0};
   PatternSource source(1, 30, max, MakePinnedAllocator());
   std::unique_ptr<FeedBackend> cuda;
-  ASSERT_TRUE(MakeCudaFeedBackend(CudaFeedOptions(), &cuda).ok());
+  ASSERT_OK(MakeCudaFeedBackend(CudaFeedOptions(), &cuda));
   auto tracing = std::make_unique<testing::OwningTracingBackend>(std::move(cuda));
   testing::TracingBackend* tr = tracing.get();
   FeederOptions o;
   o.capacity = CapacityFor(max);
   o.device_buffers = 2;
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(tracing), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(tracing), &source, o, &feeder));
   std::vector<EventId> start, end;
   const DeviceBatch* b;
   while (true) {
-    ASSERT_TRUE(feeder->Next(&b).ok());
+    ASSERT_OK(feeder->Next(&b));
     if (b == nullptr) break;
     EventId e;
-    ASSERT_TRUE(tr->Marker(FeedStream::kCompute, &e).ok());
+    ASSERT_OK(tr->Marker(FeedStream::kCompute, &e));
     start.push_back(e);
-    ASSERT_TRUE(SpinOnStream(feeder->compute_stream(), 300e-6).ok());
-    ASSERT_TRUE(tr->Marker(FeedStream::kCompute, &e).ok());
+    ASSERT_OK(SpinOnStream(feeder->compute_stream(), 300e-6));
+    ASSERT_OK(tr->Marker(FeedStream::kCompute, &e));
     end.push_back(e);
   }
   // Timestamps resolve to about half a microsecond.
   const double eps = 2e-6;
   for (size_t k = 0; k < start.size(); ++k) {
     double copied, began;
-    ASSERT_TRUE(tr->Time(tr->copy_end()[k], &copied).ok());
-    ASSERT_TRUE(tr->Time(start[k], &began).ok());
+    ASSERT_OK(tr->Time(tr->copy_end()[k], &copied));
+    ASSERT_OK(tr->Time(start[k], &began));
     EXPECT_LE(copied, began + eps) << "step " << k << " started before its copy ended";
     if (k + 2 < tr->copy_begin().size()) {
       double done, refill;
-      ASSERT_TRUE(tr->Time(end[k], &done).ok());
-      ASSERT_TRUE(tr->Time(tr->copy_begin()[k + 2], &refill).ok());
+      ASSERT_OK(tr->Time(end[k], &done));
+      ASSERT_OK(tr->Time(tr->copy_begin()[k + 2], &refill));
       EXPECT_LE(done, refill + eps) << "buffer of step " << k << " refilled before the step ended";
     }
   }
@@ -118,16 +119,16 @@ TEST(FeederGpu, DataWaitIsNearZeroWhenTheSourceOutpacesTheConsumer) {
   const double step = 5e-3;
   PatternSource source(2, 60, max, MakePinnedAllocator());
   std::unique_ptr<FeedBackend> be;
-  ASSERT_TRUE(MakeCudaFeedBackend(CudaFeedOptions(), &be).ok());
+  ASSERT_OK(MakeCudaFeedBackend(CudaFeedOptions(), &be));
   FeederOptions o;
   o.capacity = CapacityFor(max);
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(be), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(be), &source, o, &feeder));
   const DeviceBatch* b;
   while (true) {
-    ASSERT_TRUE(feeder->Next(&b).ok());
+    ASSERT_OK(feeder->Next(&b));
     if (b == nullptr) break;
-    ASSERT_TRUE(SpinOnStream(feeder->compute_stream(), step).ok());
+    ASSERT_OK(SpinOnStream(feeder->compute_stream(), step));
   }
   const FeedStats s = feeder->stats();
   ASSERT_EQ(s.timed_steps, 59u);

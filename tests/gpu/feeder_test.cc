@@ -13,6 +13,7 @@
 #include "gpu/pinned_allocator.h"
 #include "pattern_source.h"
 #include "tracing_backend.h"
+#include "assert_ok.h"
 
 namespace sluice::gpu {
 namespace {
@@ -78,18 +79,18 @@ void Feed(FakeFeedBackend* fake_raw, std::unique_ptr<FeedBackend> backend, int h
   o.capacity = capacity;
   o.device_buffers = slots;
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(backend), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(backend), &source, o, &feeder));
   for (int e = 0; e < epochs; ++e) {
     if (e > 0) {
       source.Restart();
-      ASSERT_TRUE(feeder->Rewind().ok());
+      ASSERT_OK(feeder->Rewind());
       run->checker.next_index = 0;
     }
     uint64_t got = 0;
     while (true) {
       const DeviceBatch* b = nullptr;
       const Status st = feeder->Next(&b);
-      ASSERT_TRUE(st.ok()) << st.ToString();
+      ASSERT_OK(st);
       if (b == nullptr) break;
       ++got;
       const DeviceBatch copy = *b;  // the view changes when the slot is refilled
@@ -143,30 +144,30 @@ TEST(Feeder, CopiesWaitForComputeAndComputeWaitsForCopies) {
     o.capacity = FullCapacity();
     o.device_buffers = 2;
     std::unique_ptr<Feeder> feeder;
-    ASSERT_TRUE(Feeder::Create(std::move(tracing), &source, o, &feeder).ok());
+    ASSERT_OK(Feeder::Create(std::move(tracing), &source, o, &feeder));
     std::vector<EventId> start, end;
     while (true) {
       const DeviceBatch* b = nullptr;
-      ASSERT_TRUE(feeder->Next(&b).ok());
+      ASSERT_OK(feeder->Next(&b));
       if (b == nullptr) break;
       EventId e;
-      ASSERT_TRUE(tr->Marker(FeedStream::kCompute, &e).ok());
+      ASSERT_OK(tr->Marker(FeedStream::kCompute, &e));
       start.push_back(e);
       fake.EnqueueCompute([] {}, 2e-6);
-      ASSERT_TRUE(tr->Marker(FeedStream::kCompute, &e).ok());
+      ASSERT_OK(tr->Marker(FeedStream::kCompute, &e));
       end.push_back(e);
     }
-    ASSERT_TRUE(fake.SynchronizeAll().ok());
+    ASSERT_OK(fake.SynchronizeAll());
     ASSERT_EQ(tr->copy_end().size(), 30u);
     for (size_t k = 0; k < start.size(); ++k) {
       double copied, began;
-      ASSERT_TRUE(tr->Time(tr->copy_end()[k], &copied).ok());
-      ASSERT_TRUE(tr->Time(start[k], &began).ok());
+      ASSERT_OK(tr->Time(tr->copy_end()[k], &copied));
+      ASSERT_OK(tr->Time(start[k], &began));
       EXPECT_LE(copied, began) << "step " << k << " started before its copy ended";
       if (k + 2 < tr->copy_begin().size()) {
         double done, refill;
-        ASSERT_TRUE(tr->Time(end[k], &done).ok());
-        ASSERT_TRUE(tr->Time(tr->copy_begin()[k + 2], &refill).ok());
+        ASSERT_OK(tr->Time(end[k], &done));
+        ASSERT_OK(tr->Time(tr->copy_begin()[k + 2], &refill));
         EXPECT_LE(done, refill) << "buffer of step " << k << " refilled before the step ended";
       }
     }
@@ -197,17 +198,17 @@ TEST(Feeder, SecondEpochAllocatesNothingAfterGrowing) {
   FeederOptions o;  // zero capacity: everything grows in the first epoch
   o.device_buffers = 2;
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(fake), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(fake), &source, o, &feeder));
   auto epoch = [&] {
     const DeviceBatch* b;
     do {
-      ASSERT_TRUE(feeder->Next(&b).ok());
+      ASSERT_OK(feeder->Next(&b));
     } while (b != nullptr);
   };
   epoch();
   const uint64_t after_first = raw->allocations();
   source.Restart();
-  ASSERT_TRUE(feeder->Rewind().ok());
+  ASSERT_OK(feeder->Rewind());
   epoch();
   EXPECT_EQ(raw->allocations(), after_first) << "steady state must allocate nothing";
 }
@@ -220,16 +221,16 @@ TEST(Feeder, FinishMidEpochSynchronisesSoTheSourceCanRestart) {
   FeederOptions o;
   o.capacity = FullCapacity();
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::move(fake), &source, o, &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::move(fake), &source, o, &feeder));
   const DeviceBatch* b;
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(feeder->Next(&b).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_OK(feeder->Next(&b));
   EXPECT_TRUE(feeder->Rewind().IsInvalidArgument()) << "Rewind needs Finish first";
-  ASSERT_TRUE(feeder->Finish().ok());
+  ASSERT_OK(feeder->Finish());
   // Nothing is pending: the source may rewrite every buffer now.
   EXPECT_EQ(raw->pending_ops(), 0u);
   source.Restart();
-  ASSERT_TRUE(feeder->Rewind().ok());
-  ASSERT_TRUE(feeder->Next(&b).ok());
+  ASSERT_OK(feeder->Rewind());
+  ASSERT_OK(feeder->Next(&b));
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->index, 0u);
 }
@@ -247,11 +248,11 @@ TEST(Feeder, RejectsFewerThanTwoBuffers) {
 TEST(Feeder, EmptySourceEndsAtOnce) {
   PatternSource source(1, 0, kMax, MakePinnedAllocator(true));
   std::unique_ptr<Feeder> feeder;
-  ASSERT_TRUE(Feeder::Create(std::make_unique<FakeFeedBackend>(), &source, FeederOptions(), &feeder).ok());
+  ASSERT_OK(Feeder::Create(std::make_unique<FakeFeedBackend>(), &source, FeederOptions(), &feeder));
   const DeviceBatch* b = reinterpret_cast<const DeviceBatch*>(1);
-  ASSERT_TRUE(feeder->Next(&b).ok());
+  ASSERT_OK(feeder->Next(&b));
   EXPECT_EQ(b, nullptr);
-  ASSERT_TRUE(feeder->Next(&b).ok());
+  ASSERT_OK(feeder->Next(&b));
   EXPECT_EQ(b, nullptr);
   EXPECT_EQ(feeder->stats().steps, 0u);
 }

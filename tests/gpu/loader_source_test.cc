@@ -14,6 +14,7 @@
 #include "loader/loader.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::gpu {
 namespace {
@@ -48,8 +49,8 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
   std::vector<uint64_t> direct;
   {
     std::unique_ptr<loader::Loader> l;
-    ASSERT_TRUE(loader::Loader::Open(dir.path(), Options(1), &l).ok());
-    ASSERT_TRUE(l->Start(0).ok());
+    ASSERT_OK(loader::Loader::Open(dir.path(), Options(1), &l));
+    ASSERT_OK(l->Start(0));
     const loader::Batch* b;
     while (l->Next(&b).ok() && b != nullptr)
       direct.push_back(HashArrays(b->features(), b->features_bytes(), b->lengths().data(), b->size()));
@@ -58,8 +59,8 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
 
   for (int holds : {1, 2}) {
     std::unique_ptr<loader::Loader> l;
-    ASSERT_TRUE(loader::Loader::Open(dir.path(), Options(holds), &l).ok());
-    ASSERT_TRUE(l->Start(0).ok());
+    ASSERT_OK(loader::Loader::Open(dir.path(), Options(holds), &l));
+    ASSERT_OK(l->Start(0));
     LoaderSource source(l.get());
     EXPECT_EQ(source.holds(), holds);
     auto fake = std::make_unique<testing::FakeFeedBackend>(testing::FakeFeedBackend::Progress::kRandom, holds);
@@ -68,12 +69,12 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
     o.capacity = CapacityForPlan(*l);
     EXPECT_GT(o.capacity.feature_bytes, 0u);
     std::unique_ptr<Feeder> feeder;
-    ASSERT_TRUE(Feeder::Create(std::move(fake), &source, o, &feeder).ok());
+    ASSERT_OK(Feeder::Create(std::move(fake), &source, o, &feeder));
     std::vector<uint64_t> fed;
     const DeviceBatch* b;
     while (true) {
       const Status st = feeder->Next(&b);
-      ASSERT_TRUE(st.ok()) << st.ToString();
+      ASSERT_OK(st);
       if (b == nullptr) break;
       const DeviceBatch v = *b;
       raw->EnqueueCompute([&fed, v] {

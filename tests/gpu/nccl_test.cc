@@ -9,6 +9,7 @@
 
 #include "gpu/device.h"
 #include "comm/gradient_buckets.h"
+#include "assert_ok.h"
 
 namespace sluice::gpu {
 namespace {
@@ -20,28 +21,28 @@ TEST(NcclCommunicator, OneRankCollectivesBucketsAndGuard) {
   sluice::comm::LaunchEnv env;  // rank 0 of 1
   std::unique_ptr<NcclCommunicator> comm;
   const Status st = NcclCommunicator::Create(env, NcclOptions(), &comm);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(comm->world(), 1);
 
   const size_t count = 1 << 20;
   std::vector<float> host(count);
   for (size_t i = 0; i < count; ++i) host[i] = static_cast<float>(i % 977);
   std::unique_ptr<DeviceBuffer> dev;
-  ASSERT_TRUE(DeviceBuffer::Allocate(count * sizeof(float), &dev).ok());
+  ASSERT_OK(DeviceBuffer::Allocate(count * sizeof(float), &dev));
   float* d = static_cast<float*>(dev->data());
-  ASSERT_TRUE(CopyHostToDevice(d, host.data(), count * sizeof(float), comm->stream()).ok());
-  ASSERT_TRUE(comm->AllReduceAverage(d, count).ok());
-  ASSERT_TRUE(comm->Broadcast(d, count * sizeof(float), 0).ok());
+  ASSERT_OK(CopyHostToDevice(d, host.data(), count * sizeof(float), comm->stream()));
+  ASSERT_OK(comm->AllReduceAverage(d, count));
+  ASSERT_OK(comm->Broadcast(d, count * sizeof(float), 0));
   std::unique_ptr<sluice::comm::ReduceLane> lane;
-  ASSERT_TRUE(comm->MakeLane(&lane).ok());
+  ASSERT_OK(comm->MakeLane(&lane));
   sluice::comm::GradientBuckets buckets(d, count, 100000, lane.get());
-  ASSERT_TRUE(buckets.MarkReady(0, count).ok());
-  ASSERT_TRUE(buckets.Finish().ok());
+  ASSERT_OK(buckets.MarkReady(0, count));
+  ASSERT_OK(buckets.Finish());
   std::vector<float> back(count);
-  ASSERT_TRUE(CopyDeviceToHost(back.data(), d, count * sizeof(float), comm->stream()).ok());
-  ASSERT_TRUE(comm->Barrier().ok());
+  ASSERT_OK(CopyDeviceToHost(back.data(), d, count * sizeof(float), comm->stream()));
+  ASSERT_OK(comm->Barrier());
   EXPECT_EQ(back, host) << "the mean over one rank is the data itself";
-  EXPECT_TRUE(sluice::comm::AgreeOnBatchCount(comm.get(), 42, "epoch 0").ok());
+  EXPECT_OK(sluice::comm::AgreeOnBatchCount(comm.get(), 42, "epoch 0"));
 }
 
 }  // namespace

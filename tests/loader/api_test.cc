@@ -9,6 +9,7 @@
 #include "loader/loader.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -28,7 +29,7 @@ std::unique_ptr<Loader> OpenAudio(const std::string& dir, const AudioDatasetSpec
   loader::testing::WriteAudioDataset(dir, spec);
   std::unique_ptr<Loader> l;
   const Status st = Loader::Open(dir, o, &l);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
   return l;
 }
 
@@ -45,7 +46,7 @@ uint64_t Drain(Loader* l, BatchShape* largest = nullptr) {
     largest->padded_frames = std::max<uint64_t>(largest->padded_frames, b->size() * b->frames());
     largest->tokens = std::max<uint64_t>(largest->tokens, b->max_tokens());
   }
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
   return n;
 }
 
@@ -64,16 +65,16 @@ TEST(LoaderApi, CountBatchesIsTheBatchCountOfThatEpoch) {
   uint64_t first = 0;
   for (uint64_t epoch = 0; epoch < 6; ++epoch) {
     uint64_t counted = 0;
-    ASSERT_TRUE(l->CountBatches(epoch, &counted).ok());
+    ASSERT_OK(l->CountBatches(epoch, &counted));
     if (epoch == 0) first = counted;
     differ |= counted != first;
-    ASSERT_TRUE(l->Start(epoch).ok());
+    ASSERT_OK(l->Start(epoch));
     EXPECT_EQ(l->num_batches(), counted);
     // Counting another epoch mid-epoch leaves the started one as it was.
     const Batch* b;
-    ASSERT_TRUE(l->Next(&b).ok());
+    ASSERT_OK(l->Next(&b));
     uint64_t other = 0;
-    ASSERT_TRUE(l->CountBatches(epoch + 1, &other).ok());
+    ASSERT_OK(l->CountBatches(epoch + 1, &other));
     EXPECT_EQ(l->state().batches, 1u);
     EXPECT_EQ(1 + Drain(l.get()), counted) << "epoch " << epoch;
   }
@@ -88,7 +89,7 @@ TEST(LoaderApi, MaxBatchShapeIsTheLargestBatchOfThePlan) {
   std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, Options());
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->max_batch_shape().rows, 0u);
-  ASSERT_TRUE(l->Start(1).ok());
+  ASSERT_OK(l->Start(1));
   const BatchShape shape = l->max_batch_shape();
   BatchShape seen;
   Drain(l.get(), &seen);
@@ -98,7 +99,7 @@ TEST(LoaderApi, MaxBatchShapeIsTheLargestBatchOfThePlan) {
   EXPECT_EQ(shape.padded_frames, seen.padded_frames);
   EXPECT_EQ(shape.tokens, seen.tokens);
   // Resumed past the largest batches, the shape is still the whole plan's.
-  ASSERT_TRUE(l->Start(1, l->num_batches()).ok());
+  ASSERT_OK(l->Start(1, l->num_batches()));
   EXPECT_EQ(l->max_batch_shape().padded_frames, shape.padded_frames);
 }
 
@@ -109,9 +110,9 @@ TEST(LoaderApi, PackedShapeIsBatchSizeByLPlusOne) {
   o.packing.seq_len = 24;
   o.packing.batch_size = 3;
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   EXPECT_FALSE(l->feature_info().audio);
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(l->Start(0));
   const BatchShape shape = l->max_batch_shape();
   EXPECT_EQ(shape.rows, 3u);
   EXPECT_EQ(shape.tokens, 25u);
@@ -141,9 +142,9 @@ TEST(LoaderApi, FeatureInfoTakesTheFrameShiftOfStoredFeatures) {
   EXPECT_EQ(info.sample_rate, spec.sample_rate);
   EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 0.020);
   // The stored frames are 20 ms frames: frames x shift is the record's audio, to a frame.
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(l->Start(0));
   const Batch* b;
-  ASSERT_TRUE(l->Next(&b).ok());
+  ASSERT_OK(l->Next(&b));
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->dim(), info.dim);
   const int i = std::stoi(std::string(b->keys()[0]).substr(3));
@@ -152,13 +153,13 @@ TEST(LoaderApi, FeatureInfoTakesTheFrameShiftOfStoredFeatures) {
   EXPECT_NEAR(b->lengths()[0] * info.frame_shift_seconds, seconds, 0.045);
 
   o.use_precomputed = false;  // fbank from the audio, at the options' 10 ms
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   info = l->feature_info();
   EXPECT_EQ(info.kind, FeatureKind::kFbank);
   EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 0.010);
   o.kind = FeatureKind::kRaw;
   o.dtype = DType::kFloat16;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   info = l->feature_info();
   EXPECT_EQ(info.dim, 1);
   EXPECT_EQ(info.dtype, DType::kFloat16);
@@ -169,7 +170,7 @@ TEST(LoaderApi, TextDatasetsHaveNoFeatureRows) {
   sluice::testing::TempDir dir;
   loader::testing::WriteTextDataset(dir.path(), 20, true);
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), Options(), &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), Options(), &l));
   const FeatureInfo& info = l->feature_info();
   EXPECT_FALSE(info.audio);
   EXPECT_EQ(info.dim, 0);

@@ -8,6 +8,7 @@
 #include "shards/dataset.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -54,9 +55,9 @@ class CorruptionTest : public ::testing::Test {
     spec.records = 60;
     loader::testing::WriteAudioDataset(dir_.path(), spec);
     clean_ = Epoch(dir_.path(), Options(CorruptPolicy::kFail));
-    ASSERT_TRUE(clean_.status.ok()) << clean_.status.ToString();
+    ASSERT_OK(clean_.status);
     std::unique_ptr<shards::Dataset> ds;
-    ASSERT_TRUE(shards::Dataset::Open(dir_.path(), {}, &ds).ok());
+    ASSERT_OK(shards::Dataset::Open(dir_.path(), {}, &ds));
     ASSERT_GT(ds->num_shards(), 1u);
     const shards::ShardReader& shard = ds->shard(1);
     ASSERT_GT(shard.num_blocks(), 1u);
@@ -87,7 +88,7 @@ TEST_F(CorruptionTest, SkipKeepsTheBatchCountAndCountsTheLostRecords) {
     LoaderOptions o = Options(CorruptPolicy::kSkip);
     o.threads = threads;
     const EpochRun run = Epoch(dir_.path(), o);
-    ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+    ASSERT_OK(run.status);
     EXPECT_EQ(run.batches, clean_.batches);
     EXPECT_EQ(run.rows, clean_.rows);
     EXPECT_EQ(run.stats.skipped_records, lost_);

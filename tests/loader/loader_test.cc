@@ -16,6 +16,7 @@
 #include "loader/loader.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -44,14 +45,14 @@ class LoaderTest : public ::testing::Test {
                                      EpochStats* stats = nullptr) {
     std::unique_ptr<Loader> l;
     Status st = Loader::Open(dir_->path(), o, &l);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     if (!st.ok()) return {};
     st = l->Start(epoch, start);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     std::vector<uint64_t> out;
     const Batch* b;
     while ((st = l->Next(&b)).ok() && b != nullptr) out.push_back(DigestOf(*b));
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     if (stats) *stats = l->stats();
     return out;
   }
@@ -87,8 +88,8 @@ TEST_F(LoaderTest, SpeedPerturbationIsDeterministicAndPlannedWithItsLengths) {
   EXPECT_NE(one, Epoch(Options(), 2));
   // Each row's length is the frame count of its perturbed clip: one of the three factors.
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(2).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  ASSERT_OK(l->Start(2));
   features::FbankComputer fbank(features::FbankOptions{});
   std::set<double> factors;
   const Batch* b;
@@ -118,7 +119,7 @@ TEST_F(LoaderTest, ResumeAtAnyBatchEqualsTheUninterruptedRun) {
                       uint64_t(whole.size())}) {
     // Through the serialised state, as a trainer would.
     ResumeState state;
-    ASSERT_TRUE(ResumeState::FromJson(ResumeState{2, at}.ToJson(), &state).ok());
+    ASSERT_OK(ResumeState::FromJson(ResumeState{2, at}.ToJson(), &state));
     const std::vector<uint64_t> rest = Epoch(o, state.epoch, state.batches);
     EXPECT_EQ(rest, std::vector<uint64_t>(whole.begin() + at, whole.end())) << "at " << at;
   }
@@ -126,18 +127,18 @@ TEST_F(LoaderTest, ResumeAtAnyBatchEqualsTheUninterruptedRun) {
 
 TEST_F(LoaderTest, StateCountsBatchesTakenAndRestartsMidEpoch) {
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), Options(), &l).ok());
-  ASSERT_TRUE(l->Start(1).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), Options(), &l));
+  ASSERT_OK(l->Start(1));
   const Batch* b;
   std::vector<uint64_t> first;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(l->Next(&b).ok());
+    ASSERT_OK(l->Next(&b));
     first.push_back(DigestOf(*b));
   }
   EXPECT_EQ(l->state(), (ResumeState{1, 3}));
   // Restarting the same loader mid-epoch (the pipeline in flight is cancelled cleanly).
-  ASSERT_TRUE(l->Start(ResumeState{1, 2}).ok());
-  ASSERT_TRUE(l->Next(&b).ok());
+  ASSERT_OK(l->Start(ResumeState{1, 2}));
+  ASSERT_OK(l->Next(&b));
   EXPECT_EQ(DigestOf(*b), first[2]);
   EXPECT_TRUE(l->Start(1, l->num_batches() + 1).IsInvalidArgument());
 }
@@ -161,8 +162,8 @@ TEST_F(LoaderTest, CappingOpenBatchesRereadsBlocksButYieldsTheSameBatches) {
 TEST_F(LoaderTest, RowsHoldTheFbankOfTheirRecordAndZeroPadding) {
   LoaderOptions o = Options();
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  ASSERT_OK(l->Start(0));
   features::FbankOptions fo;
   fo.sample_frequency = 16000;
   features::FbankComputer fbank(fo);
@@ -192,7 +193,7 @@ TEST_F(LoaderTest, RowsHoldTheFbankOfTheirRecordAndZeroPadding) {
     EXPECT_EQ(b->frames(), longest);
     rows += b->size();
   }
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(rows, static_cast<size_t>(spec_.records));
   EXPECT_EQ(keys.size(), static_cast<size_t>(spec_.records));
   const EpochStats s = l->stats();
@@ -209,8 +210,8 @@ TEST_F(LoaderTest, RanksPartitionTheEpochWithEqualCounts) {
     o.rank = rank;
     o.world = 3;
     std::unique_ptr<Loader> l;
-    ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-    ASSERT_TRUE(l->Start(0).ok());
+    ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+    ASSERT_OK(l->Start(0));
     size_t n = 0;
     const Batch* b;
     while (l->Next(&b).ok() && b != nullptr) {
@@ -238,8 +239,8 @@ TEST_F(LoaderTest, SelectSplitsTheDatasetByKey) {
       else
         o.select = held_out;
       std::unique_ptr<Loader> l;
-      ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-      ASSERT_TRUE(l->Start(1).ok());
+      ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+      ASSERT_OK(l->Start(1));
       const Batch* b;
       while (l->Next(&b).ok() && b != nullptr)
         for (std::string_view k : b->keys()) {
@@ -270,9 +271,9 @@ TEST_F(LoaderTest, SlowConsumerBoundsTheBatchesAndBlocksInFlight) {
   o.ready_batches = 2;
   o.tokens_in_flight = 4;
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
   for (int epoch = 0; epoch < 2; ++epoch) {
-    ASSERT_TRUE(l->Start(epoch).ok());
+    ASSERT_OK(l->Start(epoch));
     const Batch* b;
     while (l->Next(&b).ok() && b != nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(3));
     const EpochStats s = l->stats();
@@ -295,31 +296,31 @@ TEST_F(LoaderTest, MemoryBudgetRefusesAPoolThatWouldNotFit) {
   LoaderOptions o = Options();
   o.memory_budget = 1 << 20;  // 1 MiB: less than a few batches of 80-bin fbank
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
   const Status st = l->Start(0);
   ASSERT_TRUE(st.IsInvalidArgument()) << st.ToString();
   EXPECT_NE(st.message().find("memory_budget"), std::string::npos);
   o.memory_budget = 1ull << 32;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-  EXPECT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  EXPECT_OK(l->Start(0));
 }
 
 TEST_F(LoaderTest, Float16AndBFloat16AreTheFloat32BatchesRounded) {
   LoaderOptions o = Options();
   std::unique_ptr<Loader> l32, l16, lb16;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l32).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l32));
   o.dtype = DType::kFloat16;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l16).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l16));
   o.dtype = DType::kBFloat16;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &lb16).ok());
-  ASSERT_TRUE(l32->Start(0).ok());
-  ASSERT_TRUE(l16->Start(0).ok());
-  ASSERT_TRUE(lb16->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &lb16));
+  ASSERT_OK(l32->Start(0));
+  ASSERT_OK(l16->Start(0));
+  ASSERT_OK(lb16->Start(0));
   const Batch *a, *h, *bf;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(l32->Next(&a).ok());
-    ASSERT_TRUE(l16->Next(&h).ok());
-    ASSERT_TRUE(lb16->Next(&bf).ok());
+    ASSERT_OK(l32->Next(&a));
+    ASSERT_OK(l16->Next(&h));
+    ASSERT_OK(lb16->Next(&bf));
     ASSERT_EQ(h->features_bytes() * 2, a->features_bytes());
     const size_t n = a->features_bytes() / 4;
     const uint16_t* hv = static_cast<const uint16_t*>(h->features());
@@ -341,8 +342,8 @@ TEST(LoaderText, PassesTextAndTokensThroughPadded) {
   o.threads = 2;
   o.batching.max_frames = 60;  // token ids per batch
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
+  ASSERT_OK(l->Start(0));
   const Batch* b;
   size_t rows = 0;
   while (l->Next(&b).ok() && b != nullptr) {
@@ -374,10 +375,10 @@ TEST(LoaderText, TokenizerHookFillsTokensWhenRecordsHaveNone) {
     return Status::OK();
   };
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
+  ASSERT_OK(l->Start(0));
   const Batch* b;
-  ASSERT_TRUE(l->Next(&b).ok());
+  ASSERT_OK(l->Next(&b));
   ASSERT_NE(b, nullptr);
   for (size_t i = 0; i < b->size(); ++i)
     EXPECT_EQ(static_cast<size_t>(b->token_lengths()[i]), b->texts()[i].size());
@@ -392,8 +393,8 @@ TEST(LoaderFlac, FlacRecordsDecodeToTheSameFeatures) {
   LoaderOptions o;
   o.threads = 2;
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
+  ASSERT_OK(l->Start(0));
   features::FbankComputer fbank(features::FbankOptions{});
   features::Workspace ws;
   const Batch* b;
@@ -410,7 +411,7 @@ TEST(LoaderFlac, FlacRecordsDecodeToTheSameFeatures) {
                                want.size() * 4));
     }
   }
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(rows, 20u);
 }
 
@@ -424,9 +425,9 @@ TEST(LoaderPrecomputed, UsesTheStoredFeaturesWhenTheManifestHasThem) {
   o.threads = 2;
   o.dtype = DType::kFloat16;  // float16 in, float16 out: the stored bits exactly
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   EXPECT_EQ(l->feature_info().kind, FeatureKind::kPrecomputed);
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(l->Start(0));
   const Batch* b;
   size_t rows = 0;
   Status st;
@@ -440,11 +441,11 @@ TEST(LoaderPrecomputed, UsesTheStoredFeaturesWhenTheManifestHasThem) {
       ASSERT_EQ(0, std::memcmp(row, want.data(), want.size() * 2));
     }
   }
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(rows, 20u);
   // Asked not to, it computes fbank from the audio instead.
   o.use_precomputed = false;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   EXPECT_EQ(l->feature_info().kind, FeatureKind::kFbank);
 }
 
@@ -460,9 +461,9 @@ TEST(LoaderErrors, AnExceptionInAStageBecomesAStatus) {
     return Status::OK();
   };
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
   for (int round = 0; round < 2; ++round) {  // and the loader is usable after it
-    ASSERT_TRUE(l->Start(0).ok());
+    ASSERT_OK(l->Start(0));
     const Batch* b;
     Status st;
     size_t n = 0;

@@ -16,6 +16,7 @@
 #include "loader/pack.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -29,7 +30,7 @@ constexpr int kRecords = 300;
 IndexColumns IndexOf(const std::string& dir) {
   std::unique_ptr<Loader> l;
   LoaderOptions o;
-  EXPECT_TRUE(Loader::Open(dir, o, &l).ok());
+  EXPECT_OK(Loader::Open(dir, o, &l));
   return l ? ImplOf(*l).index() : IndexColumns();
 }
 
@@ -81,10 +82,10 @@ class PackTest : public ::testing::Test {
   static Status EpochEnd(const std::string& dir, const LoaderOptions& o) {
     std::unique_ptr<Loader> l;
     Status st = Loader::Open(dir, o, &l);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     if (!st.ok()) return st;
     st = l->Start(0);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     const Batch* b;
     while (st.ok() && (st = l->Next(&b)).ok() && b != nullptr) {
     }
@@ -98,10 +99,10 @@ class PackTest : public ::testing::Test {
     RankRun run;
     std::unique_ptr<Loader> l;
     Status st = Loader::Open(dir.empty() ? dir_->path() : dir, o, &l);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     if (!st.ok()) return run;
     st = l->Start(epoch, start);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     const Batch* b;
     while ((st = l->Next(&b)).ok() && b != nullptr) {
       run.digests.push_back(DigestOf(*b));
@@ -119,7 +120,7 @@ class PackTest : public ::testing::Test {
         run.rows.push_back({b->sequences()[i], std::vector<int32_t>(ids, ids + b->max_tokens())});
       }
     }
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     run.stats = l->stats();
     run.plan = ImplOf(*l).plan();
     return run;
@@ -128,7 +129,7 @@ class PackTest : public ::testing::Test {
   // The epoch's token stream as the plan defines it: documents in PackedRecordStream order.
   static std::vector<int32_t> Stream(const LoaderOptions& o, uint64_t epoch) {
     std::unique_ptr<Loader> l;
-    EXPECT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
+    EXPECT_OK(Loader::Open(dir_->path(), o, &l));
     std::vector<int32_t> stream;
     const IndexColumns& index = ImplOf(*l).index();
     for (uint64_t r : PackedRecordStream(index, o.batching, o.packing, o.seed, epoch)) {
@@ -228,8 +229,8 @@ TEST_F(PackTest, SelectPacksOnlyTheSelectedDocuments) {
 TEST_F(PackTest, OnlineTokenizedDatasetGivesTheOfflineBatches) {
   {
     std::unique_ptr<Loader> ids, text;
-    ASSERT_TRUE(Loader::Open(dir_->path(), Options(), &ids).ok());
-    ASSERT_TRUE(Loader::Open(text_dir_->path(), Online(Options()), &text).ok());
+    ASSERT_OK(Loader::Open(dir_->path(), Options(), &ids));
+    ASSERT_OK(Loader::Open(text_dir_->path(), Online(Options()), &text));
     // The layouts differ.
     ASSERT_LT(ImplOf(*text).index().num_blocks(), ImplOf(*ids).index().num_blocks());
   }
@@ -319,7 +320,7 @@ TEST_F(PackTest, DatasetTokenizerIsLoadedByOpen) {
   auto digests = [&](const std::string& dir, const LoaderOptions& opt) {
     std::unique_ptr<Loader> l;
     Status st = Loader::Open(dir, opt, &l);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     std::vector<uint64_t> d;
     if (!st.ok() || !l->Start(0).ok()) return d;
     const Batch* b;
@@ -410,7 +411,7 @@ TEST_F(PackTest, RowsLongerThanTheStreamWrapAroundIt) {
   EXPECT_EQ(T, 27u);
   EXPECT_EQ(run.plan.wrapped_tokens, 2 * 64 - T);
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(tiny.path(), o, &l).ok());
+  ASSERT_OK(Loader::Open(tiny.path(), o, &l));
   std::vector<int32_t> stream;
   for (uint64_t r : PackedRecordStream(ImplOf(*l).index(), o.batching, o.packing, o.seed, 0)) {
     const std::vector<int32_t> ids = DocumentTokens(static_cast<int>(r));
@@ -465,8 +466,8 @@ TEST_F(PackTest, TokenBudgetCapsTranscriptBatches) {
   o.batching.max_frames = 0;
   o.batching.max_tokens = 60;
   std::unique_ptr<Loader> l;
-  ASSERT_TRUE(Loader::Open(dir_->path(), o, &l).ok());
-  ASSERT_TRUE(l->Start(0).ok());
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  ASSERT_OK(l->Start(0));
   const Batch* b;
   uint64_t rows = 0;
   while (l->Next(&b).ok() && b != nullptr) {

@@ -7,6 +7,7 @@
 
 #include "features/random.h"
 #include "loader/plan.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -46,7 +47,7 @@ TEST(Plan, RanksAreDisjointCompleteAndEqualForWorldSizesOneToEight) {
     size_t count = 0;
     for (int rank = 0; rank < world; ++rank) {
       EpochPlan plan;
-      ASSERT_TRUE(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan).ok());
+      ASSERT_OK(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan));
       if (rank == 0) count = plan.batches.size();
       EXPECT_EQ(plan.batches.size(), count) << "world " << world << " rank " << rank;
       EXPECT_EQ(plan.global_batches, count * world);
@@ -72,7 +73,7 @@ TEST(Plan, FewerRecordsThanRanksRepeatsRecordsAndSaysSo) {
   uint64_t repeated = 0;
   for (int rank = 0; rank < 5; ++rank) {
     EpochPlan plan;
-    ASSERT_TRUE(MakeEpochPlan(ix, {}, 1, 0, rank, 5, &plan).ok());
+    ASSERT_OK(MakeEpochPlan(ix, {}, 1, 0, rank, 5, &plan));
     ASSERT_EQ(plan.batches.size(), 1u);
     seen.insert(plan.records.begin(), plan.records.end());
     repeated = plan.repeated_records;
@@ -98,7 +99,7 @@ TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
     std::multiset<uint64_t> seen;
     for (int rank = 0; rank < world; ++rank) {
       EpochPlan plan;
-      ASSERT_TRUE(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan).ok());
+      ASSERT_OK(MakeEpochPlan(ix, opt, 42, 5, rank, world, &plan));
       seen.insert(plan.records.begin(), plan.records.end());
     }
     EXPECT_EQ(seen.size(), want.size()) << "world " << world;  // each selected record once
@@ -112,7 +113,7 @@ TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
   std::fill(ix.selected.begin(), ix.selected.end(), 0);
   for (size_t i = 0; i < 50; ++i) ix.selected[order[i]] = 1;
   EpochPlan plan;
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+  ASSERT_OK(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan));
   ASSERT_FALSE(plan.bucket_bounds.empty());
   EXPECT_GE(plan.bucket_bounds.front(), ix.length[order[49]]);
   // Nothing selected: an error, not an empty epoch.
@@ -128,7 +129,7 @@ TEST(Plan, BatchesRespectEveryCap) {
     opt.max_padded_frames = which == 1 ? 4000 : 0;
     opt.max_batch_size = which == 2 ? 7 : 0;
     EpochPlan plan;
-    ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+    ASSERT_OK(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan));
     for (const PlannedBatch& b : plan.batches) {
       uint64_t total = 0, longest = 0;
       for (uint32_t k = 0; k < b.rows; ++k) {
@@ -158,8 +159,8 @@ TEST(Plan, BucketingKeepsPaddingLow) {
   BatchingOptions single = bucketed;
   single.num_buckets = 1;
   EpochPlan a, b;
-  ASSERT_TRUE(MakeEpochPlan(ix, bucketed, 1, 0, 0, 1, &a).ok());
-  ASSERT_TRUE(MakeEpochPlan(ix, single, 1, 0, 0, 1, &b).ok());
+  ASSERT_OK(MakeEpochPlan(ix, bucketed, 1, 0, 0, 1, &a));
+  ASSERT_OK(MakeEpochPlan(ix, single, 1, 0, 0, 1, &b));
   EXPECT_LT(a.padding_waste(), b.padding_waste());
   EXPECT_LT(a.padding_waste(), 0.25);
 }
@@ -169,10 +170,10 @@ TEST(Plan, IsAPureFunctionOfSeedAndEpoch) {
   BatchingOptions opt;
   opt.max_frames = 2000;
   EpochPlan a, b, c, d;
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &a).ok());
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &b).ok());
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 7, 2, 0, 1, &c).ok());
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 8, 1, 0, 1, &d).ok());
+  ASSERT_OK(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &a));
+  ASSERT_OK(MakeEpochPlan(ix, opt, 7, 1, 0, 1, &b));
+  ASSERT_OK(MakeEpochPlan(ix, opt, 7, 2, 0, 1, &c));
+  ASSERT_OK(MakeEpochPlan(ix, opt, 8, 1, 0, 1, &d));
   EXPECT_EQ(a.records, b.records);
   EXPECT_NE(a.records, c.records);
   EXPECT_NE(a.records, d.records);
@@ -185,7 +186,7 @@ TEST(Plan, WithoutShuffleRecordsComeInFileOrderPerBucket) {
   opt.num_buckets = 1;
   opt.max_frames = 1500;
   EpochPlan plan;
-  ASSERT_TRUE(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan).ok());
+  ASSERT_OK(MakeEpochPlan(ix, opt, 1, 0, 0, 1, &plan));
   for (size_t i = 0; i < plan.records.size(); ++i) EXPECT_EQ(plan.records[i], i);
 }
 

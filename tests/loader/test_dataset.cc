@@ -1,7 +1,7 @@
 #include "test_dataset.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -14,8 +14,10 @@
 #include "features/tokenizer.h"
 #include "loader/dataset_tokenizer.h"
 #include "shards/dataset_writer.h"
+#include "shards/fields.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
+#include "assert_ok.h"
 
 namespace sluice::loader::testing {
 
@@ -61,7 +63,7 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     shards::RecordBuilder rb;
     if (spec.flac) {
       std::vector<uint8_t> flac;
-      EXPECT_TRUE(features::EncodeFlac(s.data(), s.size(), spec.sample_rate, &flac).ok());
+      EXPECT_OK(features::EncodeFlac(s.data(), s.size(), spec.sample_rate, &flac));
       rb.AddField(shards::FieldType::kAudioFlac, flac.data(), flac.size());
     } else {
       rb.AddField(shards::FieldType::kAudioPcm16, s.data(), s.size() * 2);
@@ -70,11 +72,9 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     if (spec.precomputed) {
       uint32_t frames = 0;
       const std::vector<uint16_t> half = RecordFeaturesF16(spec, i, &frames);
-      std::string field(8 + half.size() * 2, '\0');
-      const uint32_t shape[2] = {frames, 80};
-      std::memcpy(field.data(), shape, 8);
-      std::memcpy(field.data() + 8, half.data(), half.size() * 2);
-      rb.AddField(shards::FieldType::kFeaturesF16, field);
+      std::vector<uint16_t> field;
+      std::copy(half.begin(), half.end(), shards::EncodeFeaturesF16(frames, 80, &field));
+      rb.AddField(shards::FieldType::kFeaturesF16, field.data(), field.size() * 2);
     }
     uint32_t ntok = 0;
     if (spec.with_tokens) {
@@ -84,9 +84,9 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
       ntok = static_cast<uint32_t>(ids.size());
       tokens += ntok;
     }
-    EXPECT_TRUE(w.Add({key, s.size(), ntok}, rb.data()).ok());
+    EXPECT_OK(w.Add({key, s.size(), ntok}, rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = spec.sample_rate;
@@ -102,7 +102,7 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
   m.records = spec.records;
   m.tokens = tokens;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -123,15 +123,15 @@ shards::Manifest WriteTextDataset(const std::string& dir, int records, bool with
       ntok = static_cast<uint32_t>(ids.size());
     }
     const std::string key = RecordKey(i);
-    EXPECT_TRUE(w.Add({key, 0, ntok}, rb.data()).ok());
+    EXPECT_OK(w.Add({key, 0, ntok}, rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
   m.records = records;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -161,11 +161,10 @@ shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint6
     rb.AddField(shards::FieldType::kText, texts[i]);
     if (store_ids) rb.AddField(shards::FieldType::kTokens, ids[i].data(), ids[i].size() * 4);
     tokens += ids[i].size();
-    EXPECT_TRUE(w.Add({RecordKey(static_cast<int>(i)), 0, static_cast<uint32_t>(ids[i].size())},
-                      rb.data())
-                    .ok());
+    EXPECT_OK(w.Add({RecordKey(static_cast<int>(i)), 0, static_cast<uint32_t>(ids[i].size())},
+                    rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   shards::Manifest m;
   m.kind = "text";
   m.fields = {"text"};
@@ -174,7 +173,7 @@ shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint6
   m.records = texts.size();
   m.tokens = tokens;
   m.shards = w.shards();
-  EXPECT_TRUE(shards::SaveManifest(dir, m).ok());
+  EXPECT_OK(shards::SaveManifest(dir, m));
   return m;
 }
 
@@ -214,12 +213,12 @@ shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, 
   for (int i = 0; i < records; ++i) texts.push_back(CharText(i));
   features::TextNormalizeOptions norm;
   std::vector<std::string> chars;
-  EXPECT_TRUE(features::BuildCharVocabulary(texts, norm, &chars).ok());
+  EXPECT_OK(features::BuildCharVocabulary(texts, norm, &chars));
   std::unique_ptr<features::Tokenizer> tok;
-  EXPECT_TRUE(features::MakeCharTokenizer(chars, norm, &tok).ok());
+  EXPECT_OK(features::MakeCharTokenizer(chars, norm, &tok));
   std::vector<std::vector<int32_t>> ids(texts.size());
   for (int i = 0; i < records; ++i) {
-    EXPECT_TRUE(tok->Encode(texts[i], &ids[i]).ok());
+    EXPECT_OK(tok->Encode(texts[i], &ids[i]));
     ids[i].push_back(features::kEndOfDocumentId);
   }
   const nlohmann::json tokenizer = {{"type", "char"},
@@ -234,7 +233,7 @@ shards::Manifest WriteCharTokenizedDataset(const std::string& dir, int records, 
 uint64_t FlipByteInBlock(const std::string& dir, const std::string& shard_file, size_t block) {
   const std::string path = dir + "/" + shard_file;
   std::unique_ptr<shards::ShardReader> reader;
-  EXPECT_TRUE(shards::ShardReader::Open(path, {}, &reader).ok());
+  EXPECT_OK(shards::ShardReader::Open(path, {}, &reader));
   const shards::BlockInfo info = reader->block(block);
   reader.reset();
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

@@ -11,13 +11,14 @@
 #include "loader/resume.h"
 #include "test_dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
 
 TEST(ResumeState, RoundTripsAsJsonAndRejectsGarbage) {
   ResumeState s{7, 12345}, back;
-  ASSERT_TRUE(ResumeState::FromJson(s.ToJson(), &back).ok());
+  ASSERT_OK(ResumeState::FromJson(s.ToJson(), &back));
   EXPECT_EQ(back, s);
   EXPECT_TRUE(ResumeState::FromJson("{\"epoch\": 1}", &back).IsInvalidArgument());
   EXPECT_TRUE(ResumeState::FromJson("not json", &back).IsInvalidArgument());
@@ -53,10 +54,10 @@ TEST(Allocator, BatchMemoryComesFromTheInjectedAllocatorAndIsRecycled) {
     o.batching.max_frames = 1500;
     o.allocator = alloc;
     std::unique_ptr<Loader> l;
-    ASSERT_TRUE(Loader::Open(dir.path(), o, &l).ok());
+    ASSERT_OK(Loader::Open(dir.path(), o, &l));
     int after_first = 0;
     for (int pass = 0; pass < 3; ++pass) {
-      ASSERT_TRUE(l->Start(0).ok());  // the same epoch again: the pool already fits it
+      ASSERT_OK(l->Start(0));  // the same epoch again: the pool already fits it
       const Batch* b;
       while (l->Next(&b).ok() && b != nullptr) {
         EXPECT_EQ(reinterpret_cast<uintptr_t>(b->features()) % kBatchAlignment, 0u);
@@ -96,7 +97,7 @@ TEST(FeaturesJsonTest, EveryOptionRoundTrips) {
   features::FbankOptions fr;
   features::SpectrogramOptions unused;
   bool is_fbank = false;
-  ASSERT_TRUE(FeaturesFromJson(FbankFeaturesToJson(f), &is_fbank, &fr, &unused).ok());
+  ASSERT_OK(FeaturesFromJson(FbankFeaturesToJson(f), &is_fbank, &fr, &unused));
   EXPECT_TRUE(is_fbank);
   EXPECT_EQ(FbankFeaturesToJson(fr), FbankFeaturesToJson(f));
   EXPECT_EQ(fr.window_type, features::WindowType::kHamming);
@@ -113,16 +114,15 @@ TEST(FeaturesJsonTest, EveryOptionRoundTrips) {
   s.log1p = false;
   s.normalize = false;
   features::SpectrogramOptions sr;
-  ASSERT_TRUE(FeaturesFromJson(SpectrogramFeaturesToJson(s), &is_fbank, &fr, &sr).ok());
+  ASSERT_OK(FeaturesFromJson(SpectrogramFeaturesToJson(s), &is_fbank, &fr, &sr));
   EXPECT_FALSE(is_fbank);
   EXPECT_EQ(SpectrogramFeaturesToJson(sr), SpectrogramFeaturesToJson(s));
   EXPECT_EQ(sr.frames, features::FrameConvention::kSnipEdges);
 
   // Early manifests' names; a kind or window the loader does not know is an error naming it.
   features::FbankOptions old;
-  ASSERT_TRUE(FeaturesFromJson({{"kind", "fbank"}, {"num-mel-bins", 23}, {"frame_length", 30}},
-                               &is_fbank, &old, &sr)
-                  .ok());
+  ASSERT_OK(FeaturesFromJson({{"kind", "fbank"}, {"num-mel-bins", 23}, {"frame_length", 30}},
+                             &is_fbank, &old, &sr));
   EXPECT_EQ(old.num_mel_bins, 23);
   EXPECT_EQ(old.frame_length_ms, 30);
   EXPECT_TRUE(FeaturesFromJson({{"kind", "mfcc"}}, &is_fbank, &old, &sr).IsUnsupported());

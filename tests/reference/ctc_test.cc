@@ -7,6 +7,7 @@
 
 #include "reference/softmax.h"
 #include "gradcheck.h"
+#include "assert_ok.h"
 
 namespace sluice::reference {
 namespace {
@@ -58,9 +59,8 @@ TEST(CtcLoss, MatchesBruteForceEnumerationOnTinyCases) {
     const auto logits = RandomVector(static_cast<size_t>(c.T) * c.V, seed++, 2.0);
     const auto lp = LogSoftmax(logits, c.T, c.V);
     double loss = 0;
-    ASSERT_TRUE(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), static_cast<int>(c.labels.size()),
-                        CtcOptions{}, &loss, static_cast<double*>(nullptr))
-                    .ok());
+    ASSERT_OK(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), static_cast<int>(c.labels.size()),
+                      CtcOptions{}, &loss, static_cast<double*>(nullptr)));
     EXPECT_NEAR(loss, BruteForceLoss(lp, c.T, c.V, c.labels), 1e-10) << "T=" << c.T;
   }
 }
@@ -73,14 +73,14 @@ TEST(CtcLoss, GradientWithRespectToLogitsMatchesFiniteDifferences) {
     auto loss_of = [&] {
       const auto lp = LogSoftmax(logits, c.T, c.V);
       double loss;
-      EXPECT_TRUE(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), L, CtcOptions{}, &loss,
-                          static_cast<double*>(nullptr)).ok());
+      EXPECT_OK(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), L, CtcOptions{}, &loss,
+                        static_cast<double*>(nullptr)));
       return loss;
     };
     std::vector<double> grad(logits.size());
     double loss;
     const auto lp = LogSoftmax(logits, c.T, c.V);
-    ASSERT_TRUE(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), L, CtcOptions{}, &loss, grad.data()).ok());
+    ASSERT_OK(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), L, CtcOptions{}, &loss, grad.data()));
     ExpectGradientsClose(grad, NumericGradient(logits, loss_of), "T=" + std::to_string(c.T));
   }
 }
@@ -93,8 +93,8 @@ TEST(CtcLoss, FloatAgreesWithDouble) {
   std::vector<float> gf(lp.size());
   double ld;
   float lf;
-  ASSERT_TRUE(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), 3, CtcOptions{}, &ld, gd.data()).ok());
-  ASSERT_TRUE(CtcLoss(lpf.data(), c.T, c.V, c.labels.data(), 3, CtcOptions{}, &lf, gf.data()).ok());
+  ASSERT_OK(CtcLoss(lp.data(), c.T, c.V, c.labels.data(), 3, CtcOptions{}, &ld, gd.data()));
+  ASSERT_OK(CtcLoss(lpf.data(), c.T, c.V, c.labels.data(), 3, CtcOptions{}, &lf, gf.data()));
   EXPECT_NEAR(lf, ld, 1e-5 * ld);
   for (size_t i = 0; i < gd.size(); ++i) EXPECT_NEAR(gf[i], gd[i], 1e-5);
 }
@@ -107,13 +107,13 @@ TEST(CtcLoss, ImpossibleAlignmentIsInfiniteWithZeroGradientAndNoNaN) {
   const auto lp = LogSoftmax(RandomVector(T * V, 3), T, V);
   std::vector<double> grad(T * V, 42.0);
   double loss = 0;
-  ASSERT_TRUE(CtcLoss(lp.data(), T, V, labels.data(), 2, CtcOptions{}, &loss, grad.data()).ok());
+  ASSERT_OK(CtcLoss(lp.data(), T, V, labels.data(), 2, CtcOptions{}, &loss, grad.data()));
   EXPECT_TRUE(std::isinf(loss) && loss > 0);
   for (double g : grad) EXPECT_EQ(g, 0.0);
 
   CtcOptions zero;
   zero.zero_infinity = true;
-  ASSERT_TRUE(CtcLoss(lp.data(), T, V, labels.data(), 2, zero, &loss, grad.data()).ok());
+  ASSERT_OK(CtcLoss(lp.data(), T, V, labels.data(), 2, zero, &loss, grad.data()));
   EXPECT_EQ(loss, 0.0);
   for (double g : grad) EXPECT_EQ(g, 0.0);
 }
@@ -122,11 +122,11 @@ TEST(CtcLoss, InputShorterThanLabelsIsImpossible) {
   const std::vector<int32_t> labels = {1, 2, 3};
   const auto lp = LogSoftmax(RandomVector(2 * 4, 5), 2, 4);
   double loss;
-  ASSERT_TRUE(CtcLoss(lp.data(), 2, 4, labels.data(), 3, CtcOptions{}, &loss,
-                      static_cast<double*>(nullptr)).ok());
+  ASSERT_OK(CtcLoss(lp.data(), 2, 4, labels.data(), 3, CtcOptions{}, &loss,
+                    static_cast<double*>(nullptr)));
   EXPECT_TRUE(std::isinf(loss));
-  ASSERT_TRUE(CtcLoss(lp.data(), 0, 4, labels.data(), 0, CtcOptions{}, &loss,
-                      static_cast<double*>(nullptr)).ok());
+  ASSERT_OK(CtcLoss(lp.data(), 0, 4, labels.data(), 0, CtcOptions{}, &loss,
+                    static_cast<double*>(nullptr)));
   EXPECT_EQ(loss, 0.0);  // the empty input emits the empty sequence with probability 1
 }
 
@@ -157,8 +157,8 @@ TEST(CtcLossBatch, MatchesPyTorchCtcLoss) {
   CtcOptions options;
   options.zero_infinity = true;
   std::vector<double> losses(B), grad(B * T * V, 99.0);
-  ASSERT_TRUE(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, input_lengths.data(),
-                           label_lengths.data(), options, losses.data(), grad.data()).ok());
+  ASSERT_OK(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, input_lengths.data(),
+                         label_lengths.data(), options, losses.data(), grad.data()));
   EXPECT_NEAR(losses[0], 8.862738801681, 1e-9);
   EXPECT_NEAR(losses[1], 8.469051856352, 1e-9);
   EXPECT_EQ(losses[2], 0.0);
@@ -180,10 +180,10 @@ TEST(CtcLossBatch, GradScaleScalesEachUtterance) {
   const std::vector<int32_t> labels = {1, 2, 2, 0}, in_len = {5, 4}, lab_len = {2, 1};
   std::vector<double> losses(B), g1(B * T * V), g2(B * T * V);
   const double scale[] = {0.5, 0.25};
-  ASSERT_TRUE(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, in_len.data(), lab_len.data(),
-                           CtcOptions{}, losses.data(), g1.data()).ok());
-  ASSERT_TRUE(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, in_len.data(), lab_len.data(),
-                           CtcOptions{}, losses.data(), g2.data(), scale).ok());
+  ASSERT_OK(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, in_len.data(), lab_len.data(),
+                         CtcOptions{}, losses.data(), g1.data()));
+  ASSERT_OK(CtcLossBatch(lp.data(), B, T, V, labels.data(), S, in_len.data(), lab_len.data(),
+                         CtcOptions{}, losses.data(), g2.data(), scale));
   for (int i = 0; i < B * T * V; ++i) EXPECT_NEAR(g2[i], g1[i] * scale[i / (T * V)], 1e-15);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gradcheck.h"
+#include "assert_ok.h"
 
 namespace sluice::reference {
 namespace {
@@ -63,8 +64,8 @@ TEST(ModelLayout, SmallPresetHasTenToFifteenMillionParameters) {
   const size_t n = layout.back().offset + layout.back().count;
   EXPECT_GE(n, 10'000'000u);
   EXPECT_LE(n, 15'000'000u);
-  EXPECT_TRUE(ModelConfig::Small(257, 80).Validate().ok());
-  EXPECT_TRUE(ModelConfig::Tiny(30, 80).Validate().ok());
+  EXPECT_OK(ModelConfig::Small(257, 80).Validate());
+  EXPECT_OK(ModelConfig::Tiny(30, 80).Validate());
   ModelConfig bad = ModelConfig::Tiny(30, 80);
   bad.n_heads = 3;
   EXPECT_TRUE(bad.Validate().IsInvalidArgument());
@@ -79,7 +80,7 @@ void CheckModelGradient(Activation activation) {
   CheckBatch<double> batch;
   const StepContext ctx{11, 3, true};  // dropout on: the masks must match between the passes
   double loss;
-  ASSERT_TRUE(model.Forward(batch.View(), ctx, &loss).ok());
+  ASSERT_OK(model.Forward(batch.View(), ctx, &loss));
   ASSERT_TRUE(std::isfinite(loss));
   model.ZeroGrad();
   model.Backward();
@@ -91,9 +92,9 @@ void CheckModelGradient(Activation activation) {
       const double saved = p, eps = 1e-6;
       double plus, minus;
       p = saved + eps;
-      ASSERT_TRUE(model.Forward(batch.View(), ctx, &plus).ok());
+      ASSERT_OK(model.Forward(batch.View(), ctx, &plus));
       p = saved - eps;
-      ASSERT_TRUE(model.Forward(batch.View(), ctx, &minus).ok());
+      ASSERT_OK(model.Forward(batch.View(), ctx, &minus));
       p = saved;
       analytic.push_back(grads[t.offset + j]);
       numeric.push_back((plus - minus) / (2 * eps));
@@ -114,8 +115,8 @@ TEST(Model, ActivationChangesTheOutputButNotTheLayout) {
   b.InitParameters(5);
   CheckBatch<double> batch;
   double la, lb;
-  ASSERT_TRUE(a.Forward(batch.View(), StepContext{}, &la).ok());
-  ASSERT_TRUE(b.Forward(batch.View(), StepContext{}, &lb).ok());
+  ASSERT_OK(a.Forward(batch.View(), StepContext{}, &la));
+  ASSERT_OK(b.Forward(batch.View(), StepContext{}, &lb));
   EXPECT_NE(la, lb);
 }
 
@@ -124,7 +125,7 @@ TEST(Model, BackwardReportsEveryTensorOnceInIncreasingOffsetOrder) {
   model.InitParameters(5);
   CheckBatch<double> batch;
   double loss;
-  ASSERT_TRUE(model.Forward(batch.View(), StepContext{}, &loss).ok());
+  ASSERT_OK(model.Forward(batch.View(), StepContext{}, &loss));
   size_t next = 0;
   model.Backward([&](size_t offset, size_t count) {
     EXPECT_EQ(offset, next);
@@ -138,13 +139,13 @@ TEST(Model, PaddingDoesNotChangeTheLossOrGradients) {
   model.InitParameters(6);
   CheckBatch<double> batch;
   double loss1, loss2;
-  ASSERT_TRUE(model.Forward(batch.View(), StepContext{}, &loss1).ok());
+  ASSERT_OK(model.Forward(batch.View(), StepContext{}, &loss1));
   model.ZeroGrad();
   model.Backward();
   const std::vector<double> g1(model.grads(), model.grads() + model.num_parameters());
   for (int t = 19; t < 23; ++t)
     for (int k = 0; k < 9; ++k) batch.features[(23 + t) * 9 + k] = 5.0 + k;
-  ASSERT_TRUE(model.Forward(batch.View(), StepContext{}, &loss2).ok());
+  ASSERT_OK(model.Forward(batch.View(), StepContext{}, &loss2));
   model.ZeroGrad();
   model.Backward();
   EXPECT_NEAR(loss1, loss2, 1e-12);
@@ -161,8 +162,8 @@ TEST(Model, FloatAgreesWithDouble) {
   CheckBatch<float> bf;
   double ld;
   float lf;
-  ASSERT_TRUE(md.Forward(bd.View(), StepContext{1, 1, true}, &ld).ok());
-  ASSERT_TRUE(mf.Forward(bf.View(), StepContext{1, 1, true}, &lf).ok());
+  ASSERT_OK(md.Forward(bd.View(), StepContext{1, 1, true}, &ld));
+  ASSERT_OK(mf.Forward(bf.View(), StepContext{1, 1, true}, &lf));
   EXPECT_NEAR(lf, ld, 1e-5 * std::abs(ld));
   md.ZeroGrad();
   mf.ZeroGrad();

@@ -10,6 +10,7 @@
 #include "reference/model.h"
 #include "reference/optimizer.h"
 #include "reference/schedule.h"
+#include "assert_ok.h"
 
 namespace sluice::reference {
 namespace {
@@ -70,10 +71,10 @@ TEST(Training, TinyModelLossFallsOnASyntheticTask) {
   std::mt19937 rng(42);
   const SyntheticBatch held_out = MakeBatch(16, rng);
   float first = 0, loss = 0;
-  ASSERT_TRUE(model.Forward(held_out.View(), StepContext{}, &first).ok());
+  ASSERT_OK(model.Forward(held_out.View(), StepContext{}, &first));
   for (int step = 0; step < schedule.total_steps; ++step) {
     const SyntheticBatch batch = MakeBatch(8, rng);
-    ASSERT_TRUE(model.Forward(batch.View(), StepContext{7, static_cast<uint64_t>(step), true}, &loss).ok());
+    ASSERT_OK(model.Forward(batch.View(), StepContext{7, static_cast<uint64_t>(step), true}, &loss));
     ASSERT_TRUE(std::isfinite(loss)) << step;
     model.ZeroGrad();
     model.Backward();
@@ -81,7 +82,7 @@ TEST(Training, TinyModelLossFallsOnASyntheticTask) {
     optimizer.Step(model.params(), model.grads(), LearningRate(schedule, step));
   }
   float last = 0;
-  ASSERT_TRUE(model.Forward(held_out.View(), StepContext{}, &last).ok());
+  ASSERT_OK(model.Forward(held_out.View(), StepContext{}, &last));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("held-out loss %.3f -> %.3f in %.2f s\n", first, last, seconds);

@@ -11,6 +11,7 @@
 #include "shards/shard_reader.h"
 #include "shards/shard_writer.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::shards {
 namespace {
@@ -21,13 +22,13 @@ class Corruption : public ::testing::Test {
     ShardWriterOptions opt;
     opt.block_size = 300;
     std::unique_ptr<ShardWriter> w;
-    ASSERT_TRUE(ShardWriter::Create(dir_.Join("s.sluice"), opt, &w).ok());
+    ASSERT_OK(ShardWriter::Create(dir_.Join("s.sluice"), opt, &w));
     for (int i = 0; i < 24; ++i) {
       keys_.push_back("key-" + std::to_string(i));
       payloads_.push_back(testing::RandomBytes(i, 40 + 13 * i));
-      ASSERT_TRUE(w->Add({keys_.back(), uint64_t(i), uint32_t(i)}, payloads_.back()).ok());
+      ASSERT_OK(w->Add({keys_.back(), uint64_t(i), uint32_t(i)}, payloads_.back()));
     }
-    ASSERT_TRUE(w->Finish(nullptr).ok());
+    ASSERT_OK(w->Finish(nullptr));
     good_ = testing::ReadFile(dir_.Join("s.sluice"));
   }
 
@@ -86,7 +87,7 @@ TEST_F(Corruption, EveryFlippedByteIsDetected) {
 
 TEST_F(Corruption, FlippedBlockByteNamesBlockAndOffset) {
   std::unique_ptr<ShardReader> r;
-  ASSERT_TRUE(ShardReader::Open(NewMemoryFile("s.sluice", good_), {}, &r).ok());
+  ASSERT_OK(ShardReader::Open(NewMemoryFile("s.sluice", good_), {}, &r));
   ASSERT_GE(r->num_blocks(), 3u);
   const BlockInfo b2 = r->block(2);
   std::string bad = good_;

@@ -6,6 +6,7 @@
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::shards {
 namespace {
@@ -25,9 +26,9 @@ Manifest WriteDataset(const std::string& dir, int n, uint64_t shard_size) {
     RecordBuilder rb;
     rb.AddField(FieldType::kAudioPcm16, testing::RandomBytes(i, 500 + i % 700));
     rb.AddField(FieldType::kText, "text of " + key);
-    EXPECT_TRUE(w.Add({key, uint64_t(1000 + i), 0}, rb.data()).ok());
+    EXPECT_OK(w.Add({key, uint64_t(1000 + i), 0}, rb.data()));
   }
-  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_OK(w.Finish());
   EXPECT_EQ(done_calls, static_cast<int>(w.shards().size()));
   Manifest m;
   m.kind = "audio";
@@ -36,7 +37,7 @@ Manifest WriteDataset(const std::string& dir, int n, uint64_t shard_size) {
   m.fields = {"audio", "text"};
   m.records = n;
   m.shards = w.shards();
-  EXPECT_TRUE(SaveManifest(dir, m).ok());
+  EXPECT_OK(SaveManifest(dir, m));
   return m;
 }
 
@@ -58,7 +59,7 @@ TEST(Dataset, ManifestRoundTrips) {
   testing::TempDir dir;
   Manifest m = WriteDataset(dir.path(), 50, 20000);
   Manifest back;
-  ASSERT_TRUE(LoadManifest(dir.path(), &back).ok());
+  ASSERT_OK(LoadManifest(dir.path(), &back));
   EXPECT_EQ(ManifestToJson(back), ManifestToJson(m));
   EXPECT_DOUBLE_EQ(back.seconds(), static_cast<double>(m.duration()) / 16000);
 }
@@ -68,7 +69,7 @@ TEST(Dataset, OpensEveryShardAndReportsRecords) {
   WriteDataset(dir.path(), 120, 25000);
   std::unique_ptr<Dataset> ds;
   Status s = Dataset::Open(dir.path(), {}, &ds);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK(s);
   uint64_t n = 0;
   for (size_t i = 0; i < ds->num_shards(); ++i) n += ds->shard(i).num_records();
   EXPECT_EQ(n, 120u);
@@ -79,7 +80,7 @@ TEST(Dataset, VerifyPassesOnAnIntactDataset) {
   testing::TempDir dir;
   WriteDataset(dir.path(), 80, 25000);
   VerifyReport rep;
-  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  ASSERT_OK(VerifyDataset(dir.path(), &rep));
   EXPECT_TRUE(rep.ok()) << rep.problems[0].message;
   EXPECT_EQ(rep.records, 80u);
 }
@@ -92,7 +93,7 @@ TEST(Dataset, VerifyNamesTheDamagedShardAndBlock) {
   bytes[100] ^= 0x40;  // inside block 0's compressed bytes
   testing::WriteFile(victim, bytes);
   VerifyReport rep;
-  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  ASSERT_OK(VerifyDataset(dir.path(), &rep));
   ASSERT_FALSE(rep.ok());
   bool whole_file = false, block = false;
   for (const auto& p : rep.problems) {
@@ -109,7 +110,7 @@ TEST(Dataset, MissingShardIsReported) {
   Manifest m = WriteDataset(dir.path(), 80, 25000);
   std::filesystem::remove(dir.Join(m.shards[0].file));
   VerifyReport rep;
-  ASSERT_TRUE(VerifyDataset(dir.path(), &rep).ok());
+  ASSERT_OK(VerifyDataset(dir.path(), &rep));
   ASSERT_EQ(rep.problems.size(), 1u);
   EXPECT_NE(rep.problems[0].message.find("no such file"), std::string::npos);
   std::unique_ptr<Dataset> ds;
@@ -128,7 +129,7 @@ TEST(Dataset, ManifestRecordCountMismatchIsCorruption) {
   testing::TempDir dir;
   Manifest m = WriteDataset(dir.path(), 30, 25000);
   m.records = 31;
-  ASSERT_TRUE(SaveManifest(dir.path(), m).ok());
+  ASSERT_OK(SaveManifest(dir.path(), m));
   Manifest back;
   EXPECT_TRUE(LoadManifest(dir.path(), &back).IsCorruption());
 }

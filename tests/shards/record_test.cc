@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shards/coding.h"
+#include "assert_ok.h"
 
 namespace sluice::shards {
 namespace {
@@ -25,7 +26,7 @@ TEST(Record, EveryFieldTypeRoundTrips) {
   EXPECT_EQ(b.data().size() % kFieldAlign, 0u);
 
   RecordView v;
-  ASSERT_TRUE(ParseRecord(b.data().data(), b.data().size(), "test", &v).ok());
+  ASSERT_OK(ParseRecord(b.data().data(), b.data().size(), "test", &v));
   ASSERT_EQ(v.num_fields, 5u);
   const FieldView* f = v.Find(FieldType::kAudioPcm16);
   ASSERT_NE(f, nullptr);
@@ -43,13 +44,13 @@ TEST(Record, FieldsStartAligned) {
   std::vector<int16_t> pcm(5, 7);
   b.AddField(FieldType::kAudioPcm16, pcm.data(), 10);
   RecordView v;
-  ASSERT_TRUE(ParseRecord(b.data().data(), b.data().size(), "test", &v).ok());
+  ASSERT_OK(ParseRecord(b.data().data(), b.data().size(), "test", &v));
   EXPECT_EQ((v.Find(FieldType::kAudioPcm16)->data - b.data().data()) % kFieldAlign, 0);
 }
 
 TEST(Record, EmptyPayloadHasNoFields) {
   RecordView v;
-  ASSERT_TRUE(ParseRecord("", 0, "test", &v).ok());
+  ASSERT_OK(ParseRecord("", 0, "test", &v));
   EXPECT_EQ(v.num_fields, 0u);
   EXPECT_EQ(v.Find(FieldType::kText), nullptr);
 }

@@ -8,6 +8,7 @@
 #include "shards/shard_reader.h"
 #include "shards/shard_writer.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::shards {
 namespace {
@@ -31,11 +32,11 @@ std::vector<Rec> MakeRecords(size_t n, size_t max_size, uint64_t seed) {
 
 std::string WriteShard(const std::string& path, const std::vector<Rec>& recs, ShardWriterOptions opt = {}) {
   std::unique_ptr<ShardWriter> w;
-  EXPECT_TRUE(ShardWriter::Create(path, opt, &w).ok());
-  for (const Rec& r : recs) EXPECT_TRUE(w->Add({r.key, r.duration, r.tokens}, r.payload).ok());
+  EXPECT_OK(ShardWriter::Create(path, opt, &w));
+  for (const Rec& r : recs) EXPECT_OK(w->Add({r.key, r.duration, r.tokens}, r.payload));
   ShardStats st;
   Status s = w->Finish(&st);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_OK(s);
   EXPECT_EQ(st.records, recs.size());
   return testing::ReadFile(path);
 }
@@ -48,14 +49,14 @@ TEST(Shard, EveryRecordReadsBackByRandomAccess) {
   WriteShard(dir.Join("a.sluice"), recs, opt);
 
   std::unique_ptr<ShardReader> r;
-  ASSERT_TRUE(ShardReader::Open(dir.Join("a.sluice"), {}, &r).ok());
+  ASSERT_OK(ShardReader::Open(dir.Join("a.sluice"), {}, &r));
   ASSERT_EQ(r->num_records(), recs.size());
   EXPECT_GT(r->num_blocks(), 10u);
   // Visit in a scrambled order: access must not depend on reading sequentially.
   for (size_t k = 0; k < recs.size(); ++k) {
     const size_t i = (k * 131) % recs.size();
     std::string payload;
-    ASSERT_TRUE(r->ReadRecord(i, &payload).ok());
+    ASSERT_OK(r->ReadRecord(i, &payload));
     EXPECT_EQ(payload, recs[i].payload) << "record " << i;
     EXPECT_EQ(r->key(i), recs[i].key);
     EXPECT_EQ(r->record(i).duration, recs[i].duration);
@@ -69,7 +70,7 @@ TEST(Shard, RecordsNeverSpanBlocks) {
   opt.block_size = 1000;
   WriteShard(dir.Join("a.sluice"), MakeRecords(100, 700, 2), opt);
   std::unique_ptr<ShardReader> r;
-  ASSERT_TRUE(ShardReader::Open(dir.Join("a.sluice"), {}, &r).ok());
+  ASSERT_OK(ShardReader::Open(dir.Join("a.sluice"), {}, &r));
   for (size_t b = 0; b < r->num_blocks(); ++b) {
     for (size_t i = r->first_record(b); i < r->first_record(b + 1); ++i) {
       EXPECT_EQ(r->record(i).block, b);
@@ -83,7 +84,7 @@ TEST(Shard, EmptyShardIsValid) {
   testing::TempDir dir;
   WriteShard(dir.Join("e.sluice"), {});
   std::unique_ptr<ShardReader> r;
-  ASSERT_TRUE(ShardReader::Open(dir.Join("e.sluice"), {}, &r).ok());
+  ASSERT_OK(ShardReader::Open(dir.Join("e.sluice"), {}, &r));
   EXPECT_EQ(r->num_records(), 0u);
   EXPECT_EQ(r->num_blocks(), 0u);
 }
@@ -98,8 +99,8 @@ TEST(Shard, UnfinishedWriterLeavesNoFile) {
   testing::TempDir dir;
   {
     std::unique_ptr<ShardWriter> w;
-    ASSERT_TRUE(ShardWriter::Create(dir.Join("x.sluice"), {}, &w).ok());
-    ASSERT_TRUE(w->Add({"k", 1, 0}, "payload").ok());
+    ASSERT_OK(ShardWriter::Create(dir.Join("x.sluice"), {}, &w));
+    ASSERT_OK(w->Add({"k", 1, 0}, "payload"));
   }
   EXPECT_FALSE(std::ifstream(dir.Join("x.sluice")).good());
   EXPECT_FALSE(std::ifstream(dir.Join("x.sluice.tmp")).good());
@@ -108,7 +109,7 @@ TEST(Shard, UnfinishedWriterLeavesNoFile) {
 TEST(Shard, OversizedKeyIsRejected) {
   testing::TempDir dir;
   std::unique_ptr<ShardWriter> w;
-  ASSERT_TRUE(ShardWriter::Create(dir.Join("x.sluice"), {}, &w).ok());
+  ASSERT_OK(ShardWriter::Create(dir.Join("x.sluice"), {}, &w));
   std::string key(kMaxKeySize + 1, 'k');
   EXPECT_TRUE(w->Add({key, 0, 0}, "p").IsInvalidArgument());
 }
@@ -120,7 +121,7 @@ TEST(Shard, ConcurrentReadsReturnTheSameBytes) {
   auto recs = MakeRecords(200, 3000, 4);
   WriteShard(dir.Join("a.sluice"), recs, opt);
   std::unique_ptr<ShardReader> r;
-  ASSERT_TRUE(ShardReader::Open(dir.Join("a.sluice"), {}, &r).ok());
+  ASSERT_OK(ShardReader::Open(dir.Join("a.sluice"), {}, &r));
   std::vector<int> bad(4, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

@@ -23,9 +23,11 @@
 #include "loader/loader.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
+#include "shards/fields.h"
 #include "shards/record.h"
 #include "test_util.h"
 #include "loader/dataset_tokenizer.h"
+#include "assert_ok.h"
 
 namespace sluice {
 namespace {
@@ -131,7 +133,7 @@ TEST_F(ShardifyTest, EveryInputLineIsWrittenOrRejectedWithItsReason) {
   has(33, "duplicate key 'utt-00003', already written as record 3 of shard-00000.sluice");
 
   shards::Manifest m;
-  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("ds"), &m).ok());
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("ds"), &m));
   EXPECT_EQ(m.records, 24u);
   EXPECT_EQ(m.rejected, 9u);
   EXPECT_EQ(m.sample_rate, 16000);
@@ -140,16 +142,16 @@ TEST_F(ShardifyTest, EveryInputLineIsWrittenOrRejectedWithItsReason) {
 TEST_F(ShardifyTest, RecordsHoldTheTranscriptAndResampledAudio) {
   ASSERT_EQ(Audio(tmp_.Join("ds")).code, 0);
   std::unique_ptr<shards::Dataset> ds;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   auto lines = Lines(manifest_);
   const auto& r = ds->shard(0);
   for (size_t i = 0; i < 24; ++i) {
     auto in = nlohmann::json::parse(lines[i]);
     EXPECT_EQ(r.key(i), in["id"].get<std::string>());
     std::string payload;
-    ASSERT_TRUE(r.ReadRecord(i, &payload).ok());
+    ASSERT_OK(r.ReadRecord(i, &payload));
     shards::RecordView v;
-    ASSERT_TRUE(shards::ParseRecord(payload.data(), payload.size(), "t", &v).ok());
+    ASSERT_OK(shards::ParseRecord(payload.data(), payload.size(), "t", &v));
     EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), in["text"].get<std::string>());
     const auto* audio = v.Find(shards::FieldType::kAudioPcm16);
     ASSERT_NE(audio, nullptr);
@@ -204,15 +206,15 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
                     " -o " + tmp_.Join("merged"));
   ASSERT_EQ(m.code, 0) << m.out;
   std::unique_ptr<shards::Dataset> a, b;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("single"), {}, &a).ok());
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("merged"), {}, &b).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("single"), {}, &a));
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("merged"), {}, &b));
   EXPECT_EQ(b->num_shards(), 3u);
   std::vector<std::string> ka, kb, pa, pb;
   for (auto* ds : {a.get(), b.get()}) {
     for (size_t s = 0; s < ds->num_shards(); ++s) {
       for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
         std::string p;
-        ASSERT_TRUE(ds->shard(s).ReadRecord(i, &p).ok());
+        ASSERT_OK(ds->shard(s).ReadRecord(i, &p));
         (ds == a.get() ? ka : kb).emplace_back(ds->shard(s).key(i));
         (ds == a.get() ? pa : pb).push_back(p);
       }
@@ -234,7 +236,7 @@ TEST_F(ShardifyTest, VerifyNamesTheDamagedShardBlockAndOffset) {
   uint64_t block1 = 0;
   {
     std::unique_ptr<shards::ShardReader> r;
-    ASSERT_TRUE(shards::ShardReader::Open(shard, {}, &r).ok());
+    ASSERT_OK(shards::ShardReader::Open(shard, {}, &r));
     ASSERT_GT(r->num_blocks(), 2u);
     block1 = r->block(1).offset;
   }
@@ -260,22 +262,22 @@ TEST_F(ShardifyTest, FlacCodecIsLosslessAgainstPcm16) {
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("pcm")).code, 0);
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("flac") + " --codec flac").code, 0);
   std::unique_ptr<shards::Dataset> pcm, flac;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("pcm"), {}, &pcm).ok());
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("flac"), {}, &flac).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("pcm"), {}, &pcm));
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("flac"), {}, &flac));
   EXPECT_EQ(flac->manifest().codec, "flac");
   EXPECT_LT(flac->manifest().bytes(), pcm->manifest().bytes());
   for (size_t i = 0; i < pcm->shard(0).num_records(); ++i) {
     std::string p1, p2;
-    ASSERT_TRUE(pcm->shard(0).ReadRecord(i, &p1).ok());
-    ASSERT_TRUE(flac->shard(0).ReadRecord(i, &p2).ok());
+    ASSERT_OK(pcm->shard(0).ReadRecord(i, &p1));
+    ASSERT_OK(flac->shard(0).ReadRecord(i, &p2));
     shards::RecordView v1, v2;
-    ASSERT_TRUE(shards::ParseRecord(p1.data(), p1.size(), "pcm", &v1).ok());
-    ASSERT_TRUE(shards::ParseRecord(p2.data(), p2.size(), "flac", &v2).ok());
+    ASSERT_OK(shards::ParseRecord(p1.data(), p1.size(), "pcm", &v1));
+    ASSERT_OK(shards::ParseRecord(p2.data(), p2.size(), "flac", &v2));
     const auto* f = v2.Find(shards::FieldType::kAudioFlac);
     ASSERT_NE(f, nullptr);
     std::vector<int16_t> decoded;
     int rate = 0;
-    ASSERT_TRUE(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, "flac", &decoded, &rate).ok());
+    ASSERT_OK(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, "flac", &decoded, &rate));
     EXPECT_EQ(rate, 16000);
     const auto* p = v1.Find(shards::FieldType::kAudioPcm16);
     ASSERT_EQ(decoded.size() * 2, p->size);
@@ -305,12 +307,12 @@ TEST_F(ShardifyTest, TextLinesAndDocuments) {
   EXPECT_EQ(j["records"], 2);
   EXPECT_EQ(j["rejected"], 1);  // the document holding the invalid byte
   std::unique_ptr<shards::Dataset> ds;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("docs"), {}, &ds).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("docs"), {}, &ds));
   EXPECT_EQ(ds->manifest().kind, "text");
   std::string p;
-  ASSERT_TRUE(ds->shard(0).ReadRecord(1, &p).ok());
+  ASSERT_OK(ds->shard(0).ReadRecord(1, &p));
   shards::RecordView v;
-  ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+  ASSERT_OK(shards::ParseRecord(p.data(), p.size(), "t", &v));
   EXPECT_EQ(v.Find(shards::FieldType::kText)->bytes(), "last doc line one\nline two");
   EXPECT_EQ(ds->shard(0).key(1), in + ":8");
 }
@@ -318,9 +320,9 @@ TEST_F(ShardifyTest, TextLinesAndDocuments) {
 // The token ids of record i, read back from the dataset.
 std::vector<int32_t> RecordTokens(const shards::Dataset& ds, size_t shard, size_t i, std::string* text) {
   std::string p;
-  EXPECT_TRUE(ds.shard(shard).ReadRecord(i, &p).ok());
+  EXPECT_OK(ds.shard(shard).ReadRecord(i, &p));
   shards::RecordView v;
-  EXPECT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+  EXPECT_OK(shards::ParseRecord(p.data(), p.size(), "t", &v));
   const auto* f = v.Find(shards::FieldType::kTokens);
   if (text) *text = std::string(v.Find(shards::FieldType::kText)->bytes());
   if (!f) return {};
@@ -334,13 +336,13 @@ TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
   RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds") + " --tokenizer char");
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ds;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   const auto& m = ds->manifest();
   EXPECT_EQ(m.tokenizer["type"], "char");
   EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "tokens"}));
   std::unique_ptr<features::Tokenizer> tok;
   Status st = loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ds"), &tok);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   uint64_t total = 0;
   for (size_t i = 0; i < ds->shard(0).num_records(); ++i) {
     std::string text, decoded;
@@ -348,7 +350,7 @@ TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
     ASSERT_FALSE(ids.empty());
     EXPECT_EQ(ds->shard(0).record(i).tokens, ids.size());
     total += ids.size();
-    ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
+    ASSERT_OK(tok->Decode(ids.data(), ids.size(), &decoded));
     EXPECT_EQ(decoded, features::NormalizeText(text, tok->normalize()));
   }
   EXPECT_EQ(m.tokens, total);
@@ -363,9 +365,9 @@ TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
   EXPECT_EQ(DirContents(tmp_.Join("a")), DirContents(tmp_.Join("b")));
   EXPECT_TRUE(fs::exists(tmp_.Join("a/tokenizer.model")));
   shards::Manifest m;
-  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("a"), &m).ok());
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("a"), &m));
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok).ok());
+  ASSERT_OK(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok));
   EXPECT_EQ(tok->type(), "sentencepiece");
 
   // A replaced model is caught by its checksum.
@@ -379,16 +381,16 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   RunResult r = Sh(Shardify() + " text -q --docs --tokenizer char -i " + in + " -o " + tmp_.Join("ds"));
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ds;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   ASSERT_EQ(ds->shard(0).num_records(), 2u);
   auto ids = RecordTokens(*ds, 0, 0, nullptr);
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.back(), features::kEndOfDocumentId);
   EXPECT_EQ(ds->shard(0).record(0).tokens, ids.size());
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(loader::LoadDatasetTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok).ok());
+  ASSERT_OK(loader::LoadDatasetTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok));
   std::string decoded;
-  ASSERT_TRUE(tok->Decode(ids.data(), ids.size(), &decoded).ok());
+  ASSERT_OK(tok->Decode(ids.data(), ids.size(), &decoded));
   EXPECT_EQ(decoded, "hello world second line here");
 }
 
@@ -399,9 +401,9 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ids") + " --tokenizer bpe:50").code, 0);
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("raw")).code, 0);
   shards::Manifest m;
-  ASSERT_TRUE(shards::LoadManifest(tmp_.Join("ids"), &m).ok());
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("ids"), &m));
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ids"), &tok).ok());
+  ASSERT_OK(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ids"), &tok));
 
   auto collect = [&](const std::string& dir, bool online) {
     loader::LoaderOptions o;
@@ -413,10 +415,10 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
     }
     std::unique_ptr<loader::Loader> l;
     Status st = loader::Loader::Open(dir, o, &l);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     std::map<std::string, std::vector<int32_t>> by_key;
     if (!st.ok()) return by_key;
-    EXPECT_TRUE(l->Start(0).ok());
+    EXPECT_OK(l->Start(0));
     const loader::Batch* b = nullptr;
     while (l->Next(&b).ok() && b != nullptr) {
       for (size_t r = 0; r < b->size(); ++r) {
@@ -451,8 +453,8 @@ TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
   r = Sh(Shardify() + common + " --store text -o " + tmp_.Join("text"));
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ids, counted;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ids"), {}, &ids).ok());
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("text"), {}, &counted).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ids"), {}, &ids));
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("text"), {}, &counted));
   EXPECT_EQ(counted->manifest().fields, std::vector<std::string>{"text"});
   EXPECT_EQ(counted->manifest().tokenizer, ids->manifest().tokenizer);
   EXPECT_EQ(counted->manifest().tokens, ids->manifest().tokens);
@@ -473,12 +475,12 @@ TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
       o.packing.chunk_tokens = 2000;
       std::unique_ptr<loader::Loader> l;
       Status st = loader::Loader::Open(dir, o, &l);
-      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_OK(st);
       std::vector<uint64_t> d;
       if (!st.ok() || !l->Start(1).ok()) return d;
       const loader::Batch* b = nullptr;
       while ((st = l->Next(&b)).ok() && b != nullptr) d.push_back(loader::DigestOf(*b));
-      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_OK(st);
       return d;
     };
     const std::vector<uint64_t> offline = digests(tmp_.Join("ids"));
@@ -509,7 +511,7 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
                    " --features fbank --num-mel-bins 40 --frame-length 25 --frame-shift 10");
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ds;
-  ASSERT_TRUE(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds).ok());
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   const auto& m = ds->manifest();
   EXPECT_EQ(m.features["kind"], "fbank");
   EXPECT_EQ(m.features["num_mel_bins"], 40);
@@ -520,9 +522,9 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
   features::Workspace ws;
   for (size_t i = 0; i < 3; ++i) {
     std::string p;
-    ASSERT_TRUE(ds->shard(0).ReadRecord(i, &p).ok());
+    ASSERT_OK(ds->shard(0).ReadRecord(i, &p));
     shards::RecordView v;
-    ASSERT_TRUE(shards::ParseRecord(p.data(), p.size(), "t", &v).ok());
+    ASSERT_OK(shards::ParseRecord(p.data(), p.size(), "t", &v));
     const auto* audio = v.Find(shards::FieldType::kAudioPcm16);
     const auto* feats = v.Find(shards::FieldType::kFeaturesF16);
     ASSERT_NE(audio, nullptr);
@@ -532,15 +534,12 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
     std::vector<float> x(pcm.size()), want;
     features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
     const int64_t frames = fbank.Compute(x.data(), x.size(), &ws, &want);
-    uint32_t header[2];
-    std::memcpy(header, feats->data, 8);
-    ASSERT_EQ(header[0], frames);
-    ASSERT_EQ(header[1], 40u);
-    ASSERT_EQ(feats->size, 8 + frames * 40 * 2);
-    std::vector<uint16_t> half(frames * 40);
-    std::memcpy(half.data(), feats->data + 8, half.size() * 2);
-    std::vector<float> got(half.size());
-    features::HalfToFloat(half.data(), half.size(), got.data());
+    shards::FeaturesF16View f16;
+    ASSERT_OK(shards::DecodeFeaturesF16(*feats, "t", &f16));
+    ASSERT_EQ(f16.frames, frames);
+    ASSERT_EQ(f16.bins, 40u);
+    std::vector<float> got(size_t{f16.frames} * f16.bins);
+    features::HalfToFloat(f16.values, got.size(), got.data());
     for (size_t k = 0; k < got.size(); ++k) {
       ASSERT_NEAR(got[k], want[k], 2e-3 * std::max(1.0f, std::abs(want[k]))) << "record " << i << " value " << k;
     }

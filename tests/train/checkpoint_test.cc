@@ -8,6 +8,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/checkpoint_format.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::train {
 namespace {
@@ -48,17 +49,17 @@ void ExpectEqual(const Checkpoint& a, const Checkpoint& b) {
 TEST(Checkpoint, RoundTripsThroughAFile) {
   testing::TempDir dir;
   const std::string path = dir.Join("run.ckpt");
-  ASSERT_TRUE(WriteCheckpoint(path, Sample()).ok());
+  ASSERT_OK(WriteCheckpoint(path, Sample()));
   Checkpoint back;
   const Status s = ReadCheckpoint(path, &back);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK(s);
   ExpectEqual(Sample(), back);
 }
 
 TEST(Checkpoint, SameStateGivesSameBytes) {
   std::string a, b;
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &a).ok());
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &b).ok());
+  ASSERT_OK(EncodeCheckpoint(Sample(), &a));
+  ASSERT_OK(EncodeCheckpoint(Sample(), &b));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.size() % 8, 0u);
   EXPECT_EQ(std::memcmp(a.data(), ckpt::kMagic, 8), 0);
@@ -66,7 +67,7 @@ TEST(Checkpoint, SameStateGivesSameBytes) {
 
 TEST(Checkpoint, EveryFlippedByteIsDetected) {
   std::string good;
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &good).ok());
+  ASSERT_OK(EncodeCheckpoint(Sample(), &good));
   for (size_t i = 0; i < good.size(); ++i) {
     std::string bad = good;
     bad[i] = static_cast<char>(bad[i] ^ 0x10);
@@ -80,7 +81,7 @@ TEST(Checkpoint, EveryFlippedByteIsDetected) {
 
 TEST(Checkpoint, FlippedParameterByteIsAChecksumMismatch) {
   std::string bytes;
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &bytes).ok());
+  ASSERT_OK(EncodeCheckpoint(Sample(), &bytes));
   bytes[bytes.size() / 2] ^= 1;
   Checkpoint out;
   const Status s = DecodeCheckpoint(bytes, "run.ckpt", &out);
@@ -90,7 +91,7 @@ TEST(Checkpoint, FlippedParameterByteIsAChecksumMismatch) {
 
 TEST(Checkpoint, TruncatedFileSaysTruncated) {
   std::string bytes;
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &bytes).ok());
+  ASSERT_OK(EncodeCheckpoint(Sample(), &bytes));
   for (size_t keep : {size_t{0}, size_t{7}, size_t{31}, size_t{100}, bytes.size() - 1}) {
     Checkpoint out;
     const Status s = DecodeCheckpoint(std::string_view(bytes).substr(0, keep), "run.ckpt", &out);
@@ -111,17 +112,17 @@ TEST(Checkpoint, ForeignFileHasAHint) {
 
 TEST(Checkpoint, NewerVersionIsUnsupported) {
   std::string bytes;
-  ASSERT_TRUE(EncodeCheckpoint(Sample(), &bytes).ok());
+  ASSERT_OK(EncodeCheckpoint(Sample(), &bytes));
   const uint32_t v = ckpt::kVersion + 1;
   std::memcpy(bytes.data() + 8, &v, 4);
   Checkpoint out;
   EXPECT_TRUE(DecodeCheckpoint(bytes, "run.ckpt", &out).IsUnsupported());
 }
 
-TEST(Checkpoint, MissingFileIsAnIOErrorNamingIt) {
+TEST(Checkpoint, MissingFileIsNotFoundNamingIt) {
   Checkpoint out;
   const Status s = ReadCheckpoint("/nonexistent/dir/run.ckpt", &out);
-  ASSERT_FALSE(s.ok());
+  ASSERT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find("/nonexistent/dir/run.ckpt"), std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include "features/tokenizer.h"
 #include "trainer/greedy_decode.h"
 #include "trainer/held_out.h"
+#include "assert_ok.h"
 
 namespace sluice::train {
 namespace {
@@ -72,7 +73,7 @@ TEST(ErrorCounts, EmptyIsZeroAndInsertionsCanExceedOne) {
 
 TEST(GreedyDecode, ArgmaxCollapseAndDecode) {
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_TRUE(features::MakeCharTokenizer({" ", "a", "b"}, features::TextNormalizeOptions(), &tok).ok());
+  ASSERT_OK(features::MakeCharTokenizer({" ", "a", "b"}, features::TextNormalizeOptions(), &tok));
   ASSERT_EQ(tok->vocab_size(), 5);  // blank, end-of-document, ' ', 'a', 'b'
   // Frames' argmax: a a blank a b b blank ' ' b -> "aab b"
   const std::vector<int> best = {3, 3, 0, 3, 4, 4, 0, 2, 4};
@@ -80,10 +81,10 @@ TEST(GreedyDecode, ArgmaxCollapseAndDecode) {
   for (size_t t = 0; t < best.size(); ++t) lp[t * 5 + best[t]] = -0.1f;
   std::vector<int32_t> ids;
   std::string text;
-  ASSERT_TRUE(GreedyDecode(lp.data(), static_cast<int>(best.size()), 5, *tok, &ids, &text).ok());
+  ASSERT_OK(GreedyDecode(lp.data(), static_cast<int>(best.size()), 5, *tok, &ids, &text));
   EXPECT_EQ(text, "aab b");
   // Frames past `frames` are not read.
-  ASSERT_TRUE(GreedyDecode(lp.data(), 2, 5, *tok, &ids, &text).ok());
+  ASSERT_OK(GreedyDecode(lp.data(), 2, 5, *tok, &ids, &text));
   EXPECT_EQ(text, "a");
 }
 

@@ -18,6 +18,7 @@
 #include "trainer/held_out.h"
 #include "shards/dataset.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace {
 
@@ -145,7 +146,7 @@ TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
 // evaluates every held-out one, each once.
 TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
   std::unique_ptr<sluice::shards::Dataset> ds;
-  ASSERT_TRUE(sluice::shards::Dataset::Open(dir_->Join("chars"), sluice::shards::ReadOptions(), &ds).ok());
+  ASSERT_OK(sluice::shards::Dataset::Open(dir_->Join("chars"), sluice::shards::ReadOptions(), &ds));
   int total = 0, held = 0, held_tiny = 0;
   for (size_t s = 0; s < ds->num_shards(); ++s)
     for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) {

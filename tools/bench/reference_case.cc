@@ -1,4 +1,4 @@
-// reference-case: runs gpu/reference's Model<Real> Forward + Backward on one case file written by
+// reference-case: runs reference/'s Model<Real> Forward + Backward on one case file written by
 // tools/bench/asr_torch_step.py --cpp-harness, so the PyTorch module and the C++ reference can be
 // compared loss by loss and gradient by gradient (docs/baselines.md, which specifies the case and
 // output layouts). A developer's cross-check, not installed.

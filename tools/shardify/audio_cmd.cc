@@ -4,7 +4,6 @@
 // "offset": 0.0, "id": "utt1"}; duration, offset and id are optional.
 // Relative paths resolve against the manifest's folder.
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -20,6 +19,7 @@
 #include "features/utf8.h"
 #include "line_source.h"
 #include "loader/dataset_tokenizer.h"
+#include "shards/fields.h"
 #include "shards/record.h"
 
 namespace sluice::shardify {
@@ -62,10 +62,10 @@ struct Scratch {
   features::Workspace workspace;
   std::vector<float> feature_input;
   std::vector<float> feats;
-  std::vector<uint16_t> field;  // frames u32 | bins u32 | float16 values
+  std::vector<uint16_t> field;  // the kFeaturesF16 field (shards/fields.h)
 };
 
-// The kFeaturesF16 field of docs/formats/shard.md: [frames, bins] float16.
+// The kFeaturesF16 field of docs/formats/shard.md: [frames, bins] float16 (shards/fields.h).
 void AddFeatures(const AudioConfig& cfg, Scratch& s) {
   const bool fbank = cfg.fbank != nullptr;
   s.feature_input.resize(s.pcm.size());
@@ -74,10 +74,8 @@ void AddFeatures(const AudioConfig& cfg, Scratch& s) {
   const int64_t frames = fbank ? cfg.fbank->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats)
                                : cfg.spectrogram->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats);
   const uint32_t bins = static_cast<uint32_t>(fbank ? cfg.fbank->Dim() : cfg.spectrogram->Dim());
-  s.field.resize(4 + s.feats.size());
-  const uint32_t header[2] = {static_cast<uint32_t>(frames), bins};
-  std::memcpy(s.field.data(), header, sizeof header);
-  features::FloatToHalf(s.feats.data(), s.feats.size(), s.field.data() + 4);
+  uint16_t* values = shards::EncodeFeaturesF16(static_cast<uint32_t>(frames), bins, &s.field);
+  features::FloatToHalf(s.feats.data(), s.feats.size(), values);
   s.record.AddField(shards::FieldType::kFeaturesF16, s.field.data(), s.field.size() * sizeof(uint16_t));
 }
 

@@ -46,7 +46,7 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
   } else if (a.spec.rfind("spm:", 0) == 0) {
     const std::string path = a.spec.substr(4);
     Status s = shards::ReadFileToString(path, &out->model_bytes);
-    if (!s.ok()) return Status::NotFound("--tokenizer " + a.spec + ": " + s.message());
+    if (!s.ok()) return Prefixed(s, "--tokenizer " + a.spec);
     SLUICE_RETURN_IF_ERROR(
         features::MakeSentencePieceTokenizer(out->model_bytes, path, norm, a.allow_unknown, &out->tokenizer));
     d["type"] = "sentencepiece";

@@ -16,7 +16,7 @@ struct TrainOptions {
   std::string dataset;            // shardify output directory with token ids
   std::string device = "cpu";     // "cpu" or "cuda" (builds with gpu/model); not part of the
                                   // run options: a checkpoint resumes on either device
-  std::string preset = "tiny";    // "tiny" or "small" (gpu/reference ModelConfig)
+  std::string preset = "tiny";    // "tiny" or "small" (reference/ ModelConfig)
 
   // --- what the run computes: a resume must repeat these (RunConfigJson) ---
   uint64_t epochs = 10;           // passes over the training rows

@@ -14,6 +14,7 @@
 #include "gpu/model/model.h"
 #include "reference/model.h"
 #include "test_util.h"
+#include "assert_ok.h"
 
 namespace sluice::gpu::model {
 namespace {
@@ -58,7 +59,7 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
   const reference::ModelBatch<float> rb{h.features.data(), h.frames.data(), h.B, h.T, h.labels.data(),
                                         h.label_lengths.data(), h.S};
   float ref_loss = 0;
-  ASSERT_TRUE(ref.Forward(rb, ctx, &ref_loss).ok());
+  ASSERT_OK(ref.Forward(rb, ctx, &ref_loss));
   ref.ZeroGrad();
   ref.Backward();
 

@@ -1,5 +1,6 @@
-// Helpers of the CUDA model's tests (suite 'gpu'): SKIP_WITHOUT_GPU, move vectors to and from
-// the device, seeded inputs, and per-tensor comparisons with the CPU reference.
+// Helpers of the CUDA model's tests (suite 'gpu'): SKIP_WITHOUT_GPU, ASSERT_OK (tests/testing),
+// move vectors to and from the device, seeded inputs, and per-tensor comparisons with the CPU
+// reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,15 +14,10 @@
 #include "features/half.h"
 #include "gpu/device.h"
 #include "gpu/model/device_array.h"
+#include "assert_ok.h"
 #include "../skip_without_gpu.h"
 
 namespace sluice::gpu::model::testing {
-
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    const ::sluice::Status _s = (expr);                  \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 inline std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -47,21 +43,21 @@ inline std::vector<float> RoundBf16(const std::vector<float>& v) { return FromBf
 template <typename T>
 DeviceArray<T> ToDevice(const std::vector<T>& host) {
   DeviceArray<T> d;
-  EXPECT_TRUE(d.Allocate(std::max<size_t>(host.size(), 1)).ok());
-  EXPECT_TRUE(d.Upload(host.data(), host.size(), nullptr).ok());
+  EXPECT_OK(d.Allocate(std::max<size_t>(host.size(), 1)));
+  EXPECT_OK(d.Upload(host.data(), host.size(), nullptr));
   return d;
 }
 template <typename T>
 DeviceArray<T> Zeros(size_t n) {
   DeviceArray<T> d;
-  EXPECT_TRUE(d.Allocate(std::max<size_t>(n, 1)).ok());
-  EXPECT_TRUE(d.Zero(nullptr).ok());
+  EXPECT_OK(d.Allocate(std::max<size_t>(n, 1)));
+  EXPECT_OK(d.Zero(nullptr));
   return d;
 }
 template <typename T>
 std::vector<T> ToHost(const DeviceArray<T>& d, size_t n) {
   std::vector<T> h(n);
-  EXPECT_TRUE(d.Download(h.data(), n, nullptr).ok());
+  EXPECT_OK(d.Download(h.data(), n, nullptr));
   return h;
 }
 

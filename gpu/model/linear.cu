@@ -1,0 +1,56 @@
+// Linear pieces around the GEMMs (gpu/model/ops.h): the bf16 cast of GEMM inputs, bias adds and
+// the add of a weight gradient into the flat buffer.
+#include "gpu/model/ops.h"
+
+#include "gpu/model/common.cuh"
+
+namespace sluice::gpu::model {
+namespace {
+
+using internal::BF, internal::GridFor, internal::S, internal::kThreads;
+
+// ---- conversions ----
+__global__ void CastToBf16Kernel(__nv_bfloat16* out, const float* in, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(in[i]);
+}
+
+// ---- bias ----
+__global__ void AddBiasKernel(float* x, __nv_bfloat16* xb, const float* bias, size_t n, int C) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const float v = x[i] + bias[i % C];
+    x[i] = v;
+    if (xb) xb[i] = __float2bfloat16_rn(v);
+  }
+}
+
+__global__ void AddToKernel(float* dst, const float* src, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    dst[i] += src[i];
+}
+
+}  // namespace
+
+Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream) {
+  if (n == 0) return Status::OK();
+  CastToBf16Kernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(BF(out), in, n);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status AddTo(float* dst, const float* src, size_t n, void* stream) {
+  if (n == 0) return Status::OK();
+  AddToKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dst, src, n);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status AddBias(float* x, Bf16* x_bf16, const float* bias, int N, int C, void* stream) {
+  const size_t n = static_cast<size_t>(N) * C;
+  if (n == 0) return Status::OK();
+  AddBiasKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(x, BF(x_bf16), bias, n, C);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+}  // namespace sluice::gpu::model
