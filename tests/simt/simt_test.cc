@@ -3,12 +3,24 @@
 // has exactly that bug.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
 #include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "gpu/simt/simt.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SLUICE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLUICE_TEST_ASAN 1
+#endif
+#endif
 
 namespace sluice::simt {
 namespace {
@@ -17,8 +29,9 @@ namespace {
 
 constexpr int kBlock = 256;
 
-__global__ void BlockSumKernel(const int* in, int* out, int n) {
-  __shared__ int sh[kBlock];
+template <int kThreads>
+__global__ void BlockSumKernelT(const int* in, int* out, int n) {
+  __shared__ int sh[kThreads];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   sh[threadIdx.x] = i < n ? in[i] : 0;
   __syncthreads();
@@ -28,6 +41,8 @@ __global__ void BlockSumKernel(const int* in, int* out, int n) {
   }
   if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
 }
+constexpr auto BlockSumKernel = BlockSumKernelT<kBlock>;
+constexpr auto BlockSumKernel1024 = BlockSumKernelT<1024>;
 
 // Per warp: the sum (shfl_down), the max (shfl_xor), an inclusive prefix sum (shfl_up) and
 // lane 5's value broadcast (shfl).
@@ -117,6 +132,11 @@ __global__ void DivergentShuffleKernel(float* out) {
 // The lower half's own mask, but lane 8 reads lane 16, outside it.
 __global__ void ReadOutsideMaskKernel(float* out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_down_sync(0x0000ffffu, 1.0f, 8);
+}
+
+// The last thread reads one element past the end of `in` (a block of 32 threads, 32 inputs).
+[[maybe_unused]] __global__ void OverrunKernel(const int* in, int* out) {
+  out[threadIdx.x] = in[threadIdx.x + 1];
 }
 
 // --- tests -------------------------------------------------------------------------------
@@ -313,6 +333,33 @@ TEST_F(SimtTest, BadLaunchConfigurationIsAnError) {
   EXPECT_NE(s.message().find("kernel HalfMaskKernel: block (2048,1,1) has 2048 threads"),
             std::string::npos)
       << s.ToString();
+}
+
+// A big block with many barriers stays fast: 16 blocks of 1024 fibers, 11 barriers each.
+TEST_F(SimtTest, FullSizeBlocksRunQuickly) {
+  const int n = 16 * 1024;
+  std::vector<int> in(n, 1), out(16, 0);
+  const auto start = std::chrono::steady_clock::now();
+  SLUICE_LAUNCH(BlockSumKernel1024, 16, 1024, 0, nullptr)(in.data(), out.data(), n);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(TakeLastError().ok());
+  EXPECT_EQ(out, std::vector<int>(16, 1024));
+  EXPECT_LT(took, 5.0);
+  std::printf("16 blocks x 1024 threads x 11 barriers: %.3f s\n", took);
+}
+
+// Kernels run under ASan in the sanitizer build: an out-of-bounds read of a kernel argument is
+// reported (and ends the process), with the fibers' stacks known to ASan.
+TEST(SimtDeathTest, OutOfBoundsGlobalReadIsCaughtUnderAsan) {
+#if !defined(SLUICE_TEST_ASAN)
+  GTEST_SKIP() << "needs the ASan build (./run.sh test --sanitize)";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::vector<int> in(32, 1), out(32);
+  EXPECT_DEATH(SLUICE_LAUNCH(OverrunKernel, 1, 32, 0, nullptr)(in.data(), out.data()),
+               "heap-buffer-overflow");
+#endif
 }
 
 }  // namespace
