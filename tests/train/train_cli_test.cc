@@ -125,6 +125,22 @@ TEST_F(TrainCli, ResumeWithOtherOptionsSaysWhich) {
   EXPECT_NE(r.out.find("--lr"), std::string::npos) << r.out;
 }
 
+// Every feature option is part of the run (issue 12): the resume check once compared a hand-kept
+// subset, so --use-log-fbank (say) could change between a run and its resume unnoticed.
+TEST_F(TrainCli, ResumeRefusesAChangedFeatureOptionOutsideTheOldSubset) {
+  TempDir run;
+  const std::string ckpt = run.Join("run.ckpt");
+  ASSERT_EQ(Train("chars", "--steps 1 --checkpoint " + ckpt).code, 0);
+  for (const char* flag : {"--use-log-fbank false", "--raw-energy false", "--htk-compat true",
+                           "--use-power false", "--round-to-power-of-two false",
+                           "--blackman-coeff 0.5", "--energy-floor 1"}) {
+    const Result r = Train("chars", std::string("--steps 2 ") + flag + " --resume " + ckpt);
+    EXPECT_EQ(r.code, 1) << flag << "\n" << r.out;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(r.out.find(name), std::string::npos) << flag << "\n" << r.out;
+  }
+}
+
 TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
   // lr 0 keeps the weights at their initial values, so the evaluation must not change when
   // augmentation is on, while the training loss of the same batch must.

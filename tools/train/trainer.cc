@@ -66,7 +66,7 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
 // sees the same rows in the same batches), each rank reading its partition.
 Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training, const Ranks& ranks,
                          loader::LoaderOptions* lo) {
-  if (o.feature_kind == "precomputed") {
+  if (o.feature_kind == loader::FeatureKind::kPrecomputed) {
     if (d.manifest.features.is_null())
       return Status::InvalidArgument(d.dir + ": --features precomputed, but the dataset has none. "
                                      "HINT: shardify audio --features fbank, or train with --features fbank");
@@ -74,7 +74,7 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
     lo->use_precomputed = true;
   } else {
     tools::FeatureArgs a = o.features;
-    a.kind = o.feature_kind;
+    a.kind = loader::FeatureKindName(o.feature_kind);
     tools::FeatureConfig fc;
     SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, d.manifest.sample_rate, &fc));
     lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
@@ -82,8 +82,7 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
     lo->spectrogram = fc.spectrogram;
     lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
   }
-  lo->utterance_cmvn = o.cmvn;
-  lo->cmvn_norm_vars = o.cmvn;
+  lo->cmvn = o.cmvn;
   // Augmentation is for training only: the evaluation sees the features as they are.
   lo->spec_augment = training && o.spec_augment;
   lo->spec_augment_options = o.spec_augment_options;
@@ -203,26 +202,6 @@ std::string CheckpointPath(const std::string& pattern, uint64_t step, int rank) 
   return path;
 }
 
-// The keys of two JSON objects whose values differ, for the resume error.
-std::string DifferingKeys(const nlohmann::json& a, const nlohmann::json& b) {
-  std::string out;
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    if (!b.contains(it.key()) || b[it.key()] != it.value()) {
-      out += (out.empty() ? "" : ", ") + std::string("--") + it.key() + " " + it.value().dump() + " (checkpoint: " +
-             (b.contains(it.key()) ? b[it.key()].dump() : std::string("absent")) + ")";
-    }
-  }
-  return out;
-}
-
-// A checkpoint's run options, completed with the values that runs written before an option
-// existed used, so that their checkpoints still resume.
-nlohmann::json WithOlderDefaults(nlohmann::json run) {
-  if (!run.contains("activation")) run["activation"] = "gelu";
-  if (!run.contains("spec_augment")) run["spec_augment"] = false;
-  return run;
-}
-
 // ---- Logging ----------------------------------------------------------------------------------
 
 struct EpochTotals {
@@ -245,7 +224,7 @@ Status Prefixed(const Status& s, const std::string& prefix) {
 Status MakeEngine(const TrainOptions& o, const reference::ModelConfig& config, const Ranks& ranks,
                   loader::Loader* loader, std::unique_ptr<Engine>* out) {
   if (o.device == "cpu") {
-    *out = MakeCpuEngine(config, o.threads, o.weight_decay, ranks, loader);
+    *out = MakeCpuEngine(config, o.replicas, o.weight_decay, ranks, loader);
     return Status::OK();
   }
 #ifdef SLUICE_HAVE_GPU_MODEL
@@ -261,7 +240,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   const bool lead = ranks.rank == 0;  // prints, and writes the checkpoints unless they name {rank}
   if (o.device != "cpu" && o.device != "cuda")
     return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
-  if (o.threads < 1) return Status::InvalidArgument("--threads must be at least 1");
+  if (o.replicas < 1) return Status::InvalidArgument("--replicas must be at least 1");
 
   // Data: the training set, and where the evaluation rows come from.
   TokenizedDataset train_set;
@@ -308,7 +287,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
   SLUICE_RETURN_IF_ERROR(MakeEngine(o, config, ranks, loader.get(), &engine));
   const size_t P = engine->num_parameters();
 
-  const nlohmann::json run = RunConfigJson(o);
+  const nlohmann::json run = RunConfigJson(o, lo);
   TrainCounters counters;
   counters.seed = o.seed;
   loader::ResumeState state;
@@ -339,11 +318,7 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
           " classes (tokenizer " + shards::ChecksumHex(c.tokenizer_fingerprint) + "), dataset " + o.dataset + " has " +
           std::to_string(vocab) + " (tokenizer " + shards::ChecksumHex(train_set.fingerprint) +
           "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs a fresh run");
-    const nlohmann::json stored = WithOlderDefaults(c.config.value("run", nlohmann::json::object()));
-    if (stored != run)
-      return Status::InvalidArgument(resume + ": written by a run with other options: " +
-                                     DifferingKeys(run, stored) +
-                                     ". HINT: resume with the command line that wrote the checkpoint");
+    SLUICE_RETURN_IF_ERROR(CheckRunConfig(run, c.config.value("run", nlohmann::json::object()), resume));
     if (c.params.size() != P)
       return Status::Corruption(resume + ": " + std::to_string(c.params.size()) + " parameters, the " + o.preset +
                                 " model has " + std::to_string(P));
