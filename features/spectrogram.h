@@ -49,7 +49,7 @@ void VisitFields(O& o, V&& v) {
     o.n_fft);
   v(FieldInfo{"window", nullptr, "analysis window (periodic)"}, o.window);
   v(FieldInfo{"frames", nullptr, "frame convention: center or snip_edges"}, o.frames);
-  v(FieldInfo{"power", "--power", "spectrogram: |X|^2 instead of |X|"}, o.power);
+  v(FieldInfo{"power", "--power", "spectrogram: squared magnitude instead of magnitude"}, o.power);
   v(FieldInfo{"log1p", "--log1p", "spectrogram: log(1 + value)"}, o.log1p);
   v(FieldInfo{"normalize", "--normalize", "spectrogram: per-utterance mean/std normalisation"},
     o.normalize);

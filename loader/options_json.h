@@ -97,7 +97,7 @@ Status FromJson(const nlohmann::json& j, const std::string& where, S* s) {
   return Status::OK();
 }
 
-// The first field, in order, whose value differs between `now` and `stored` (two objects of the
+// The first field, in key order (nlohmann::json sorts keys), whose value differs between `now` and `stored` (two objects of the
 // same shape), as "a.b.c: <now> (<stored_name>: <stored>)", its path ("/a/b/c") in *path; ""
 // when they agree. Keys only in `stored` count as differences too.
 std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& stored,

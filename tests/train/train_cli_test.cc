@@ -45,9 +45,9 @@ class TrainCli : public ::testing::Test {
     delete dir_;
     dir_ = nullptr;
   }
-  // Small batches so that the corpus makes several steps per epoch; two model threads.
+  // Small batches so that the corpus makes several steps per epoch; two model replicas.
   static Result Train(const std::string& dataset, const std::string& args) {
-    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) + " --device cpu --preset tiny --threads 2 " +
+    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) + " --device cpu --preset tiny --replicas 2 " +
            "--max-frames 1500 --seed 3 " + args);
   }
   static TempDir* dir_;

@@ -6,20 +6,7 @@
 
 namespace sluice::tools {
 
-void AddFeatureOptions(CLI::App* app, FeatureArgs* a) {
-  app->add_option("--frame-length", a->frame_length_ms,
-                  "Frame length (ms); 0: 25 for fbank, 20 for spectrogram");
-  app->add_option("--frame-shift", a->frame_shift_ms, "Frame shift (ms)")->capture_default_str();
-  app->add_option("--window-type", a->window_type,
-                  "povey, hamming, hanning, rectangular, blackman, sine (default: povey for fbank, "
-                  "hamming for spectrogram)");
-  app->add_option("--snip-edges", a->snip_edges,
-                  "Whole frames only (Kaldi); false: fbank mirrors the edges, spectrogram centres "
-                  "frames as torch.stft(center=True). Default: true for fbank, false for the "
-                  "spectrogram");
-  AddOptions(app, &a->fbank);
-  AddOptions(app, &a->spectrogram);
-}
+void AddFeatureOptions(CLI::App* app, FeatureArgs* a) { AddOptions(app, a); }
 
 Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* out) {
   if (a.kind == "fbank") {

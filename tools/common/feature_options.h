@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fields.h"
 #include "base/status.h"
 #include "features/fbank.h"
 #include "features/spectrogram.h"
@@ -28,6 +29,27 @@ struct FeatureArgs {
   features::FbankOptions fbank;   // the fbank-only flags (rate and the four above: not used)
   features::SpectrogramOptions spectrogram;  // the spectrogram-only flags (same)
 };
+
+// FeatureArgs' table (base/fields.h): the shared flags, then the fbank and spectrogram tables.
+template <OptionsOf<FeatureArgs> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"frame_length_ms", "--frame-length",
+              "Frame length (ms); 0: 25 for fbank, 20 for spectrogram", Affects::kWhat, 0},
+    o.frame_length_ms);
+  v(FieldInfo{"frame_shift_ms", "--frame-shift", "Frame shift (ms)", Affects::kWhat, 0},
+    o.frame_shift_ms);
+  v(FieldInfo{"window_type", "--window-type",
+              "povey, hamming, hanning, rectangular, blackman, sine (default: povey for fbank, "
+              "hamming for spectrogram)"},
+    o.window_type);
+  v(FieldInfo{"snip_edges", "--snip-edges",
+              "Whole frames only (Kaldi); false: fbank mirrors the edges, spectrogram centres "
+              "frames as torch.stft(center=True). Default: true for fbank, false for the "
+              "spectrogram"},
+    o.snip_edges);
+  v(FieldInfo{"fbank", nullptr, "fbank options"}, o.fbank);
+  v(FieldInfo{"spectrogram", nullptr, "spectrogram options"}, o.spectrogram);
+}
 
 // Adds --frame-length, --frame-shift, --window-type, --snip-edges and every flag of the fbank and
 // spectrogram tables (--num-mel-bins, --dither, ..., --n-fft, --normalize) to `app` (the kind

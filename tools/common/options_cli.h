@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,6 +15,11 @@
 #include "base/fields.h"
 
 namespace sluice::tools {
+
+template <class T>
+constexpr bool IsOptional = false;
+template <class T>
+constexpr bool IsOptional<std::optional<T>> = true;
 
 // Fields for which `keep` returns false are left out (a tool that sets them itself); for a
 // nested table, all of its fields.
@@ -32,8 +38,10 @@ void AddOptions(CLI::App* app, S* s, Keep&& keep) {
           return;
         }
       }
-      CLI::Option* opt = app->add_option(f.flag, m, f.help)->capture_default_str();
-      if constexpr (std::is_same_v<T, bool>) {
+      CLI::Option* opt = app->add_option(f.flag, m, f.help);
+      if constexpr (IsOptional<T>) {
+        // no default: left out, the option means "the default of the kind" (feature_options.h)
+      } else if constexpr (std::is_same_v<T, bool>) {
         opt->default_str(m ? "true" : "false");
       } else if constexpr (std::is_enum_v<T>) {
         std::map<std::string, T> names;
@@ -46,8 +54,11 @@ void AddOptions(CLI::App* app, S* s, Keep&& keep) {
         opt->transform(CLI::CheckedTransformer(names).description(""));
         opt->type_name(shown + "}");
         opt->default_str(value);
-      } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      } else if constexpr (std::is_arithmetic_v<T>) {
+        opt->capture_default_str();
         if (std::isfinite(f.min) || std::isfinite(f.max)) opt->check(CLI::Range(f.min, f.max));
+      } else {
+        opt->capture_default_str();
       }
     }
   });

@@ -6,6 +6,38 @@
 
 namespace sluice::train {
 
+Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
+                          bool has_precomputed, bool training, loader::LoaderOptions* lo) {
+  if (o.feature_kind == loader::FeatureKind::kPrecomputed) {
+    if (!has_precomputed)
+      return Status::InvalidArgument(dataset + ": --features precomputed, but the dataset has none. "
+                                     "HINT: shardify audio --features fbank, or train with "
+                                     "--features fbank");
+    lo->kind = loader::FeatureKind::kPrecomputed;
+    lo->use_precomputed = true;
+  } else {
+    tools::FeatureArgs a = o.features;
+    a.kind = loader::FeatureKindName(o.feature_kind);
+    tools::FeatureConfig fc;
+    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, sample_rate, &fc));
+    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
+    lo->fbank = fc.fbank;
+    lo->spectrogram = fc.spectrogram;
+    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
+  }
+  lo->cmvn = o.cmvn;
+  // Augmentation is for training only: the evaluation sees the features as they are.
+  lo->spec_augment = training && o.spec_augment;
+  lo->spec_augment_options = o.spec_augment_options;
+  lo->dtype = loader::DType::kFloat32;
+  lo->batching.shuffle = training;
+  lo->batching.max_frames = o.max_frames;
+  lo->batching.max_batch_size = o.max_batch_size;
+  lo->seed = o.seed;
+  lo->threads = o.loader_threads;
+  return Status::OK();
+}
+
 nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo) {
   nlohmann::json run = loader::ToJson(o, loader::Fields::kWhat);
   // Resolved: a separate --eval dataset leaves the training plan whole whatever the fraction, and

@@ -140,6 +140,12 @@ void VisitFields(O& o, V&& v) {
     o.eval_examples);
 }
 
+// The loader options that `o` decides, for training (shuffled, augmented) or evaluation (file
+// order), on a dataset of audio at `sample_rate` Hz that holds precomputed features or not
+// (`dataset` names it in errors). Placement (rank, world) and the record filter are the caller's.
+Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
+                          bool has_precomputed, bool training, loader::LoaderOptions* lo);
+
 // The configuration a resumed run must share with the run that wrote the checkpoint, as stored
 // in the checkpoint's config "run": the "what" fields of `o` and, resolved (defaults applied,
 // the dataset's sample rate, the options of the feature kind in use), the "what" fields of the
