@@ -208,10 +208,12 @@ TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {
   const std::string ckpt = run.Join("run-1.ckpt");
   const Result gelu = Train("chars", "--steps 2 --spec-augment --resume " + ckpt);
   EXPECT_EQ(gelu.code, 1);
-  EXPECT_NE(gelu.out.find("--activation \"gelu\" (checkpoint: \"swish\")"), std::string::npos) << gelu.out;
+  EXPECT_NE(gelu.out.find("activation: \"gelu\" (checkpoint: \"swish\") (flag --activation)"), std::string::npos)
+      << gelu.out;
   const Result unmasked = Train("chars", "--steps 2 --activation swish --resume " + ckpt);
   EXPECT_EQ(unmasked.code, 1);
-  EXPECT_NE(unmasked.out.find("--spec_augment false"), std::string::npos) << unmasked.out;
+  EXPECT_NE(unmasked.out.find("spec_augment: false (checkpoint: true) (flag --spec-augment)"), std::string::npos)
+      << unmasked.out;
   const Result same = Train("chars", "--steps 2 --activation swish --spec-augment --resume " + ckpt);
   EXPECT_EQ(same.code, 0) << same.out;
 }
