@@ -11,6 +11,7 @@
 
 #include <concepts>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace sluice {
@@ -43,6 +44,12 @@ struct EnumName {
 // `O` is S or const S: one VisitFields serves readers and writers.
 template <class O, class S>
 concept OptionsOf = std::same_as<std::remove_const_t<O>, S>;
+
+// std::optional members: "not given, the default of the context" (feature_options.h).
+template <class T>
+constexpr bool kIsOptional = false;
+template <class T>
+constexpr bool kIsOptional<std::optional<T>> = true;
 
 // True for a member that is itself an options struct with a table (visited as a nested object).
 template <class T>

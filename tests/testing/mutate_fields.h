@@ -14,11 +14,6 @@
 
 namespace sluice::testing {
 
-template <class T>
-constexpr bool kIsOptional = false;
-template <class T>
-constexpr bool kIsOptional<std::optional<T>> = true;
-
 // fn(path, FieldInfo, member&) for every leaf of `s` in table order; `path` is "a.b.key".
 template <class S, class Fn>
 void ForEachLeaf(S& s, const Fn& fn, const std::string& prefix = "") {

@@ -16,10 +16,6 @@
 
 namespace sluice::tools {
 
-template <class T>
-constexpr bool IsOptional = false;
-template <class T>
-constexpr bool IsOptional<std::optional<T>> = true;
 
 // Fields for which `keep` returns false are left out (a tool that sets them itself); for a
 // nested table, all of its fields.
@@ -39,7 +35,7 @@ void AddOptions(CLI::App* app, S* s, Keep&& keep) {
         }
       }
       CLI::Option* opt = app->add_option(f.flag, m, f.help);
-      if constexpr (IsOptional<T>) {
+      if constexpr (kIsOptional<T>) {
         // no default: left out, the option means "the default of the kind" (feature_options.h)
       } else if constexpr (std::is_same_v<T, bool>) {
         opt->default_str(m ? "true" : "false");
