@@ -29,7 +29,8 @@ struct FieldInfo {
   Affects affects = Affects::kWhat;
   double min = -std::numeric_limits<double>::infinity();  // accepted range of a number
   double max = std::numeric_limits<double>::infinity();
-  bool is_switch = false;  // a bool given alone (--json) rather than with a value (--use-energy true)
+  bool is_switch =
+      false;  // a bool given alone (--json) rather than with a value (--use-energy true)
 };
 
 // The name of one value of an enum. Each enum that appears in a table has an
@@ -53,6 +54,8 @@ constexpr bool kIsOptional<std::optional<T>> = true;
 
 // True for a member that is itself an options struct with a table (visited as a nested object).
 template <class T>
-concept HasFields = requires(T& t) { VisitFields(t, [](const FieldInfo&, auto&) {}); };
+concept HasFields = requires(T& t) {
+  VisitFields(t, [](const FieldInfo&, auto&) {});
+};
 
 }  // namespace sluice

@@ -41,8 +41,8 @@ void VisitFields(O& o, V&& v) {
               1000000},
     o.max_time_width);
   v(FieldInfo{"max_time_ratio", "--max-time-ratio",
-              "SpecAugment: a time mask covers at most this fraction of the frames",
-              Affects::kWhat, 0, 1},
+              "SpecAugment: a time mask covers at most this fraction of the frames", Affects::kWhat,
+              0, 1},
     o.max_time_ratio);
   v(FieldInfo{"fill_value", "--mask-value",
               "SpecAugment: value of masked cells (0 = the mean after --cmvn)"},
@@ -73,8 +73,9 @@ struct SpeedPerturbOptions {
 // SpeedPerturbOptions' table (base/fields.h).
 template <OptionsOf<SpeedPerturbOptions> O, class V>
 void VisitFields(O& o, V&& v) {
-  v(FieldInfo{"factors", "--speed-factors", "speed perturbation: factors drawn with equal probability",
-              Affects::kWhat, 0.01, 100},
+  v(FieldInfo{"factors", "--speed-factors",
+              "speed perturbation: factors drawn with equal probability", Affects::kWhat, 0.01,
+              100},
     o.factors);
 }
 

@@ -52,9 +52,12 @@ template <OptionsOf<FbankOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"sample_frequency", nullptr, "rate of the input samples (Hz)", Affects::kWhat, 1},
     o.sample_frequency);
-  v(FieldInfo{"frame_length_ms", nullptr, "window length (ms)", Affects::kWhat, 0}, o.frame_length_ms);
-  v(FieldInfo{"frame_shift_ms", nullptr, "hop between frames (ms)", Affects::kWhat, 0}, o.frame_shift_ms);
-  v(FieldInfo{"dither", "--dither", "fbank: dither noise std in int16 units; 0 = off", Affects::kWhat, 0},
+  v(FieldInfo{"frame_length_ms", nullptr, "window length (ms)", Affects::kWhat, 0},
+    o.frame_length_ms);
+  v(FieldInfo{"frame_shift_ms", nullptr, "hop between frames (ms)", Affects::kWhat, 0},
+    o.frame_shift_ms);
+  v(FieldInfo{"dither", "--dither", "fbank: dither noise std in int16 units; 0 = off",
+              Affects::kWhat, 0},
     o.dither);
   v(FieldInfo{"preemphasis_coefficient", "--preemphasis-coefficient",
               "fbank: x[i] -= coeff * x[i-1]; 0 = off", Affects::kWhat, 0, 1},
@@ -72,7 +75,8 @@ void VisitFields(O& o, V&& v) {
     o.num_mel_bins);
   v(FieldInfo{"low_freq", "--low-freq", "fbank: low edge of the mel bins (Hz)", Affects::kWhat, 0},
     o.low_freq);
-  v(FieldInfo{"high_freq", "--high-freq", "fbank: high edge of the mel bins (Hz); <= 0 is an offset "
+  v(FieldInfo{"high_freq", "--high-freq",
+              "fbank: high edge of the mel bins (Hz); <= 0 is an offset "
               "from Nyquist"},
     o.high_freq);
   v(FieldInfo{"use_energy", "--use-energy", "fbank: add a log-energy column"}, o.use_energy);
@@ -82,8 +86,10 @@ void VisitFields(O& o, V&& v) {
               Affects::kWhat, 0},
     o.energy_floor);
   v(FieldInfo{"htk_compat", "--htk-compat", "fbank: energy column last"}, o.htk_compat);
-  v(FieldInfo{"use_power", "--use-power", "fbank: power (true) or magnitude spectrum"}, o.use_power);
-  v(FieldInfo{"use_log_fbank", "--use-log-fbank", "fbank: log of the mel energies"}, o.use_log_fbank);
+  v(FieldInfo{"use_power", "--use-power", "fbank: power (true) or magnitude spectrum"},
+    o.use_power);
+  v(FieldInfo{"use_log_fbank", "--use-log-fbank", "fbank: log of the mel energies"},
+    o.use_log_fbank);
 }
 
 class FbankComputer {

@@ -41,7 +41,8 @@ struct SpectrogramOptions {
 // shared with fbank (tools/common/feature_options.h); the rate is the dataset's.
 template <OptionsOf<SpectrogramOptions> O, class V>
 void VisitFields(O& o, V&& v) {
-  v(FieldInfo{"sample_rate", nullptr, "rate of the input samples (Hz)", Affects::kWhat, 1}, o.sample_rate);
+  v(FieldInfo{"sample_rate", nullptr, "rate of the input samples (Hz)", Affects::kWhat, 1},
+    o.sample_rate);
   v(FieldInfo{"window_ms", nullptr, "window length (ms)", Affects::kWhat, 0}, o.window_ms);
   v(FieldInfo{"hop_ms", nullptr, "hop between frames (ms)", Affects::kWhat, 0}, o.hop_ms);
   v(FieldInfo{"n_fft", "--n-fft", "spectrogram: FFT size (samples); 0 = the window length",

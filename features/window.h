@@ -19,9 +19,12 @@ const char* WindowTypeName(WindowType type);
 
 // The same names for the options tables (base/fields.h); "hann" reads as hanning.
 inline constexpr EnumName<WindowType> kWindowTypeNames[] = {
-    {"povey", WindowType::kPovey},         {"hamming", WindowType::kHamming},
-    {"hanning", WindowType::kHanning},     {"hann", WindowType::kHanning},
-    {"rectangular", WindowType::kRectangular}, {"blackman", WindowType::kBlackman},
+    {"povey", WindowType::kPovey},
+    {"hamming", WindowType::kHamming},
+    {"hanning", WindowType::kHanning},
+    {"hann", WindowType::kHanning},
+    {"rectangular", WindowType::kRectangular},
+    {"blackman", WindowType::kBlackman},
     {"sine", WindowType::kSine}};
 inline const auto& EnumNames(WindowType) { return kWindowTypeNames; }
 

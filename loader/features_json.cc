@@ -12,10 +12,11 @@ namespace {
 // there), and the spectrogram's "center": true/false of manifests before the options tables
 // (docs/formats/manifest.md) as "frames".
 nlohmann::json WithCurrentNames(nlohmann::json j) {
-  static const std::pair<const char*, const char*> kOld[] = {
-      {"frame_length", "frame_length_ms"}, {"frame_shift", "frame_shift_ms"},
-      {"num-mel-bins", "num_mel_bins"},    {"snip-edges", "snip_edges"},
-      {"use-energy", "use_energy"}};
+  static const std::pair<const char*, const char*> kOld[] = {{"frame_length", "frame_length_ms"},
+                                                             {"frame_shift", "frame_shift_ms"},
+                                                             {"num-mel-bins", "num_mel_bins"},
+                                                             {"snip-edges", "snip_edges"},
+                                                             {"use-energy", "use_energy"}};
   for (const auto& [old_name, name] : kOld)
     if (j.contains(old_name) && !j.contains(name)) j[name] = j[old_name];
   if (j.contains("center") && !j.contains("frames"))
@@ -26,14 +27,16 @@ nlohmann::json WithCurrentNames(nlohmann::json j) {
 }  // namespace
 
 nlohmann::json FbankFeaturesToJson(const features::FbankOptions& f) {
-  nlohmann::json j = {{"kind", "fbank"}, {"dtype", "float16"}, {"dim", f.num_mel_bins + (f.use_energy ? 1 : 0)}};
+  nlohmann::json j = {
+      {"kind", "fbank"}, {"dtype", "float16"}, {"dim", f.num_mel_bins + (f.use_energy ? 1 : 0)}};
   j.update(ToJson(f));
   return j;
 }
 
 nlohmann::json SpectrogramFeaturesToJson(const features::SpectrogramOptions& s) {
-  nlohmann::json j = {
-      {"kind", "spectrogram"}, {"dtype", "float16"}, {"dim", features::SpectrogramComputer(s).Dim()}};
+  nlohmann::json j = {{"kind", "spectrogram"},
+                      {"dtype", "float16"},
+                      {"dim", features::SpectrogramComputer(s).Dim()}};
   j.update(ToJson(s));
   return j;
 }

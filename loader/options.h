@@ -44,7 +44,7 @@ enum class DType { kFloat32, kFloat16, kBFloat16 };
 bool ParseDType(std::string_view name, DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
 const char* DTypeName(DType t);
 inline constexpr EnumName<DType> kDTypeNames[] = {
-    {"float32", DType::kFloat32}, {"f32", DType::kFloat32},   {"float16", DType::kFloat16},
+    {"float32", DType::kFloat32}, {"f32", DType::kFloat32},       {"float16", DType::kFloat16},
     {"f16", DType::kFloat16},     {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16}};
 inline const auto& EnumNames(DType) { return kDTypeNames; }
 size_t DTypeSize(DType t);
@@ -98,7 +98,8 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"shuffle_window", "--shuffle-window", "records shuffled together"}, o.shuffle_window);
   v(FieldInfo{"num_buckets", "--buckets", "length buckets", Affects::kWhat, 1, 1000},
     o.num_buckets);
-  v(FieldInfo{"max_frames", "--max-frames", "cap on the sum of lengths (frames) in a batch; 0 = none"},
+  v(FieldInfo{"max_frames", "--max-frames",
+              "cap on the sum of lengths (frames) in a batch; 0 = none"},
     o.max_frames);
   v(FieldInfo{"max_padded_frames", "--max-padded-frames", "cap on rows x longest length; 0 = none"},
     o.max_padded_frames);
@@ -144,7 +145,8 @@ void VisitFields(O& o, V&& v) {
     o.batch_size);
   v(FieldInfo{"shuffle_window", "--pack-window", "packing: sequences shuffled together"},
     o.shuffle_window);
-  v(FieldInfo{"chunk_tokens", "--pack-chunk", "packing: tokens per shuffle unit", Affects::kWhat, 1},
+  v(FieldInfo{"chunk_tokens", "--pack-chunk", "packing: tokens per shuffle unit", Affects::kWhat,
+              1},
     o.chunk_tokens);
 }
 
@@ -170,7 +172,7 @@ struct LoaderOptions {
   bool use_precomputed = true;             // use kFeaturesF16 fields when the manifest has "features"
   features::FbankOptions fbank;            // kFbank; sample_frequency is taken from the dataset
   features::SpectrogramOptions spectrogram;  // kSpectrogram; sample_rate is taken from the dataset
-  Cmvn cmvn = Cmvn::kNone;                 // per-utterance normalisation
+  Cmvn cmvn = Cmvn::kNone;                   // per-utterance normalisation
   bool spec_augment = false;               // SpecAugment masks, keyed by (seed, epoch, record)
   features::SpecAugmentOptions spec_augment_options;
   bool speed_perturb = false;              // resample each record by a factor drawn from
@@ -221,21 +223,27 @@ struct LoaderOptions {
 template <OptionsOf<LoaderOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   using enum Affects;
-  v(FieldInfo{"kind", "--features", "features of audio records: fbank, spectrogram, raw or "
+  v(FieldInfo{"kind", "--features",
+              "features of audio records: fbank, spectrogram, raw or "
               "precomputed"},
     o.kind);
-  v(FieldInfo{"use_precomputed", nullptr, "use the dataset's precomputed features when it has them"},
+  v(FieldInfo{"use_precomputed", nullptr,
+              "use the dataset's precomputed features when it has them"},
     o.use_precomputed);
   v(FieldInfo{"fbank", nullptr, "fbank options"}, o.fbank);
   v(FieldInfo{"spectrogram", nullptr, "spectrogram options"}, o.spectrogram);
   v(FieldInfo{"cmvn", "--cmvn", "per-utterance normalisation: none, mean or mean-var"}, o.cmvn);
-  v(FieldInfo{.key = "spec_augment", .flag = "--spec-augment",
-              .help = "SpecAugment masks keyed by (seed, epoch, record)", .is_switch = true},
+  v(FieldInfo{.key = "spec_augment",
+              .flag = "--spec-augment",
+              .help = "SpecAugment masks keyed by (seed, epoch, record)",
+              .is_switch = true},
     o.spec_augment);
   v(FieldInfo{"spec_augment_options", nullptr, "SpecAugment counts and widths"},
     o.spec_augment_options);
-  v(FieldInfo{.key = "speed_perturb", .flag = "--speed-perturb",
-              .help = "resample each record by a speed factor drawn per epoch", .is_switch = true},
+  v(FieldInfo{.key = "speed_perturb",
+              .flag = "--speed-perturb",
+              .help = "resample each record by a speed factor drawn per epoch",
+              .is_switch = true},
     o.speed_perturb);
   v(FieldInfo{"speed_perturb_options", nullptr, "speed factors"}, o.speed_perturb_options);
   v(FieldInfo{"dtype", "--dtype", "batch features: float32, float16 or bfloat16 (f32, f16, bf16)"},

@@ -15,8 +15,10 @@ void Differences(const nlohmann::json& now, const nlohmann::json& stored, const 
   if (now.is_object() && stored.is_object()) {
     for (auto it = now.begin(); it != now.end() && out->empty(); ++it) {
       const std::string p = path + "/" + it.key();
-      if (!stored.contains(it.key())) found(p, it.value().dump(), "absent");
-      else Differences(it.value(), stored[it.key()], p, stored_name, out, out_path);
+      if (!stored.contains(it.key()))
+        found(p, it.value().dump(), "absent");
+      else
+        Differences(it.value(), stored[it.key()], p, stored_name, out, out_path);
     }
     for (auto it = stored.begin(); it != stored.end() && out->empty(); ++it)
       if (!now.contains(it.key())) found(path + "/" + it.key(), "absent", it.value().dump());

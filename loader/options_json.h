@@ -3,11 +3,10 @@
 // never from a library header.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/fields.h"
 #include "base/status.h"
@@ -28,8 +27,10 @@ nlohmann::json Walk(const S& s, Fields which, const Leaf& leaf) {
   nlohmann::json j = nlohmann::json::object();
   VisitFields(s, [&](const FieldInfo& f, const auto& m) {
     if (which == Fields::kWhat && f.affects != Affects::kWhat) return;
-    if constexpr (HasFields<std::remove_reference_t<decltype(m)>>) j[f.key] = Walk(m, which, leaf);
-    else j[f.key] = leaf(f, m);
+    if constexpr (HasFields<std::remove_reference_t<decltype(m)>>)
+      j[f.key] = Walk(m, which, leaf);
+    else
+      j[f.key] = leaf(f, m);
   });
   return j;
 }
@@ -72,8 +73,9 @@ void ReadValue(const nlohmann::json& j, const std::string& path, T* v) {
 // enums their names.
 template <class S>
 nlohmann::json ToJson(const S& s, Fields which = Fields::kAll) {
-  return options_json_internal::Walk(
-      s, which, [](const FieldInfo&, const auto& m) { return options_json_internal::ValueJson(m); });
+  return options_json_internal::Walk(s, which, [](const FieldInfo&, const auto& m) {
+    return options_json_internal::ValueJson(m);
+  });
 }
 
 // The same shape as ToJson(s, which) with each field's flag ("--num-mel-bins", or null) as its
@@ -97,9 +99,9 @@ Status FromJson(const nlohmann::json& j, const std::string& where, S* s) {
   return Status::OK();
 }
 
-// The first field, in key order (nlohmann::json sorts keys), whose value differs between `now` and `stored` (two objects of the
-// same shape), as "a.b.c: <now> (<stored_name>: <stored>)", its path ("/a/b/c") in *path; ""
-// when they agree. Keys only in `stored` count as differences too.
+// The first field, in key order (nlohmann::json sorts keys), whose value differs between `now` and
+// `stored` (two objects of the same shape), as "a.b.c: <now> (<stored_name>: <stored>)", its path
+// ("/a/b/c") in *path; "" when they agree. Keys only in `stored` count as differences too.
 std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& stored,
                             const std::string& stored_name, std::string* path);
 

@@ -20,8 +20,10 @@ void ForEachLeaf(S& s, const Fn& fn, const std::string& prefix = "") {
   VisitFields(s, [&](const FieldInfo& f, auto& m) {
     using T = std::remove_reference_t<decltype(m)>;
     const std::string path = prefix.empty() ? f.key : prefix + "." + f.key;
-    if constexpr (HasFields<T>) ForEachLeaf(m, fn, path);
-    else fn(path, f, m);
+    if constexpr (HasFields<T>)
+      ForEachLeaf(m, fn, path);
+    else
+      fn(path, f, m);
   });
 }
 
@@ -44,8 +46,10 @@ void Change(const FieldInfo& f, T* v, bool fallback = true) {
   } else if constexpr (std::is_integral_v<T>) {
     *v = static_cast<double>(*v) + 1 <= f.max ? *v + 1 : *v - 1;
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (*v != 0) *v = *v / 2;
-    else *v = f.min >= 0 ? (std::isfinite(f.max) ? f.max / 4 : 0.25) : -0.5;
+    if (*v != 0)
+      *v = *v / 2;
+    else
+      *v = f.min >= 0 ? (std::isfinite(f.max) ? f.max / 4 : 0.25) : -0.5;
   } else if constexpr (std::is_same_v<T, std::string>) {
     *v += "x";
   } else {

@@ -2,24 +2,22 @@
 // (issue 12): every option that changes the data or results is refused on resume, naming it;
 // options that only change speed or output are accepted; every table flag is in --help and in
 // the docs.
-#include "train_options.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "loader/options_json.h"
 #include "mutate_fields.h"
 #include "options_cli.h"
+#include "train_options.h"
 
 namespace sluice::train {
 namespace {
@@ -107,8 +105,10 @@ void EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind kind) {
     EXPECT_EQ(m.rfind("run.ckpt: ", 0), 0u) << m;
     // Named by its key, its flag, or the spectrogram field that a shared flag resolves to.
     static const std::map<std::string, std::string> kResolved = {
-        {"features.frame_length_ms", ".window_ms:"}, {"features.frame_shift_ms", ".hop_ms:"},
-        {"features.window_type", ".window:"}, {"features.snip_edges", ".frames:"}};
+        {"features.frame_length_ms", ".window_ms:"},
+        {"features.frame_shift_ms", ".hop_ms:"},
+        {"features.window_type", ".window:"},
+        {"features.snip_edges", ".frames:"}};
     const auto alias = kResolved.find(path);
     const bool named = m.find(f.key) != std::string::npos || m.find(f.flag) != std::string::npos ||
                        (alias != kResolved.end() && m.find(alias->second) != std::string::npos);
@@ -150,7 +150,8 @@ TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
 
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
   const nlohmann::json old = {{"lr", 0.003}, {"features", {{"kind", "fbank"}}}};
-  const Status s = CheckRunConfig(RunOf(Base(loader::FeatureKind::kFbank), "base"), old, "old.ckpt");
+  const Status s =
+      CheckRunConfig(RunOf(Base(loader::FeatureKind::kFbank), "base"), old, "old.ckpt");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("old.ckpt"), std::string::npos);
   EXPECT_NE(s.message().find("HINT"), std::string::npos);
@@ -226,13 +227,13 @@ TEST(OptionsTables, EveryFlagIsInTheToolsHelp) {
   const std::vector<std::string> features = tools::Flags(fa);
   const std::string bench = Help(train_test::Env("SLUICE_BENCH") + " epoch");
   for (const std::string& flag : LoaderFlags()) EXPECT_TRUE(HasFlag(bench, flag)) << flag;
-  for (const std::string& command : {train_test::Env("SLUICE_TRAIN"),
-                                     train_test::Env("SLUICE_BENCH") + " epoch",
-                                     train_test::Env("SLUICE_BENCH") + " features",
-                                     train_test::Env("SLUICE_FEATURES"),
-                                     train_test::Env("SHARDIFY") + " audio"}) {
+  for (const std::string& command :
+       {train_test::Env("SLUICE_TRAIN"), train_test::Env("SLUICE_BENCH") + " epoch",
+        train_test::Env("SLUICE_BENCH") + " features", train_test::Env("SLUICE_FEATURES"),
+        train_test::Env("SHARDIFY") + " audio"}) {
     const std::string help = Help(command);
-    for (const std::string& flag : features) EXPECT_TRUE(HasFlag(help, flag)) << command << " " << flag;
+    for (const std::string& flag : features)
+      EXPECT_TRUE(HasFlag(help, flag)) << command << " " << flag;
     EXPECT_TRUE(HasFlag(help, "--features")) << command;
   }
 }
@@ -240,7 +241,8 @@ TEST(OptionsTables, EveryFlagIsInTheToolsHelp) {
 TEST(OptionsTables, EveryFlagIsDocumented) {
   TrainOptions o;
   tools::FeatureArgs fa;
-  const std::string train = Doc("train.md"), features = Doc("features.md"), loader = Doc("loader.md");
+  const std::string train = Doc("train.md"), features = Doc("features.md"),
+                    loader = Doc("loader.md");
   for (const std::string& flag : tools::Flags(o)) {
     if (flag.rfind("--", 0) == 0) {
       EXPECT_TRUE(HasFlag(train, flag)) << "docs/train.md " << flag;

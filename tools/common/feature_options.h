@@ -6,11 +6,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "base/fields.h"
 #include "base/status.h"
@@ -24,9 +22,9 @@ struct FeatureArgs {
   float frame_length_ms = 0;      // 0: the kind's default (fbank 25, spectrogram 20)
   float frame_shift_ms = 10;      // both kinds
   std::string window_type;        // "": the kind's default (fbank povey, spectrogram hamming)
-  std::optional<bool> snip_edges; // fbank: Kaldi's (default true); spectrogram: false means
-                                  // torch's center=True (its default)
-  features::FbankOptions fbank;   // the fbank-only flags (rate and the four above: not used)
+  std::optional<bool> snip_edges;  // fbank: Kaldi's (default true); spectrogram: false means
+                                   // torch's center=True (its default)
+  features::FbankOptions fbank;    // the fbank-only flags (rate and the four above: not used)
   features::SpectrogramOptions spectrogram;  // the spectrogram-only flags (same)
 };
 

@@ -3,6 +3,7 @@
 // in EnumNames. Only the tools include CLI11; library headers hold the tables alone.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -10,12 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "base/fields.h"
 
 namespace sluice::tools {
-
 
 // Fields for which `keep` returns false are left out (a tool that sets them itself); for a
 // nested table, all of its fields.

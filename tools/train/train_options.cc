@@ -10,7 +10,8 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
                           bool has_precomputed, bool training, loader::LoaderOptions* lo) {
   if (o.feature_kind == loader::FeatureKind::kPrecomputed) {
     if (!has_precomputed)
-      return Status::InvalidArgument(dataset + ": --features precomputed, but the dataset has none. "
+      return Status::InvalidArgument(dataset +
+                                     ": --features precomputed, but the dataset has none. "
                                      "HINT: shardify audio --features fbank, or train with "
                                      "--features fbank");
     lo->kind = loader::FeatureKind::kPrecomputed;
@@ -55,7 +56,8 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
                       const std::string& checkpoint) {
   if (!stored.contains("loader"))
     return Status::InvalidArgument(
-        checkpoint + ": written by a sluice-train that recorded only some of its feature options, "
+        checkpoint +
+        ": written by a sluice-train that recorded only some of its feature options, "
         "so this run cannot tell whether it would train on the same features. HINT: start a "
         "fresh run, or resume with the sluice-train that wrote it");
   std::string path;
@@ -69,7 +71,8 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
                                ? " (flag " + flags[at].get<std::string>() + ")"
                                : std::string();
   return Status::InvalidArgument(checkpoint + ": written by a run with other options: " + diff +
-                                 flag + ". HINT: resume with the options that wrote the checkpoint");
+                                 flag +
+                                 ". HINT: resume with the options that wrote the checkpoint");
 }
 
 }  // namespace sluice::train

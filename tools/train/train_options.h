@@ -3,9 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "base/fields.h"
 #include "base/status.h"
@@ -41,11 +40,11 @@ struct TrainOptions {
   double eval_fraction = 0.1;     // by key hash (held_out.h); 0 with no eval_dataset: no evaluation
   loader::FeatureKind feature_kind = loader::FeatureKind::kFbank;  // fbank, spectrogram or
                                                                    // precomputed
-  tools::FeatureArgs features;    // Kaldi-named flags (tools/common/feature_options.h); the run
-                                  // records them resolved, as the loader's options
+  tools::FeatureArgs features;  // Kaldi-named flags (tools/common/feature_options.h); the run
+                                // records them resolved, as the loader's options
   loader::Cmvn cmvn = loader::Cmvn::kMeanVar;  // per-utterance normalisation: raw log-mel values
-                                  // sit around +-15, which stalls the tiny model at the all-blank
-                                  // plateau
+                                               // sit around +-15, which stalls the tiny model at
+                                               // the all-blank plateau
   bool spec_augment = false;      // SpecAugment masks on the training batches (never evaluation),
                                   // drawn by the loader from (seed, epoch, record)
   features::SpecAugmentOptions spec_augment_options;  // counts, widths (bins, frames), fill
@@ -66,25 +65,33 @@ struct TrainOptions {
 template <OptionsOf<TrainOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   using enum Affects;
-  v(FieldInfo{"dataset", "dataset", "dataset directory (shardify audio ... --tokenizer ...); its "
-              "identity is checked by the tokenizer fingerprint, so a moved copy resumes", kHow},
+  v(FieldInfo{"dataset", "dataset",
+              "dataset directory (shardify audio ... --tokenizer ...); its "
+              "identity is checked by the tokenizer fingerprint, so a moved copy resumes",
+              kHow},
     o.dataset);
-  v(FieldInfo{"device", "--device", "cpu, or cuda (the bf16 GPU model; docs/train.md); a "
-              "checkpoint resumes on either", kHow},
+  v(FieldInfo{"device", "--device",
+              "cpu, or cuda (the bf16 GPU model; docs/train.md); a "
+              "checkpoint resumes on either",
+              kHow},
     o.device);
   v(FieldInfo{"preset", "--preset", "model size: tiny (~55 k parameters) or small (~11 M)"},
     o.preset);
   v(FieldInfo{"epochs", "--epochs", "passes over the training rows (unlimited with --steps alone)",
               kWhat, 1},
     o.epochs);
-  v(FieldInfo{"steps", "--steps", "stop after this many optimizer steps; the learning-rate decay "
-              "ends there (0 = after the epochs)", kWhat, 0},
+  v(FieldInfo{"steps", "--steps",
+              "stop after this many optimizer steps; the learning-rate decay "
+              "ends there (0 = after the epochs)",
+              kWhat, 0},
     o.steps);
   v(FieldInfo{"lr", "--lr", "peak learning rate"}, o.lr);
   v(FieldInfo{"min_lr_ratio", "--min-lr-ratio", "final learning rate as a fraction of --lr"},
     o.min_lr_ratio);
-  v(FieldInfo{"warmup_steps", "--warmup", "linear warm-up steps (-1: a tenth of the run, at most "
-              "500)", kWhat, -1},
+  v(FieldInfo{"warmup_steps", "--warmup",
+              "linear warm-up steps (-1: a tenth of the run, at most "
+              "500)",
+              kWhat, -1},
     o.warmup_steps);
   v(FieldInfo{"weight_decay", "--weight-decay", "AdamW decoupled weight decay"}, o.weight_decay);
   v(FieldInfo{"clip", "--clip", "gradient global-norm cap; 0 = off", kWhat, 0}, o.clip);
@@ -98,19 +105,26 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"max_frames", "--max-frames", "feature frames per batch (0 = no cap)"}, o.max_frames);
   v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
     o.max_batch_size);
-  v(FieldInfo{"eval_dataset", "--eval", "held-out dataset evaluated after each epoch (evaluation "
-              "only: the training batches do not depend on it)", kHow},
+  v(FieldInfo{"eval_dataset", "--eval",
+              "held-out dataset evaluated after each epoch (evaluation "
+              "only: the training batches do not depend on it)",
+              kHow},
     o.eval_dataset);
-  v(FieldInfo{"eval_fraction", "--eval-fraction", "without --eval: fraction of DATASET's records "
-              "held out by key hash (0 = no evaluation)", kWhat, 0, 0.9},
+  v(FieldInfo{"eval_fraction", "--eval-fraction",
+              "without --eval: fraction of DATASET's records "
+              "held out by key hash (0 = no evaluation)",
+              kWhat, 0, 0.9},
     o.eval_fraction);
-  v(FieldInfo{"feature_kind", "--features", "fbank, spectrogram, or precomputed (shardify "
+  v(FieldInfo{"feature_kind", "--features",
+              "fbank, spectrogram, or precomputed (shardify "
               "--features)"},
     o.feature_kind);
-  v(FieldInfo{"cmvn", "--cmvn", "per-utterance normalisation of the features: none, mean or "
+  v(FieldInfo{"cmvn", "--cmvn",
+              "per-utterance normalisation of the features: none, mean or "
               "mean-var"},
     o.cmvn);
-  v(FieldInfo{.key = "spec_augment", .flag = "--spec-augment",
+  v(FieldInfo{.key = "spec_augment",
+              .flag = "--spec-augment",
               .help = "SpecAugment masks on the training batches, keyed by seed, epoch and record "
                       "(never on evaluation)",
               .is_switch = true},
@@ -119,24 +133,32 @@ void VisitFields(O& o, V&& v) {
     o.spec_augment_options);
   v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = all cores)", kHow, 0, 256},
     o.loader_threads);
-  v(FieldInfo{"checkpoint", "--checkpoint", "checkpoint file, written after each epoch and at the "
+  v(FieldInfo{"checkpoint", "--checkpoint",
+              "checkpoint file, written after each epoch and at the "
               "end; {step} in the name keeps one per step, {rank} one per rank (else rank 0 "
-              "writes)", kHow},
+              "writes)",
+              kHow},
     o.checkpoint);
   v(FieldInfo{"checkpoint_every", "--checkpoint-every", "also checkpoint every N steps", kHow, 0},
     o.checkpoint_every);
-  v(FieldInfo{"resume", "--resume", "continue exactly from this checkpoint (same options and rank "
-              "count as the run that wrote it; {rank} as in --checkpoint)", kHow},
+  v(FieldInfo{"resume", "--resume",
+              "continue exactly from this checkpoint (same options and rank "
+              "count as the run that wrote it; {rank} as in --checkpoint)",
+              kHow},
     o.resume);
-  v(FieldInfo{.key = "json", .flag = "--json",
+  v(FieldInfo{.key = "json",
+              .flag = "--json",
               .help = "one JSON object per epoch on stdout (epoch, loss, cer, wer, wall_seconds, "
                       "...)",
-              .affects = kHow, .is_switch = true},
+              .affects = kHow,
+              .is_switch = true},
     o.json);
   v(FieldInfo{"log_every", "--log-every", "text mode: a step line every N steps (0 = none)", kHow},
     o.log_every);
-  v(FieldInfo{"eval_examples", "--eval-examples", "reference/hypothesis pairs printed per "
-              "evaluation", kHow},
+  v(FieldInfo{"eval_examples", "--eval-examples",
+              "reference/hypothesis pairs printed per "
+              "evaluation",
+              kHow},
     o.eval_examples);
 }
 
