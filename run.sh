@@ -84,7 +84,7 @@ cmd_demo() {
   build/tools/shardify verify "$dataset"
   if build/tools/sluice-bench epoch --help >/dev/null 2>&1; then
     log "sluice-bench epoch: one loader epoch over the sample dataset"
-    build/tools/sluice-bench epoch "$dataset" --epochs 1 --kind fbank --num-mel-bins 80 --dither 0
+    build/tools/sluice-bench epoch "$dataset" --epochs 1 --features fbank --num-mel-bins 80 --dither 0
   fi
   log "sluice-train: the tiny CTC model, 6 epochs on one CPU core (held-out CER falls from 100% to about 60%; about 35% with --epochs 20)"
   build/tools/sluice-train "$dataset" --device cpu --preset tiny --epochs 6 --log-every 50

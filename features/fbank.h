@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/fields.h"
 #include "base/status.h"
 #include "features/fft.h"
 #include "features/mel.h"
@@ -44,6 +45,52 @@ struct FbankOptions {
   bool use_power = true;                  // power spectrum; false = magnitude
   bool use_log_fbank = true;              // log of the mel energies (floored at FLT_EPSILON)
 };
+
+// FbankOptions' table (base/fields.h). Frame length, shift, window and --snip-edges are flags
+// shared with the spectrogram (tools/common/feature_options.h); the rate is the dataset's.
+template <OptionsOf<FbankOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"sample_frequency", nullptr, "rate of the input samples (Hz)", Affects::kWhat, 1},
+    o.sample_frequency);
+  v(FieldInfo{"frame_length_ms", nullptr, "window length (ms)", Affects::kWhat, 0},
+    o.frame_length_ms);
+  v(FieldInfo{"frame_shift_ms", nullptr, "hop between frames (ms)", Affects::kWhat, 0},
+    o.frame_shift_ms);
+  v(FieldInfo{"dither", "--dither", "fbank: dither noise std in int16 units; 0 = off",
+              Affects::kWhat, 0},
+    o.dither);
+  v(FieldInfo{"preemphasis_coefficient", "--preemphasis-coefficient",
+              "fbank: x[i] -= coeff * x[i-1]; 0 = off", Affects::kWhat, 0, 1},
+    o.preemphasis_coefficient);
+  v(FieldInfo{"remove_dc_offset", "--remove-dc-offset", "fbank: subtract each frame's mean"},
+    o.remove_dc_offset);
+  v(FieldInfo{"window_type", nullptr, "analysis window"}, o.window_type);
+  v(FieldInfo{"blackman_coeff", "--blackman-coeff", "fbank: coefficient of the blackman window"},
+    o.blackman_coeff);
+  v(FieldInfo{"round_to_power_of_two", "--round-to-power-of-two",
+              "fbank: zero-pad frames to a power of two for the FFT"},
+    o.round_to_power_of_two);
+  v(FieldInfo{"snip_edges", nullptr, "whole frames only; false: mirrored edges"}, o.snip_edges);
+  v(FieldInfo{"num_mel_bins", "--num-mel-bins", "fbank: mel bins", Affects::kWhat, 1, 10000},
+    o.num_mel_bins);
+  v(FieldInfo{"low_freq", "--low-freq", "fbank: low edge of the mel bins (Hz)", Affects::kWhat, 0},
+    o.low_freq);
+  v(FieldInfo{"high_freq", "--high-freq",
+              "fbank: high edge of the mel bins (Hz); <= 0 is an offset "
+              "from Nyquist"},
+    o.high_freq);
+  v(FieldInfo{"use_energy", "--use-energy", "fbank: add a log-energy column"}, o.use_energy);
+  v(FieldInfo{"raw_energy", "--raw-energy", "fbank: energy before preemphasis and window"},
+    o.raw_energy);
+  v(FieldInfo{"energy_floor", "--energy-floor", "fbank: floor on the energy (linear); 0 = none",
+              Affects::kWhat, 0},
+    o.energy_floor);
+  v(FieldInfo{"htk_compat", "--htk-compat", "fbank: energy column last"}, o.htk_compat);
+  v(FieldInfo{"use_power", "--use-power", "fbank: power (true) or magnitude spectrum"},
+    o.use_power);
+  v(FieldInfo{"use_log_fbank", "--use-log-fbank", "fbank: log of the mel energies"},
+    o.use_log_fbank);
+}
 
 class FbankComputer {
  public:

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/fields.h"
 #include "base/status.h"
 #include "features/fft.h"
 #include "features/frames.h"
@@ -35,6 +36,25 @@ struct SpectrogramOptions {
   bool normalize = true;                      // per utterance: (x - mean) / std over all values
                                               // (std with n - 1, as torch; skipped when std == 0)
 };
+
+// SpectrogramOptions' table (base/fields.h). Window length, hop, window and frames are flags
+// shared with fbank (tools/common/feature_options.h); the rate is the dataset's.
+template <OptionsOf<SpectrogramOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"sample_rate", nullptr, "rate of the input samples (Hz)", Affects::kWhat, 1},
+    o.sample_rate);
+  v(FieldInfo{"window_ms", nullptr, "window length (ms)", Affects::kWhat, 0}, o.window_ms);
+  v(FieldInfo{"hop_ms", nullptr, "hop between frames (ms)", Affects::kWhat, 0}, o.hop_ms);
+  v(FieldInfo{"n_fft", "--n-fft", "spectrogram: FFT size (samples); 0 = the window length",
+              Affects::kWhat, 0},
+    o.n_fft);
+  v(FieldInfo{"window", nullptr, "analysis window (periodic)"}, o.window);
+  v(FieldInfo{"frames", nullptr, "frame convention: center or snip_edges"}, o.frames);
+  v(FieldInfo{"power", "--power", "spectrogram: squared magnitude instead of magnitude"}, o.power);
+  v(FieldInfo{"log1p", "--log1p", "spectrogram: log(1 + value)"}, o.log1p);
+  v(FieldInfo{"normalize", "--normalize", "spectrogram: per-utterance mean/std normalisation"},
+    o.normalize);
+}
 
 class SpectrogramComputer {
  public:

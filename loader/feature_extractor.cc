@@ -185,8 +185,8 @@ Status FeatureExtractor::Compute(const shards::RecordView& rec, const shards::Re
     SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f, seed, epoch, record_id, s, &x, &n));
     std::memcpy(out, x, static_cast<size_t>(frames) * sizeof(float));
   }
-  if (frames > 0 && options_.utterance_cmvn)
-    features::UtteranceCmvn(out, frames, dim_, options_.cmvn_norm_vars);
+  if (frames > 0 && options_.cmvn != Cmvn::kNone)
+    features::UtteranceCmvn(out, frames, dim_, options_.cmvn == Cmvn::kMeanVar);
   if (frames > 0 && options_.spec_augment)
     features::SpecAugment(options_.spec_augment_options, seed, epoch, record_id, out, frames, dim_);
   return Status::OK();

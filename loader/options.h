@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fields.h"
 #include "base/status.h"
 #include "features/augment.h"
 #include "features/fbank.h"
@@ -31,11 +32,21 @@ enum class FeatureKind {
 // "fbank", "spectrogram", "raw", "precomputed"; false if unknown.
 bool ParseFeatureKind(std::string_view name, FeatureKind* out);
 const char* FeatureKindName(FeatureKind kind);
+inline constexpr EnumName<FeatureKind> kFeatureKindNames[] = {
+    {"fbank", FeatureKind::kFbank},
+    {"spectrogram", FeatureKind::kSpectrogram},
+    {"raw", FeatureKind::kRaw},
+    {"precomputed", FeatureKind::kPrecomputed}};
+inline const auto& EnumNames(FeatureKind) { return kFeatureKindNames; }
 
 // Element type of Batch::features().
 enum class DType { kFloat32, kFloat16, kBFloat16 };
 bool ParseDType(std::string_view name, DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
 const char* DTypeName(DType t);
+inline constexpr EnumName<DType> kDTypeNames[] = {
+    {"float32", DType::kFloat32}, {"f32", DType::kFloat32},       {"float16", DType::kFloat16},
+    {"f16", DType::kFloat16},     {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16}};
+inline const auto& EnumNames(DType) { return kDTypeNames; }
 size_t DTypeSize(DType t);
 
 // What happens when a block fails its checksum (or a record in it does not parse).
@@ -45,6 +56,20 @@ enum class CorruptPolicy {
           // (a whole lost batch keeps its rows with length 0), so every rank keeps its batch
           // count; EpochStats::skipped_records counts them
 };
+inline constexpr EnumName<CorruptPolicy> kCorruptPolicyNames[] = {{"fail", CorruptPolicy::kFail},
+                                                                  {"skip", CorruptPolicy::kSkip}};
+inline const auto& EnumNames(CorruptPolicy) { return kCorruptPolicyNames; }
+
+// Per-utterance feature normalisation (features/cmvn.h), after the features and before
+// SpecAugment.
+enum class Cmvn {
+  kNone,     // the features as computed
+  kMean,     // subtract each bin's mean over the utterance
+  kMeanVar,  // and divide by its standard deviation
+};
+inline constexpr EnumName<Cmvn> kCmvnNames[] = {
+    {"none", Cmvn::kNone}, {"mean", Cmvn::kMean}, {"mean-var", Cmvn::kMeanVar}};
+inline const auto& EnumNames(Cmvn) { return kCmvnNames; }
 
 // Order and batch shapes: the sampler (plan.h). Lengths are in "frames": feature frames for audio
 // (samples for kRaw), token ids for text records that carry them, else text bytes.
@@ -64,6 +89,28 @@ struct BatchingOptions {
                                     // stream is emitted half-full, which bounds how long decoded rows
                                     // wait for their batch (0 = shuffle_window)
 };
+
+// BatchingOptions' table (base/fields.h).
+template <OptionsOf<BatchingOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"shuffle", nullptr, "shuffle the records (the trainer: on for training only)"},
+    o.shuffle);
+  v(FieldInfo{"shuffle_window", "--shuffle-window", "records shuffled together"}, o.shuffle_window);
+  v(FieldInfo{"num_buckets", "--buckets", "length buckets", Affects::kWhat, 1, 1000},
+    o.num_buckets);
+  v(FieldInfo{"max_frames", "--max-frames",
+              "cap on the sum of lengths (frames) in a batch; 0 = none"},
+    o.max_frames);
+  v(FieldInfo{"max_padded_frames", "--max-padded-frames", "cap on rows x longest length; 0 = none"},
+    o.max_padded_frames);
+  v(FieldInfo{"max_batch_size", "--max-batch-size", "cap on rows per batch; 0 = none"},
+    o.max_batch_size);
+  v(FieldInfo{"max_tokens", "--max-tokens", "cap on token ids per batch; 0 = none"}, o.max_tokens);
+  v(FieldInfo{"max_bucket_wait", "--max-bucket-wait",
+              "records a bucket's oldest record may fall behind before it is emitted half-full; "
+              "0 = --shuffle-window"},
+    o.max_bucket_wait);
+}
 
 // Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in a
 // shuffled record order, each ending with its end-of-document id 1) is cut into sequences of
@@ -89,6 +136,20 @@ struct PackingOptions {
                                  // text and ids at the default. Smaller: a finer shuffle
 };
 
+// PackingOptions' table (base/fields.h).
+template <OptionsOf<PackingOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"seq_len", "--seq-len", "packing: tokens per sequence L (0 = off: a row per record)"},
+    o.seq_len);
+  v(FieldInfo{"batch_size", "--batch-size", "packing: sequences per batch B", Affects::kWhat, 1},
+    o.batch_size);
+  v(FieldInfo{"shuffle_window", "--pack-window", "packing: sequences shuffled together"},
+    o.shuffle_window);
+  v(FieldInfo{"chunk_tokens", "--pack-chunk", "packing: tokens per shuffle unit", Affects::kWhat,
+              1},
+    o.chunk_tokens);
+}
+
 // Turns a record's text into the token ids a record would store, for records that carry none:
 // for text datasets the document's ids followed by the end-of-document id 1 (what shardify text
 // stores), for transcripts the ids alone. Called from decode threads at once: must be
@@ -111,8 +172,7 @@ struct LoaderOptions {
   bool use_precomputed = true;             // use kFeaturesF16 fields when the manifest has "features"
   features::FbankOptions fbank;            // kFbank; sample_frequency is taken from the dataset
   features::SpectrogramOptions spectrogram;  // kSpectrogram; sample_rate is taken from the dataset
-  bool utterance_cmvn = false;             // per-utterance mean (and variance) normalisation
-  bool cmvn_norm_vars = false;             // with utterance_cmvn: also divide by the std
+  Cmvn cmvn = Cmvn::kNone;                   // per-utterance normalisation
   bool spec_augment = false;               // SpecAugment masks, keyed by (seed, epoch, record)
   features::SpecAugmentOptions spec_augment_options;
   bool speed_perturb = false;              // resample each record by a factor drawn from
@@ -157,5 +217,59 @@ struct LoaderOptions {
   std::shared_ptr<BatchAllocator> allocator;  // batch memory (null = aligned host memory)
   bool verify_checksums = true;            // per-block XXH3 before decompressing
 };
+
+// LoaderOptions' table (base/fields.h). tokenizer, select and allocator are code, not options:
+// not in it. The flags here are the loader flags every tool shares (tools/common/options_cli.h).
+template <OptionsOf<LoaderOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  using enum Affects;
+  v(FieldInfo{"kind", "--features",
+              "features of audio records: fbank, spectrogram, raw or "
+              "precomputed"},
+    o.kind);
+  v(FieldInfo{"use_precomputed", nullptr,
+              "use the dataset's precomputed features when it has them"},
+    o.use_precomputed);
+  v(FieldInfo{"fbank", nullptr, "fbank options"}, o.fbank);
+  v(FieldInfo{"spectrogram", nullptr, "spectrogram options"}, o.spectrogram);
+  v(FieldInfo{"cmvn", "--cmvn", "per-utterance normalisation: none, mean or mean-var"}, o.cmvn);
+  v(FieldInfo{.key = "spec_augment",
+              .flag = "--spec-augment",
+              .help = "SpecAugment masks keyed by (seed, epoch, record)",
+              .is_switch = true},
+    o.spec_augment);
+  v(FieldInfo{"spec_augment_options", nullptr, "SpecAugment counts and widths"},
+    o.spec_augment_options);
+  v(FieldInfo{.key = "speed_perturb",
+              .flag = "--speed-perturb",
+              .help = "resample each record by a speed factor drawn per epoch",
+              .is_switch = true},
+    o.speed_perturb);
+  v(FieldInfo{"speed_perturb_options", nullptr, "speed factors"}, o.speed_perturb_options);
+  v(FieldInfo{"dtype", "--dtype", "batch features: float32, float16 or bfloat16 (f32, f16, bf16)"},
+    o.dtype);
+  v(FieldInfo{"batching", nullptr, "batch shapes"}, o.batching);
+  v(FieldInfo{"packing", nullptr, "language-model packing"}, o.packing);
+  v(FieldInfo{"corrupt", "--corrupt", "a corrupt block: fail, or skip its records"}, o.corrupt);
+  v(FieldInfo{"seed", "--seed", "keys every shuffle, dither and mask"}, o.seed);
+  v(FieldInfo{"rank", "--rank", "this process's rank", kWhat, 0}, o.rank);
+  v(FieldInfo{"world", "--world", "ranks sharing the epoch", kWhat, 1}, o.world);
+  v(FieldInfo{"threads", "--threads", "loader decode threads (0 = all cores)", kHow, 0, 1024},
+    o.threads);
+  v(FieldInfo{"tokens_in_flight", "--tokens", "blocks in flight (0 = 2 x threads + 2)", kHow, 0},
+    o.tokens_in_flight);
+  v(FieldInfo{"open_batches", "--open-batches", "batches being filled at once (0 = no cap)", kHow},
+    o.open_batches);
+  v(FieldInfo{"ready_batches", "--ready", "finished batches queued ahead", kHow, 1, 1000},
+    o.ready_batches);
+  v(FieldInfo{"consumer_batches", "--consumer-batches", "batches the consumer holds at once", kHow,
+              1},
+    o.consumer_batches);
+  v(FieldInfo{"memory_budget", "--memory-budget", "bytes the batch pool may take (0 = no check)",
+              kHow},
+    o.memory_budget);
+  v(FieldInfo{"verify_checksums", "--verify-checksums", "check each block's XXH3", kHow},
+    o.verify_checksums);
+}
 
 }  // namespace sluice::loader

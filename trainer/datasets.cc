@@ -26,33 +26,8 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
 
 Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training, const Ranks& ranks,
                          loader::LoaderOptions* lo) {
-  if (o.feature_kind == "precomputed") {
-    if (d.manifest.features.is_null())
-      return Status::InvalidArgument(d.dir + ": --features precomputed, but the dataset has none. "
-                                     "HINT: shardify audio --features fbank, or train with --features fbank");
-    lo->kind = loader::FeatureKind::kPrecomputed;
-    lo->use_precomputed = true;
-  } else {
-    tools::FeatureArgs a = o.features;
-    a.kind = o.feature_kind;
-    tools::FeatureConfig fc;
-    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, d.manifest.sample_rate, &fc));
-    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
-    lo->fbank = fc.fbank;
-    lo->spectrogram = fc.spectrogram;
-    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
-  }
-  lo->utterance_cmvn = o.cmvn;
-  lo->cmvn_norm_vars = o.cmvn;
-  // Augmentation is for training only: the evaluation sees the features as they are.
-  lo->spec_augment = training && o.spec_augment;
-  lo->spec_augment_options = o.spec_augment_options;
-  lo->dtype = loader::DType::kFloat32;
-  lo->batching.shuffle = training;
-  lo->batching.max_frames = o.max_frames;
-  lo->batching.max_batch_size = o.max_batch_size;
-  lo->seed = o.seed;
-  lo->threads = o.loader_threads;
+  SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, d.dir, d.manifest.sample_rate,
+                                            !d.manifest.features.is_null(), training, lo));
   lo->rank = ranks.rank;
   lo->world = ranks.world;
   // --eval-fraction: the held-out records are out of the training loader's plan and make up the

@@ -51,18 +51,6 @@ std::string CheckpointPath(const std::string& pattern, uint64_t step, int rank) 
   return path;
 }
 
-// The keys of two JSON objects whose values differ, for the resume error.
-std::string DifferingKeys(const nlohmann::json& a, const nlohmann::json& b) {
-  std::string out;
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    if (!b.contains(it.key()) || b[it.key()] != it.value()) {
-      out += (out.empty() ? "" : ", ") + std::string("--") + it.key() + " " + it.value().dump() + " (checkpoint: " +
-             (b.contains(it.key()) ? b[it.key()].dump() : std::string("absent")) + ")";
-    }
-  }
-  return out;
-}
-
 // ---- The run ----------------------------------------------------------------------------------
 
 struct EpochTotals {
@@ -106,6 +94,7 @@ class Run {
 
   // OpenData
   TokenizedDataset train_set_, eval_set_;
+  loader::LoaderOptions train_lo_;  // the training loader's options, recorded in the run config
   std::unique_ptr<loader::Loader> loader_, eval_loader_;
   double held_out_ = 0;  // --eval-fraction in effect (0 with --eval DIR)
   double frame_seconds_ = 0;  // of one feature frame, for the hours of audio reported
@@ -124,7 +113,7 @@ class Run {
 
 Status Run::OpenData() {
   SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.dataset, &train_set_));
-  loader::LoaderOptions lo;
+  loader::LoaderOptions& lo = train_lo_;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
 #ifdef SLUICE_HAVE_GPU_MODEL
   if (o_.device == "cuda") ConfigureCudaLoader(&lo);
@@ -165,7 +154,7 @@ Status Run::BuildEngine() {
     return Status::InvalidArgument("--activation '" + o_.activation + "': expected gelu or swish");
   SLUICE_RETURN_IF_ERROR(config_.Validate());
   if (o_.device == "cpu") {
-    engine_ = MakeCpuEngine(config_, o_.threads, o_.weight_decay, ranks_, loader_.get());
+    engine_ = MakeCpuEngine(config_, o_.replicas, o_.weight_decay, ranks_, loader_.get());
   } else {
 #ifdef SLUICE_HAVE_GPU_MODEL
     SLUICE_RETURN_IF_ERROR(MakeCudaEngine(config_, o_.weight_decay, ranks_, loader_.get(), &engine_));
@@ -178,7 +167,7 @@ Status Run::BuildEngine() {
 }
 
 Status Run::InitOrResume() {
-  run_config_ = RunConfigJson(o_);
+  run_config_ = RunConfigJson(o_, train_lo_);
   counters_.seed = o_.seed;
   schedule_.peak_lr = o_.lr;
   schedule_.min_lr = o_.lr * o_.min_lr_ratio;
@@ -227,11 +216,8 @@ Status Run::Resume(const std::string& path) {
         shards::ChecksumHex(train_set_.fingerprint) +
         "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs "
         "a fresh run");
-  const nlohmann::json stored = c.config.value("run", nlohmann::json::object());
-  if (stored != run_config_)
-    return Status::InvalidArgument(path + ": written by a run with other options: " +
-                                   DifferingKeys(run_config_, stored) +
-                                   ". HINT: resume with the command line that wrote the checkpoint");
+  SLUICE_RETURN_IF_ERROR(
+      CheckRunConfig(run_config_, c.config.value("run", nlohmann::json::object()), path));
   if (c.params.size() != num_params_)
     return Status::Corruption(path + ": " + std::to_string(c.params.size()) + " parameters, the " +
                               o_.preset + " model has " + std::to_string(num_params_));
@@ -453,7 +439,7 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
 Status Train(const TrainOptions& o, const Ranks& ranks) {
   if (o.device != "cpu" && o.device != "cuda")
     return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
-  if (o.threads < 1) return Status::InvalidArgument("--threads must be at least 1");
+  if (o.replicas < 1) return Status::InvalidArgument("--replicas must be at least 1");
   Run run(o, ranks);
   SLUICE_RETURN_IF_ERROR(run.OpenData());
   SLUICE_RETURN_IF_ERROR(run.BuildEngine());

@@ -45,7 +45,7 @@ TEST(CliTest, WritesTheLibraryFbankAsNpy) {
   const std::string wav = testing::DataPath("speech_16k.wav");
   const std::string out = ::testing::TempDir() + "cli_fbank_" + std::to_string(::getpid()) + ".npy";
   int rc = 0;
-  RunCli(wav + " --kind fbank --num-mel-bins 40 --snip-edges=false -o " + out, &rc);
+  RunCli(wav + " --features fbank --num-mel-bins 40 --snip-edges=false -o " + out, &rc);
   ASSERT_EQ(rc, 0);
   const Npy npy = ReadNpy(out);
   std::remove(out.c_str());
@@ -69,7 +69,7 @@ TEST(CliTest, SpectrogramFramesAreCentredUnlessSnipEdgesIsGiven) {
   const std::string out = ::testing::TempDir() + "cli_spec_" + std::to_string(::getpid()) + ".npy";
   auto frames = [&](const std::string& flags) {
     int rc = 0;
-    const std::string err = RunCli(wav + " --kind spectrogram " + flags + " -o " + out, &rc);
+    const std::string err = RunCli(wav + " --features spectrogram " + flags + " -o " + out, &rc);
     EXPECT_EQ(rc, 0) << err;
     const Npy npy = ReadNpy(out);
     std::remove(out.c_str());
@@ -81,7 +81,7 @@ TEST(CliTest, SpectrogramFramesAreCentredUnlessSnipEdgesIsGiven) {
   EXPECT_EQ(frames("--snip-edges=true"), centred - 2);  // 1 + (n - L) / H against 1 + n / H
   // Kaldi's rarer fbank flags are accepted here as in every tool.
   int rc = 0;
-  const std::string err = RunCli(wav + " --kind fbank --htk-compat=true --use-energy=true "
+  const std::string err = RunCli(wav + " --features fbank --htk-compat=true --use-energy=true "
                                  "--energy-floor 1 --raw-energy=false -o " + out, &rc);
   EXPECT_EQ(rc, 0) << err;
   std::remove(out.c_str());

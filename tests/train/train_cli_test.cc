@@ -46,9 +46,9 @@ class TrainCli : public ::testing::Test {
     delete dir_;
     dir_ = nullptr;
   }
-  // Small batches so that the corpus makes several steps per epoch; two model threads.
+  // Small batches so that the corpus makes several steps per epoch; two model replicas.
   static Result Train(const std::string& dataset, const std::string& args) {
-    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) + " --device cpu --preset tiny --threads 2 " +
+    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) + " --device cpu --preset tiny --replicas 2 " +
            "--max-frames 1500 --seed 3 " + args);
   }
   static TempDir* dir_;
@@ -126,6 +126,22 @@ TEST_F(TrainCli, ResumeWithOtherOptionsSaysWhich) {
   EXPECT_NE(r.out.find("--lr"), std::string::npos) << r.out;
 }
 
+// Every feature option is part of the run (issue 12): the resume check once compared a hand-kept
+// subset, so --use-log-fbank (say) could change between a run and its resume unnoticed.
+TEST_F(TrainCli, ResumeRefusesAChangedFeatureOptionOutsideTheOldSubset) {
+  TempDir run;
+  const std::string ckpt = run.Join("run.ckpt");
+  ASSERT_EQ(Train("chars", "--steps 1 --checkpoint " + ckpt).code, 0);
+  for (const char* flag : {"--use-log-fbank false", "--raw-energy false", "--htk-compat true",
+                           "--use-power false", "--round-to-power-of-two false",
+                           "--blackman-coeff 0.5", "--energy-floor 1"}) {
+    const Result r = Train("chars", std::string("--steps 2 ") + flag + " --resume " + ckpt);
+    EXPECT_EQ(r.code, 1) << flag << "\n" << r.out;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(r.out.find(name), std::string::npos) << flag << "\n" << r.out;
+  }
+}
+
 TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {
   // lr 0 keeps the weights at their initial values, so the evaluation must not change when
   // augmentation is on, while the training loss of the same batch must.
@@ -178,10 +194,12 @@ TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {
   const std::string ckpt = run.Join("run-1.ckpt");
   const Result gelu = Train("chars", "--steps 2 --spec-augment --resume " + ckpt);
   EXPECT_EQ(gelu.code, 1);
-  EXPECT_NE(gelu.out.find("--activation \"gelu\" (checkpoint: \"swish\")"), std::string::npos) << gelu.out;
+  EXPECT_NE(gelu.out.find("activation: \"gelu\" (checkpoint: \"swish\") (flag --activation)"), std::string::npos)
+      << gelu.out;
   const Result unmasked = Train("chars", "--steps 2 --activation swish --resume " + ckpt);
   EXPECT_EQ(unmasked.code, 1);
-  EXPECT_NE(unmasked.out.find("--spec_augment false"), std::string::npos) << unmasked.out;
+  EXPECT_NE(unmasked.out.find("spec_augment: false (checkpoint: true) (flag --spec-augment)"), std::string::npos)
+      << unmasked.out;
   const Result same = Train("chars", "--steps 2 --activation swish --spec-augment --resume " + ckpt);
   EXPECT_EQ(same.code, 0) << same.out;
 }

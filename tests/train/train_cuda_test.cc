@@ -90,7 +90,7 @@ TEST_F(TrainCuda, TinyModelLossFallsAndEpochsReportCerAndMfu) {
 
 TEST_F(TrainCuda, FirstStepLossMatchesTheCpuTrainer) {
   // Same initialisation and first batch; no dropout, no held-out rows, one CPU replica.
-  const std::string args = "--steps 2 --dropout 0 --eval-fraction 0 --threads 1";
+  const std::string args = "--steps 2 --dropout 0 --eval-fraction 0 --replicas 1";
   const Result cpu = Train("cpu", args), cuda = Train("cuda", args);
   ASSERT_EQ(cpu.code, 0) << cpu.out;
   ASSERT_EQ(cuda.code, 0) << cuda.out;

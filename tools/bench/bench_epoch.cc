@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "feature_options.h"
+#include "loader_flags.h"
 #include "features/pcm.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
@@ -132,77 +132,35 @@ int RunEpoch(int argc, char** argv) {
   double step_ms = 0;
   double demand = 0;
   bool json = false, bare = false;
-  std::string kind = "fbank", dtype = "f32", corrupt = "fail";
   LoaderOptions o;
   o.threads = 0;
   tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
   app.add_option("dataset", dir, "dataset directory (shardify's output)")->required();
   app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
   app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
-  app.add_option("--threads", o.threads, "loader threads (0 = all cores)")->check(CLI::Range(0, 1024));
-  app.add_option("--seed", o.seed, "seed of shuffles, dither and masks");
-  app.add_option("--rank", o.rank, "this rank")->check(CLI::Range(0, 1 << 20));
-  app.add_option("--world", o.world, "number of ranks")->check(CLI::Range(1, 1 << 20));
   app.add_option("--step-ms", step_ms, "simulated trainer step per batch (ms, sleeping)");
   app.add_option("--demand", demand,
                  "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
   app.add_flag("--json", json, "one JSON object per epoch on stdout");
   app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
-  // Features: Kaldi's names and units, as in shardify, sluice-features and sluice-train.
-  app.add_option("--kind", kind, "fbank, spectrogram, raw or precomputed")
-      ->check(CLI::IsMember({"fbank", "spectrogram", "raw", "precomputed"}));
-  tools::AddFeatureOptions(&app, &feature_args);
-  app.add_flag("--utterance-cmvn", o.utterance_cmvn, "per-utterance mean normalisation");
-  app.add_flag("--spec-augment", o.spec_augment, "SpecAugment masks (LD policy)");
-  app.add_flag("--speed-perturb", o.speed_perturb, "speed perturbation 0.9 / 1.0 / 1.1");
-  app.add_option("--dtype", dtype, "batch features: f32, f16 or bf16")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "float32", "float16", "bfloat16"}));
-  // Batching and resources.
-  app.add_option("--max-frames", o.batching.max_frames, "cap on frames per batch (0 = none)");
-  app.add_option("--max-padded-frames", o.batching.max_padded_frames, "cap on rows x T (0 = none)");
-  app.add_option("--max-batch-size", o.batching.max_batch_size, "cap on rows (0 = none)");
-  app.add_option("--buckets", o.batching.num_buckets, "length buckets")->check(CLI::Range(1, 1000));
-  app.add_option("--shuffle-window", o.batching.shuffle_window, "records shuffled together");
-  app.add_option("--open-batches", o.open_batches,
-                 "batches filled at once before blocks are read again (0 = read each block once)");
-  app.add_option("--ready", o.ready_batches, "batches queued ahead")->check(CLI::Range(1, 1000));
-  app.add_option("--tokens", o.tokens_in_flight, "blocks in flight (0 = 2 x threads + 2)");
-  app.add_option("--corrupt", corrupt, "corrupt-block policy: fail or skip")
-      ->check(CLI::IsMember({"fail", "skip"}));
-  // Text.
+  // Every loader option (features, batching, packing, resources) from its table, with the names
+  // sluice-train uses (tools/common/loader_flags.h).
+  tools::AddLoaderOptions(&app, &o, &feature_args);
   std::string tokenizer_from;
-  app.add_option("--seq-len", o.packing.seq_len,
-                 "language-model packing: tokens per sequence L, batches [B, L+1] (0 = off)");
-  app.add_option("--batch-size", o.packing.batch_size, "packing: sequences per batch B")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--pack-window", o.packing.shuffle_window, "packing: sequences shuffled together");
-  app.add_option("--max-tokens", o.batching.max_tokens, "cap on token ids per batch (0 = none)");
   app.add_option("--tokenizer-from", tokenizer_from,
                  "tokenize records without ids online with the tokenizer of this dataset "
                  "directory's manifest (default: the dataset's own, if it names one)");
-  app.add_option("--pack-chunk", o.packing.chunk_tokens,
-                 "packing: tokens per shuffle chunk of the record stream")
-      ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  loader::ParseFeatureKind(kind, &o.kind);
-  loader::ParseDType(dtype, &o.dtype);
-  o.corrupt = corrupt == "skip" ? loader::CorruptPolicy::kSkip : loader::CorruptPolicy::kFail;
-  o.use_precomputed = kind == "precomputed";
   shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
     Status st = shards::LoadManifest(dir, &target);
-    if (st.ok() && target.kind == "audio" && (kind == "fbank" || kind == "spectrogram")) {
-      tools::FeatureConfig fc;
-      feature_args.kind = kind;
-      st = tools::MakeFeatureConfig(feature_args, target.sample_rate, &fc);
-      o.fbank = fc.fbank;
-      o.spectrogram = fc.spectrogram;
-    }
+    if (st.ok() && target.kind == "audio")
+      st = tools::ResolveLoaderFeatures(feature_args, target.sample_rate, &o);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return st.IsInvalidArgument() ? 2 : 1;

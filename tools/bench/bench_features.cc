@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "feature_options.h"
 #include "features/audio.h"
 #include "features/fbank.h"
 #include "features/random.h"
@@ -82,9 +83,8 @@ int RunFeatures(int argc, char** argv) {
   int passes = 3;
   std::string input;
   bool json = false;
-  float dither = 0;
-  int num_mel_bins = 80;
-  app.add_option("--kind", kind, "fbank (16 kHz, 80 bins) or spectrogram (DeepSpeech2, 8 kHz)")
+  tools::FeatureArgs fa;  // the flags every tool shares (tools/common/feature_options.h)
+  app.add_option("--features", kind, "fbank (16 kHz, 80 bins) or spectrogram (DeepSpeech2, 8 kHz)")
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
   app.add_option("--seconds", seconds, "length of each generated clip (s)")->check(CLI::Range(0.1, 3600.0));
   app.add_option("--clips", clips, "number of generated clips")->check(CLI::Range(1, 1000000));
@@ -93,8 +93,7 @@ int RunFeatures(int argc, char** argv) {
   app.add_option("--passes", passes, "timed passes over the clips; the fastest is reported")
       ->check(CLI::Range(1, 1000));
   app.add_option("--input", input, "file listing audio paths (one per line) instead of generated clips");
-  app.add_option("--dither", dither, "fbank dither (int16 units); 0 = off");
-  app.add_option("--num-mel-bins", num_mel_bins, "fbank mel bins");
+  tools::AddFeatureOptions(&app, &fa);
   app.add_flag("--json", json, "print one JSON object");
   try {
     app.parse(argc, argv);
@@ -124,19 +123,14 @@ int RunFeatures(int argc, char** argv) {
 
   std::unique_ptr<FbankComputer> fbank_computer;
   std::unique_ptr<SpectrogramComputer> spec_computer;
-  if (fbank) {
-    FbankOptions o;
-    o.num_mel_bins = num_mel_bins;
-    o.dither = dither;
-    Status s = FbankComputer::Validate(o);
-    if (!s.ok()) {
-      std::fprintf(stderr, "sluice-bench features: %s\n", s.ToString().c_str());
-      return 2;
-    }
-    fbank_computer = std::make_unique<FbankComputer>(o);
-  } else {
-    spec_computer = std::make_unique<SpectrogramComputer>(SpectrogramOptions{});
+  fa.kind = kind;
+  tools::FeatureConfig config;
+  if (Status s = tools::MakeFeatureConfig(fa, rate, &config); !s.ok()) {
+    std::fprintf(stderr, "sluice-bench features: %s\n", s.ToString().c_str());
+    return 2;
   }
+  if (fbank) fbank_computer = std::make_unique<FbankComputer>(config.fbank);
+  else spec_computer = std::make_unique<SpectrogramComputer>(config.spectrogram);
   auto compute = [&](size_t i, Workspace* ws, std::vector<float>* out) -> int64_t {
     const auto& clip = data[i];
     if (fbank) return fbank_computer->Compute(clip.data(), clip.size(), ws, out, i);
@@ -180,7 +174,7 @@ int RunFeatures(int argc, char** argv) {
         {"audio_seconds", audio_seconds},
         {"frames", frames},
         {"dim", fbank ? fbank_computer->Dim() : spec_computer->Dim()},
-        {"dither", fbank ? dither : 0.0f},
+        {"dither", fbank ? config.fbank.dither : 0.0f},
         {"wall_seconds", best},
         {"clips_per_second", clips_per_second},
         {"realtime_factor", realtime_factor},

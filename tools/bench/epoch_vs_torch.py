@@ -8,7 +8,7 @@ from the original WAV/FLAC with soundfile, downmixed, resampled to 16 kHz when n
 dither 0), and batches are padded and collated ([B, T, 80] float32 + lengths), shuffled, fixed
 batch size.
 
-sluice side: `sluice-bench epoch DATASET --threads --workers --kind fbank --num-mel-bins 80
+sluice side: `sluice-bench epoch DATASET --threads --workers --features fbank --num-mel-bins 80
 --dither 0 --json` on the dataset shardify made from the same manifest.
 
 Prints hours of audio per second for both and the ratio. Run with Debian's python3
@@ -101,7 +101,7 @@ def run_torch(args):
 
 def run_sluice(args, threads):
     cmd = [args.bench, "epoch", args.dataset, "--epochs", str(args.epochs), "--threads", str(threads),
-           "--kind", "fbank", "--num-mel-bins", "80", "--dither", "0", "--json"]
+           "--features", "fbank", "--num-mel-bins", "80", "--dither", "0", "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     epochs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
     return max(epochs, key=lambda e: e["hours_per_second"]), cmd  # best epoch (noisy machine)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Side by side, in one run: sluice's features against torchaudio on the same clips.
 
-  /usr/bin/python3 tools/bench/features_vs_torchaudio.py [--kind fbank|spectrogram|both]
+  /usr/bin/python3 tools/bench/features_vs_torchaudio.py [--features fbank|spectrogram|both]
       [--seconds 16] [--clips 32] [--threads 1] [--bench build/tools/sluice-bench]
 
 Writes the clips as 16-bit WAV files (16 kHz for fbank, 8 kHz for the spectrogram) into a temporary
@@ -85,7 +85,7 @@ def run(kind, args, tmp):
         torch_wall = time_best(fn, tensors, args.passes)
     torch_cps = args.clips / torch_wall
 
-    out = subprocess.run([args.bench, "features", "--kind", kind, "--input", listing,
+    out = subprocess.run([args.bench, "features", "--features", kind, "--input", listing,
                           "--threads", str(args.threads), "--passes", str(args.passes), "--json"],
                          check=True, capture_output=True, text=True).stdout
     ours = json.loads(out)
@@ -101,7 +101,7 @@ def run(kind, args, tmp):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--kind", choices=["fbank", "spectrogram", "both"], default="both")
+    p.add_argument("--features", choices=["fbank", "spectrogram", "both"], default="both")
     p.add_argument("--seconds", type=float, default=16)
     p.add_argument("--clips", type=int, default=32)
     p.add_argument("--threads", type=int, default=1)
@@ -112,7 +112,7 @@ def main():
     args = p.parse_args()
     if not os.path.exists(args.bench):
         sys.exit(f"{args.bench}: not found; build it (ninja -C build tools/sluice-bench) or pass --bench")
-    kinds = ["fbank", "spectrogram"] if args.kind == "both" else [args.kind]
+    kinds = ["fbank", "spectrogram"] if args.features == "both" else [args.features]
     with tempfile.TemporaryDirectory(prefix="sluice-vs-torch-") as tmp:
         results = [run(k, args, tmp) for k in kinds]
     if args.json:

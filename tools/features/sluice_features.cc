@@ -2,7 +2,7 @@
 // them or compare with another toolkit. Options use Kaldi's names and units (compute-fbank-feats),
 // the same flags and defaults as shardify, sluice-bench and sluice-train (tools/common).
 //
-//   sluice-features speech.flac --kind fbank --num-mel-bins 80 -o feats.npy
+//   sluice-features speech.flac --features fbank --num-mel-bins 80 -o feats.npy
 //   python3 -c "import numpy; print(numpy.load('feats.npy').shape)"
 #include <cmath>
 #include <cstdint>
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
 
   app.add_option("input", input, "audio file (WAV, FLAC, Ogg, Opus, MP3, ...)")->required();
   app.add_option("-o,--output", output, "output .npy file")->required();
-  app.add_option("--kind", kind, "fbank or spectrogram")
+  app.add_option("--features", kind, "fbank or spectrogram")
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
   app.add_option("--offset", offset, "start reading at this time (s)");
   app.add_option("--duration", duration, "read this long (s); < 0 reads to the end");

@@ -1,55 +1,78 @@
 #include "train_options.h"
 
-namespace sluice::train {
-namespace {
+#include <nlohmann/json.hpp>
 
-// false when off, else the masks' options (the loader ignores them when off).
-nlohmann::json SpecAugmentJson(const TrainOptions& o) {
-  if (!o.spec_augment) return false;
-  const features::SpecAugmentOptions& a = o.spec_augment_options;
-  return {{"num_freq_masks", a.num_freq_masks}, {"max_freq_width", a.max_freq_width},
-          {"num_time_masks", a.num_time_masks}, {"max_time_width", a.max_time_width},
-          {"max_time_ratio", a.max_time_ratio}, {"fill_value", a.fill_value}};
+#include "loader/options_json.h"
+
+namespace sluice::train {
+
+Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
+                          bool has_precomputed, bool training, loader::LoaderOptions* lo) {
+  if (o.feature_kind == loader::FeatureKind::kPrecomputed) {
+    if (!has_precomputed)
+      return Status::InvalidArgument(dataset +
+                                     ": --features precomputed, but the dataset has none. "
+                                     "HINT: shardify audio --features fbank, or train with "
+                                     "--features fbank");
+    lo->kind = loader::FeatureKind::kPrecomputed;
+    lo->use_precomputed = true;
+  } else {
+    tools::FeatureArgs a = o.features;
+    a.kind = loader::FeatureKindName(o.feature_kind);
+    tools::FeatureConfig fc;
+    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, sample_rate, &fc));
+    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
+    lo->fbank = fc.fbank;
+    lo->spectrogram = fc.spectrogram;
+    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
+  }
+  lo->cmvn = o.cmvn;
+  // Augmentation is for training only: the evaluation sees the features as they are.
+  lo->spec_augment = training && o.spec_augment;
+  lo->spec_augment_options = o.spec_augment_options;
+  lo->dtype = loader::DType::kFloat32;
+  lo->batching.shuffle = training;
+  lo->batching.max_frames = o.max_frames;
+  lo->batching.max_batch_size = o.max_batch_size;
+  lo->seed = o.seed;
+  lo->threads = o.loader_threads;
+  return Status::OK();
 }
 
-}  // namespace
+nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo) {
+  nlohmann::json run = loader::ToJson(o, loader::Fields::kWhat);
+  // Resolved: a separate --eval dataset leaves the training plan whole whatever the fraction, and
+  // the masks' options matter only with --spec-augment (the loader's part has them then).
+  run["eval_fraction"] = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
+  run.erase("spec_augment_options");
+  nlohmann::json loader = loader::LoaderConfigJson(lo);
+  // A checkpoint is shared by the ranks (rank 0 writes it); the world size is checked on its own.
+  loader.erase("rank");
+  run["loader"] = std::move(loader);
+  return run;
+}
 
-nlohmann::json RunConfigJson(const TrainOptions& o) {
-  const tools::FeatureArgs& f = o.features;
-  return {
-      {"preset", o.preset},
-      {"epochs", o.epochs},
-      {"steps", o.steps},
-      {"lr", o.lr},
-      {"min_lr_ratio", o.min_lr_ratio},
-      {"warmup_steps", o.warmup_steps},
-      {"weight_decay", o.weight_decay},
-      {"clip", o.clip},
-      {"dropout", o.dropout},
-      {"activation", o.activation},
-      {"seed", o.seed},
-      {"threads", o.threads},
-      {"max_frames", o.max_frames},
-      {"max_batch_size", o.max_batch_size},
-      {"eval_fraction", o.eval_dataset.empty() ? o.eval_fraction : 0.0},
-      {"cmvn", o.cmvn},
-      {"spec_augment", SpecAugmentJson(o)},
-      {"features",
-       {{"kind", o.feature_kind},
-        {"frame_length_ms", f.frame_length_ms},
-        {"frame_shift_ms", f.frame_shift_ms},
-        {"num_mel_bins", f.num_mel_bins},
-        {"dither", f.dither},
-        {"preemphasis_coefficient", f.preemphasis_coefficient},
-        {"remove_dc_offset", f.remove_dc_offset},
-        {"window_type", f.window_type},
-        {"snip_edges", f.snip_edges},
-        {"low_freq", f.low_freq},
-        {"high_freq", f.high_freq},
-        {"use_energy", f.use_energy},
-        {"n_fft", f.n_fft},
-        {"normalize", f.normalize}}},
-  };
+Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
+                      const std::string& checkpoint) {
+  if (!stored.contains("loader"))
+    return Status::InvalidArgument(
+        checkpoint +
+        ": written by a sluice-train that recorded only some of its feature options, "
+        "so this run cannot tell whether it would train on the same features. HINT: start a "
+        "fresh run, or resume with the sluice-train that wrote it");
+  std::string path;
+  const std::string diff = loader::FirstDifference(now, stored, "checkpoint", &path);
+  if (diff.empty()) return Status::OK();
+  // The flag that sets the field, where it has one of its own.
+  nlohmann::json flags = loader::FlagsJson(TrainOptions(), loader::Fields::kWhat);
+  flags["loader"] = loader::FlagsJson(loader::LoaderOptions(), loader::Fields::kWhat);
+  const nlohmann::json::json_pointer at(path);
+  const std::string flag = flags.contains(at) && flags[at].is_string()
+                               ? " (flag " + flags[at].get<std::string>() + ")"
+                               : std::string();
+  return Status::InvalidArgument(checkpoint + ": written by a run with other options: " + diff +
+                                 flag +
+                                 ". HINT: resume with the options that wrote the checkpoint");
 }
 
 }  // namespace sluice::train

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "base/fields.h"
+#include "base/status.h"
 #include "feature_options.h"
 #include "features/augment.h"
+#include "loader/options.h"
 
 namespace sluice::train {
 
@@ -30,17 +32,19 @@ struct TrainOptions {
   double dropout = 0.1;           // residual dropout rate
   std::string activation = "gelu";  // feed-forward nonlinearity: "gelu" or "swish"
   uint64_t seed = 1;              // initialisation, shuffles, dropout masks
-  int threads = 1;                // model replicas (threads) splitting each batch; changes the
+  int replicas = 1;               // model replicas (threads) splitting each batch; changes the
                                   // float summation order, hence part of the run
   uint64_t max_frames = 4000;     // loader: frames per batch (40 s of 10 ms fbank frames)
   uint32_t max_batch_size = 0;    // loader: rows per batch (0 = no cap)
   std::string eval_dataset;       // held-out dataset; empty: hold out eval_fraction of DATASET
   double eval_fraction = 0.1;     // by key hash (held_out.h); 0 with no eval_dataset: no evaluation
-  std::string feature_kind = "fbank";  // "fbank", "spectrogram" or "precomputed"
-  tools::FeatureArgs features;    // Kaldi-named flags (tools/common/feature_options.h)
-  bool cmvn = true;               // per-utterance mean and variance normalisation: raw log-mel
-                                  // values sit around +-15, which stalls the tiny model at the
-                                  // all-blank plateau
+  loader::FeatureKind feature_kind = loader::FeatureKind::kFbank;  // fbank, spectrogram or
+                                                                   // precomputed
+  tools::FeatureArgs features;  // Kaldi-named flags (tools/common/feature_options.h); the run
+                                // records them resolved, as the loader's options
+  loader::Cmvn cmvn = loader::Cmvn::kMeanVar;  // per-utterance normalisation: raw log-mel values
+                                               // sit around +-15, which stalls the tiny model at
+                                               // the all-blank plateau
   bool spec_augment = false;      // SpecAugment masks on the training batches (never evaluation),
                                   // drawn by the loader from (seed, epoch, record)
   features::SpecAugmentOptions spec_augment_options;  // counts, widths (bins, frames), fill
@@ -56,8 +60,124 @@ struct TrainOptions {
   int64_t eval_examples = 2;      // text mode: reference/hypothesis pairs printed per evaluation
 };
 
-// The options a resumed run must share with the run that wrote the checkpoint (model, data,
-// schedule, seed, replicas), as the JSON stored in the checkpoint's config.
-nlohmann::json RunConfigJson(const TrainOptions& o);
+// TrainOptions' table (base/fields.h). `features` is not in it: its flags are
+// tools::AddFeatureOptions', and the run records them resolved, in the loader's options.
+template <OptionsOf<TrainOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  using enum Affects;
+  v(FieldInfo{"dataset", "dataset",
+              "dataset directory (shardify audio ... --tokenizer ...); its "
+              "identity is checked by the tokenizer fingerprint, so a moved copy resumes",
+              kHow},
+    o.dataset);
+  v(FieldInfo{"device", "--device",
+              "cpu, or cuda (the bf16 GPU model; docs/train.md); a "
+              "checkpoint resumes on either",
+              kHow},
+    o.device);
+  v(FieldInfo{"preset", "--preset", "model size: tiny (~55 k parameters) or small (~11 M)"},
+    o.preset);
+  v(FieldInfo{"epochs", "--epochs", "passes over the training rows (unlimited with --steps alone)",
+              kWhat, 1},
+    o.epochs);
+  v(FieldInfo{"steps", "--steps",
+              "stop after this many optimizer steps; the learning-rate decay "
+              "ends there (0 = after the epochs)",
+              kWhat, 0},
+    o.steps);
+  v(FieldInfo{"lr", "--lr", "peak learning rate"}, o.lr);
+  v(FieldInfo{"min_lr_ratio", "--min-lr-ratio", "final learning rate as a fraction of --lr"},
+    o.min_lr_ratio);
+  v(FieldInfo{"warmup_steps", "--warmup",
+              "linear warm-up steps (-1: a tenth of the run, at most "
+              "500)",
+              kWhat, -1},
+    o.warmup_steps);
+  v(FieldInfo{"weight_decay", "--weight-decay", "AdamW decoupled weight decay"}, o.weight_decay);
+  v(FieldInfo{"clip", "--clip", "gradient global-norm cap; 0 = off", kWhat, 0}, o.clip);
+  v(FieldInfo{"dropout", "--dropout", "residual dropout rate", kWhat, 0, 0.95}, o.dropout);
+  v(FieldInfo{"activation", "--activation", "feed-forward nonlinearity: gelu, or swish (SiLU)"},
+    o.activation);
+  v(FieldInfo{"seed", "--seed", "initialisation, shuffles and dropout masks"}, o.seed);
+  v(FieldInfo{"replicas", "--replicas", "model replicas (threads), each on a share of the batch",
+              kWhat, 1, 256},
+    o.replicas);
+  v(FieldInfo{"max_frames", "--max-frames", "feature frames per batch (0 = no cap)"}, o.max_frames);
+  v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
+    o.max_batch_size);
+  v(FieldInfo{"eval_dataset", "--eval",
+              "held-out dataset evaluated after each epoch (evaluation "
+              "only: the training batches do not depend on it)",
+              kHow},
+    o.eval_dataset);
+  v(FieldInfo{"eval_fraction", "--eval-fraction",
+              "without --eval: fraction of DATASET's records "
+              "held out by key hash (0 = no evaluation)",
+              kWhat, 0, 0.9},
+    o.eval_fraction);
+  v(FieldInfo{"feature_kind", "--features",
+              "fbank, spectrogram, or precomputed (shardify "
+              "--features)"},
+    o.feature_kind);
+  v(FieldInfo{"cmvn", "--cmvn",
+              "per-utterance normalisation of the features: none, mean or "
+              "mean-var"},
+    o.cmvn);
+  v(FieldInfo{.key = "spec_augment",
+              .flag = "--spec-augment",
+              .help = "SpecAugment masks on the training batches, keyed by seed, epoch and record "
+                      "(never on evaluation)",
+              .is_switch = true},
+    o.spec_augment);
+  v(FieldInfo{"spec_augment_options", nullptr, "SpecAugment counts and widths"},
+    o.spec_augment_options);
+  v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = all cores)", kHow, 0, 256},
+    o.loader_threads);
+  v(FieldInfo{"checkpoint", "--checkpoint",
+              "checkpoint file, written after each epoch and at the "
+              "end; {step} in the name keeps one per step, {rank} one per rank (else rank 0 "
+              "writes)",
+              kHow},
+    o.checkpoint);
+  v(FieldInfo{"checkpoint_every", "--checkpoint-every", "also checkpoint every N steps", kHow, 0},
+    o.checkpoint_every);
+  v(FieldInfo{"resume", "--resume",
+              "continue exactly from this checkpoint (same options and rank "
+              "count as the run that wrote it; {rank} as in --checkpoint)",
+              kHow},
+    o.resume);
+  v(FieldInfo{.key = "json",
+              .flag = "--json",
+              .help = "one JSON object per epoch on stdout (epoch, loss, cer, wer, wall_seconds, "
+                      "...)",
+              .affects = kHow,
+              .is_switch = true},
+    o.json);
+  v(FieldInfo{"log_every", "--log-every", "text mode: a step line every N steps (0 = none)", kHow},
+    o.log_every);
+  v(FieldInfo{"eval_examples", "--eval-examples",
+              "reference/hypothesis pairs printed per "
+              "evaluation",
+              kHow},
+    o.eval_examples);
+}
+
+// The loader options that `o` decides, for training (shuffled, augmented) or evaluation (file
+// order), on a dataset of audio at `sample_rate` Hz that holds precomputed features or not
+// (`dataset` names it in errors). Placement (rank, world) and the record filter are the caller's.
+Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
+                          bool has_precomputed, bool training, loader::LoaderOptions* lo);
+
+// The configuration a resumed run must share with the run that wrote the checkpoint, as stored
+// in the checkpoint's config "run": the "what" fields of `o` and, resolved (defaults applied,
+// the dataset's sample rate, the options of the feature kind in use), the "what" fields of the
+// training loader's options `lo` (loader/options_json.h). Made from the tables, so every field
+// that changes the data or results is in it.
+nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo);
+
+// OK when `stored` (a checkpoint's "run") equals RunConfigJson of this run, else InvalidArgument
+// naming `checkpoint` and the first differing field with both values.
+Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
+                      const std::string& checkpoint);
 
 }  // namespace sluice::train

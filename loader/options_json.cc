@@ -1,0 +1,50 @@
+#include "loader/options_json.h"
+
+namespace sluice::loader {
+namespace {
+
+// `path` is a JSON pointer ("/loader/fbank/dither").
+void Differences(const nlohmann::json& now, const nlohmann::json& stored, const std::string& path,
+                 const std::string& stored_name, std::string* out, std::string* out_path) {
+  auto found = [&](const std::string& p, const std::string& a, const std::string& b) {
+    std::string dotted = p.substr(1);
+    for (char& c : dotted) c = c == '/' ? '.' : c;
+    *out = dotted + ": " + a + " (" + stored_name + ": " + b + ")";
+    *out_path = p;
+  };
+  if (now.is_object() && stored.is_object()) {
+    for (auto it = now.begin(); it != now.end() && out->empty(); ++it) {
+      const std::string p = path + "/" + it.key();
+      if (!stored.contains(it.key()))
+        found(p, it.value().dump(), "absent");
+      else
+        Differences(it.value(), stored[it.key()], p, stored_name, out, out_path);
+    }
+    for (auto it = stored.begin(); it != stored.end() && out->empty(); ++it)
+      if (!now.contains(it.key())) found(path + "/" + it.key(), "absent", it.value().dump());
+    return;
+  }
+  if (now != stored) found(path, now.dump(), stored.dump());
+}
+
+}  // namespace
+
+std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& stored,
+                            const std::string& stored_name, std::string* path) {
+  std::string out;
+  path->clear();
+  Differences(now, stored, "", stored_name, &out, path);
+  return out;
+}
+
+nlohmann::json LoaderConfigJson(const LoaderOptions& o) {
+  nlohmann::json j = ToJson(o, Fields::kWhat);
+  if (o.kind != FeatureKind::kFbank) j.erase("fbank");
+  if (o.kind != FeatureKind::kSpectrogram) j.erase("spectrogram");
+  if (!o.spec_augment) j.erase("spec_augment_options");
+  if (!o.speed_perturb) j.erase("speed_perturb_options");
+  if (o.packing.seq_len == 0) j.erase("packing");
+  return j;
+}
+
+}  // namespace sluice::loader

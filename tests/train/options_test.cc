@@ -1,0 +1,263 @@
+// sluice-train's options table (tools/train/train_options.h) and the resume check made from it
+// (issue 12): every option that changes the data or results is refused on resume, naming it;
+// options that only change speed or output are accepted; every table flag is in --help and in
+// the docs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "loader/options_json.h"
+#include "mutate_fields.h"
+#include "options_cli.h"
+#include "train_options.h"
+
+namespace sluice::train {
+namespace {
+
+using testing::Change;
+using testing::ForEachLeaf;
+
+// What the trainer does for a run: the training loader's options, then the run's record.
+nlohmann::json RunOf(const TrainOptions& o, const std::string& what) {
+  loader::LoaderOptions lo;
+  const Status s = TrainLoaderOptions(o, "ds", 16000, true, true, &lo);
+  EXPECT_TRUE(s.ok()) << what << ": " << s.ToString();
+  return RunConfigJson(o, lo);
+}
+
+// The base run of the tests: SpecAugment on so that its options count, no held-out fraction so
+// that --eval alone changes nothing.
+TrainOptions Base(loader::FeatureKind kind) {
+  TrainOptions o;
+  o.feature_kind = kind;
+  o.spec_augment = true;
+  o.eval_fraction = 0;
+  return o;
+}
+
+// Changes field number `leaf` of o's table followed by o.features' table; returns its path, info.
+std::string ChangeLeaf(TrainOptions* o, int leaf, FieldInfo* info) {
+  int i = 0;
+  std::string changed;
+  const bool fbank = o->feature_kind == loader::FeatureKind::kFbank;
+  auto visit = [&](const std::string& path, const FieldInfo& f, auto& m) {
+    if (i++ != leaf) return;
+    changed = path;
+    *info = f;
+    using T = std::remove_reference_t<decltype(m)>;
+    // Values that the generic change would make invalid for the feature computers.
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (path == "features.window_type") return void(m = "hanning");
+    }
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (path == "features.frame_length_ms") return void(m = 30);
+      if (path == "features.spectrogram.n_fft") return void(m = 512);
+    }
+    Change(f, &m, fbank);
+  };
+  ForEachLeaf(*o, visit);
+  ForEachLeaf(o->features, visit, "features");
+  return changed;
+}
+
+int NumLeaves(TrainOptions o) {
+  int n = 0;
+  auto count = [&](const std::string&, const FieldInfo&, auto&) { ++n; };
+  ForEachLeaf(o, count);
+  ForEachLeaf(o.features, count, "features");
+  return n;
+}
+
+// Whether the field decides this run's data or results: "what", set by a flag, and for feature
+// options, of the kind in use.
+bool Decides(const std::string& path, const FieldInfo& f, loader::FeatureKind kind) {
+  if (f.affects != Affects::kWhat || f.flag == nullptr) return false;
+  if (path.rfind("features.fbank.", 0) == 0) return kind == loader::FeatureKind::kFbank;
+  if (path.rfind("features.spectrogram.", 0) == 0) return kind == loader::FeatureKind::kSpectrogram;
+  return true;
+}
+
+void EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind kind) {
+  const nlohmann::json stored = RunOf(Base(kind), "base");
+  int refused = 0, accepted = 0;
+  for (int leaf = 0; leaf < NumLeaves(Base(kind)); ++leaf) {
+    TrainOptions o = Base(kind);
+    FieldInfo f{};
+    const std::string path = ChangeLeaf(&o, leaf, &f);
+    if (f.flag == nullptr) continue;  // not an input of a run: set from a shared flag or the data
+    const Status s = CheckRunConfig(RunOf(o, path), stored, "run.ckpt");
+    if (!Decides(path, f, kind)) {
+      EXPECT_TRUE(s.ok()) << path << " only changes how the run goes: " << s.ToString();
+      accepted += s.ok();
+      continue;
+    }
+    ASSERT_FALSE(s.ok()) << path << " (" << f.flag << ") changed, yet the resume was accepted";
+    const std::string& m = s.message();
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ(m.rfind("run.ckpt: ", 0), 0u) << m;
+    // Named by its key, its flag, or the spectrogram field that a shared flag resolves to.
+    static const std::map<std::string, std::string> kResolved = {
+        {"features.frame_length_ms", ".window_ms:"},
+        {"features.frame_shift_ms", ".hop_ms:"},
+        {"features.window_type", ".window:"},
+        {"features.snip_edges", ".frames:"}};
+    const auto alias = kResolved.find(path);
+    const bool named = m.find(f.key) != std::string::npos || m.find(f.flag) != std::string::npos ||
+                       (alias != kResolved.end() && m.find(alias->second) != std::string::npos);
+    EXPECT_TRUE(named) << path << ": " << m;
+    ++refused;
+  }
+  EXPECT_GT(refused, 30);
+  EXPECT_GT(accepted, 5);
+}
+
+TEST(TrainOptions, ResumeRefusesEveryWhatFieldOfAnFbankRunNamingIt) {
+  EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind::kFbank);
+}
+
+TEST(TrainOptions, ResumeRefusesEveryWhatFieldOfASpectrogramRunNamingIt) {
+  EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind::kSpectrogram);
+}
+
+TEST(TrainOptions, ResumeAcceptsOtherLoaderThreadsAndTheDefaultsSpelledOut) {
+  const TrainOptions base = Base(loader::FeatureKind::kFbank);
+  TrainOptions o = base;
+  o.loader_threads = 4;
+  o.features.frame_length_ms = 25;  // fbank's default, resolved the same
+  o.features.snip_edges = true;
+  o.features.window_type = "povey";
+  EXPECT_TRUE(CheckRunConfig(RunOf(o, "same"), RunOf(base, "base"), "run.ckpt").ok());
+}
+
+TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
+  const TrainOptions base = Base(loader::FeatureKind::kSpectrogram);
+  TrainOptions o = base;
+  o.features.snip_edges = true;
+  const Status s = CheckRunConfig(RunOf(o, "snip"), RunOf(base, "base"), "run.ckpt");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("spectrogram.frames: \"snip_edges\" (checkpoint: \"center\")"),
+            std::string::npos)
+      << s.ToString();
+}
+
+TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
+  const nlohmann::json old = {{"lr", 0.003}, {"features", {{"kind", "fbank"}}}};
+  const Status s =
+      CheckRunConfig(RunOf(Base(loader::FeatureKind::kFbank), "base"), old, "old.ckpt");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("old.ckpt"), std::string::npos);
+  EXPECT_NE(s.message().find("HINT"), std::string::npos);
+}
+
+TEST(TrainOptions, EveryFieldRoundTripsThroughJson) {
+  const int n = NumLeaves(TrainOptions());
+  TrainOptions probe;
+  int leaf = 0;
+  ForEachLeaf(probe, [&](const std::string& path, const FieldInfo&, auto&) {
+    TrainOptions o;
+    FieldInfo f{};
+    ChangeLeaf(&o, leaf++, &f);
+    const nlohmann::json j = loader::ToJson(o);
+    EXPECT_NE(j, loader::ToJson(TrainOptions())) << path << " is not written";
+    TrainOptions read;
+    ASSERT_TRUE(loader::FromJson(j, "test", &read).ok()) << path;
+    EXPECT_EQ(loader::ToJson(read), j) << path;
+  });
+  EXPECT_GT(n, leaf);  // the feature leaves follow; their tables round-trip in loader_tests
+}
+
+// ---- The tables against the tools' --help and the docs ----------------------------------------
+
+std::string Help(const std::string& command) {
+  const train_test::Result r = train_test::Shell(command + " --help");
+  EXPECT_EQ(r.code, 0) << command << "\n" << r.out;
+  return r.out;
+}
+
+std::string Doc(const std::string& name) {
+  std::ifstream in(train_test::Env("SLUICE_SOURCE_ROOT") + "/docs/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << name;
+  return ss.str();
+}
+
+// `flag` as a whole word of `text` (so --threads is not found inside --max-threads).
+bool HasFlag(const std::string& text, const std::string& flag) {
+  for (size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    const bool left = at == 0 || text[at - 1] == ' ' || text[at - 1] == '`' || text[at - 1] == ',';
+    const bool right = end == text.size() || !(std::isalnum(text[end]) || text[end] == '-');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// The flags of LoaderOptions' table but the feature computers' (feature_options.h adds those);
+// with `augmentation` false also without the augmentation options' (docs/features.md has those).
+std::vector<std::string> LoaderFlags(bool augmentation = true) {
+  loader::LoaderOptions lo;
+  std::vector<std::string> flags;
+  ForEachLeaf(lo, [&](const std::string& path, const FieldInfo& f, auto&) {
+    const bool nested = path.find('.') != std::string::npos;
+    const bool computer = path.rfind("fbank.", 0) == 0 || path.rfind("spectrogram.", 0) == 0;
+    const bool augment = nested && path.find("_options.") != std::string::npos;
+    if (f.flag != nullptr && !computer && (augmentation || !augment)) flags.emplace_back(f.flag);
+  });
+  return flags;
+}
+
+TEST(OptionsTables, EveryFlagIsInTheToolsHelp) {
+  TrainOptions o;
+  tools::FeatureArgs fa;
+  const std::string train = Help(train_test::Env("SLUICE_TRAIN"));
+  for (const std::string& flag : tools::Flags(o)) {
+    if (flag.rfind("--", 0) == 0) {
+      EXPECT_TRUE(HasFlag(train, flag)) << "sluice-train " << flag;
+    }
+  }
+  const std::vector<std::string> features = tools::Flags(fa);
+  const std::string bench = Help(train_test::Env("SLUICE_BENCH") + " epoch");
+  for (const std::string& flag : LoaderFlags()) EXPECT_TRUE(HasFlag(bench, flag)) << flag;
+  for (const std::string& command :
+       {train_test::Env("SLUICE_TRAIN"), train_test::Env("SLUICE_BENCH") + " epoch",
+        train_test::Env("SLUICE_BENCH") + " features", train_test::Env("SLUICE_FEATURES"),
+        train_test::Env("SHARDIFY") + " audio"}) {
+    const std::string help = Help(command);
+    for (const std::string& flag : features)
+      EXPECT_TRUE(HasFlag(help, flag)) << command << " " << flag;
+    EXPECT_TRUE(HasFlag(help, "--features")) << command;
+  }
+}
+
+TEST(OptionsTables, EveryFlagIsDocumented) {
+  TrainOptions o;
+  tools::FeatureArgs fa;
+  const std::string train = Doc("train.md"), features = Doc("features.md"),
+                    loader = Doc("loader.md");
+  for (const std::string& flag : tools::Flags(o)) {
+    if (flag.rfind("--", 0) == 0) {
+      EXPECT_TRUE(HasFlag(train, flag)) << "docs/train.md " << flag;
+    }
+  }
+  features::SpecAugmentOptions sa;
+  features::SpeedPerturbOptions sp;
+  std::vector<std::string> in_features = tools::Flags(fa);
+  for (const std::string& flag : tools::Flags(sa)) in_features.push_back(flag);
+  for (const std::string& flag : tools::Flags(sp)) in_features.push_back(flag);
+  for (const std::string& flag : in_features)
+    EXPECT_TRUE(HasFlag(features, flag)) << "docs/features.md " << flag;
+  for (const std::string& flag : LoaderFlags(false))
+    EXPECT_TRUE(HasFlag(loader, flag)) << "docs/loader.md " << flag;
+}
+
+}  // namespace
+}  // namespace sluice::train
