@@ -76,8 +76,7 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"low_freq", "--low-freq", "fbank: low edge of the mel bins (Hz)", Affects::kWhat, 0},
     o.low_freq);
   v(FieldInfo{"high_freq", "--high-freq",
-              "fbank: high edge of the mel bins (Hz); <= 0 is an offset "
-              "from Nyquist"},
+              "fbank: high edge of the mel bins (Hz); <= 0 is an offset from Nyquist"},
     o.high_freq);
   v(FieldInfo{"use_energy", "--use-energy", "fbank: add a log-energy column"}, o.use_energy);
   v(FieldInfo{"raw_energy", "--raw-energy", "fbank: energy before preemphasis and window"},

@@ -224,8 +224,7 @@ template <OptionsOf<LoaderOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   using enum Affects;
   v(FieldInfo{"kind", "--features",
-              "features of audio records: fbank, spectrogram, raw or "
-              "precomputed"},
+              "features of audio records: fbank, spectrogram, raw or precomputed"},
     o.kind);
   v(FieldInfo{"use_precomputed", nullptr,
               "use the dataset's precomputed features when it has them"},

@@ -71,8 +71,7 @@ void VisitFields(O& o, V&& v) {
               kHow},
     o.dataset);
   v(FieldInfo{"device", "--device",
-              "cpu, or cuda (the bf16 GPU model; docs/train.md); a "
-              "checkpoint resumes on either",
+              "cpu, or cuda (the bf16 GPU model; docs/train.md); a checkpoint resumes on either",
               kHow},
     o.device);
   v(FieldInfo{"preset", "--preset", "model size: tiny (~55 k parameters) or small (~11 M)"},
@@ -89,8 +88,7 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"min_lr_ratio", "--min-lr-ratio", "final learning rate as a fraction of --lr"},
     o.min_lr_ratio);
   v(FieldInfo{"warmup_steps", "--warmup",
-              "linear warm-up steps (-1: a tenth of the run, at most "
-              "500)",
+              "linear warm-up steps (-1: a tenth of the run, at most 500)",
               kWhat, -1},
     o.warmup_steps);
   v(FieldInfo{"weight_decay", "--weight-decay", "AdamW decoupled weight decay"}, o.weight_decay);
@@ -116,12 +114,10 @@ void VisitFields(O& o, V&& v) {
               kWhat, 0, 0.9},
     o.eval_fraction);
   v(FieldInfo{"feature_kind", "--features",
-              "fbank, spectrogram, or precomputed (shardify "
-              "--features)"},
+              "fbank, spectrogram, or precomputed (shardify --features)"},
     o.feature_kind);
   v(FieldInfo{"cmvn", "--cmvn",
-              "per-utterance normalisation of the features: none, mean or "
-              "mean-var"},
+              "per-utterance normalisation of the features: none, mean or mean-var"},
     o.cmvn);
   v(FieldInfo{.key = "spec_augment",
               .flag = "--spec-augment",
@@ -156,8 +152,7 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"log_every", "--log-every", "text mode: a step line every N steps (0 = none)", kHow},
     o.log_every);
   v(FieldInfo{"eval_examples", "--eval-examples",
-              "reference/hypothesis pairs printed per "
-              "evaluation",
+              "reference/hypothesis pairs printed per evaluation",
               kHow},
     o.eval_examples);
 }
