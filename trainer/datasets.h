@@ -11,7 +11,7 @@
 #include "loader/options.h"
 #include "shards/manifest.h"
 #include "trainer/engine.h"
-#include "train_options.h"
+#include "trainer/options.h"
 
 namespace sluice::train {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "base/status.h"
-#include "train_options.h"
+#include "trainer/options.h"
 
 namespace sluice::train {
 

@@ -1,4 +1,4 @@
-// sluice-train's options table (tools/train/train_options.h) and the resume check made from it
+// sluice-train's options table (trainer/options.h) and the resume check made from it
 // (issue 12): every option that changes the data or results is refused on resume, naming it;
 // options that only change speed or output are accepted; every table flag is in --help and in
 // the docs.
@@ -17,7 +17,7 @@
 #include "loader/options_json.h"
 #include "mutate_fields.h"
 #include "options_cli.h"
-#include "train_options.h"
+#include "trainer/options.h"
 
 namespace sluice::train {
 namespace {
@@ -217,7 +217,7 @@ std::vector<std::string> LoaderFlags(bool augmentation = true) {
 
 TEST(OptionsTables, EveryFlagIsInTheToolsHelp) {
   TrainOptions o;
-  tools::FeatureArgs fa;
+  loader::FeatureArgs fa;
   const std::string train = Help(train_test::Env("SLUICE_TRAIN"));
   for (const std::string& flag : tools::Flags(o)) {
     if (flag.rfind("--", 0) == 0) {
@@ -240,7 +240,7 @@ TEST(OptionsTables, EveryFlagIsInTheToolsHelp) {
 
 TEST(OptionsTables, EveryFlagIsDocumented) {
   TrainOptions o;
-  tools::FeatureArgs fa;
+  loader::FeatureArgs fa;
   const std::string train = Doc("train.md"), features = Doc("features.md"),
                     loader = Doc("loader.md");
   for (const std::string& flag : tools::Flags(o)) {

@@ -16,13 +16,13 @@
 
 #include "feature_options.h"
 #include "options_cli.h"
-#include "train_options.h"
+#include "trainer/options.h"
 #include "trainer/trainer.h"
 
 int main(int argc, char** argv) {
   sluice::train::TrainOptions o;
   CLI::App app{"sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
-  // Every flag but the feature options' comes from TrainOptions' table (train_options.h).
+  // Every flag but the feature options' comes from TrainOptions' table (trainer/options.h).
   sluice::tools::AddOptions(&app, &o);
   app.get_option("dataset")->required();
   app.get_option("--preset")->check(CLI::IsMember({"tiny", "small"}));

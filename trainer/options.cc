@@ -1,4 +1,4 @@
-#include "train_options.h"
+#include "trainer/options.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,10 +17,10 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
     lo->kind = loader::FeatureKind::kPrecomputed;
     lo->use_precomputed = true;
   } else {
-    tools::FeatureArgs a = o.features;
+    loader::FeatureArgs a = o.features;
     a.kind = loader::FeatureKindName(o.feature_kind);
-    tools::FeatureConfig fc;
-    SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a, sample_rate, &fc));
+    loader::FeatureConfig fc;
+    SLUICE_RETURN_IF_ERROR(loader::MakeFeatureConfig(a, sample_rate, &fc));
     lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
     lo->fbank = fc.fbank;
     lo->spectrogram = fc.spectrogram;

@@ -1,5 +1,5 @@
-// Everything a sluice-train run is told, with defaults and units. main.cc fills it from the
-// command line; trainer.h runs it.
+// Everything a sluice-train run is told, with defaults and units. tools/train/main.cc fills it
+// from the command line; trainer.h runs it.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include "base/fields.h"
 #include "base/status.h"
-#include "feature_options.h"
+#include "loader/feature_args.h"
 #include "features/augment.h"
 #include "loader/options.h"
 
@@ -40,7 +40,7 @@ struct TrainOptions {
   double eval_fraction = 0.1;     // by key hash (held_out.h); 0 with no eval_dataset: no evaluation
   loader::FeatureKind feature_kind = loader::FeatureKind::kFbank;  // fbank, spectrogram or
                                                                    // precomputed
-  tools::FeatureArgs features;  // Kaldi-named flags (tools/common/feature_options.h); the run
+  loader::FeatureArgs features;  // Kaldi-named flags (loader/feature_args.h); the run
                                 // records them resolved, as the loader's options
   loader::Cmvn cmvn = loader::Cmvn::kMeanVar;  // per-utterance normalisation: raw log-mel values
                                                // sit around +-15, which stalls the tiny model at
