@@ -60,7 +60,8 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
   out->channels_in = info.channels;
   const double rate = info.samplerate;
   // Some containers (streams, MP3 without a header) do not know their length up front.
-  const bool length_known = info.frames > 0 && info.frames < std::numeric_limits<sf_count_t>::max() / 2;
+  const bool length_known =
+      info.frames > 0 && info.frames < std::numeric_limits<sf_count_t>::max() / 2;
   const auto start = static_cast<sf_count_t>(std::llround(opt.offset_seconds * rate));
   if (length_known && start >= info.frames) {
     return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +

@@ -33,7 +33,8 @@ class CharTokenizer final : public Tokenizer {
       const char32_t c = NextCodePoint(norm, &pos);
       auto it = ids_.find(c);
       if (it == ids_.end()) {
-        return Status::InvalidArgument("character " + Describe(c) + " at byte " + std::to_string(at) +
+        return Status::InvalidArgument("character " + Describe(c) + " at byte " +
+                                       std::to_string(at) +
                                        " of the normalised text is not in the vocabulary");
       }
       out->push_back(it->second);
@@ -45,15 +46,18 @@ class CharTokenizer final : public Tokenizer {
     text->clear();
     for (size_t i = 0; i < n; ++i) {
       if (ids[i] < 0 || ids[i] >= vocab_size()) {
-        return Status::InvalidArgument("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                                       " is outside the vocabulary of " + std::to_string(vocab_size()));
+        return Status::InvalidArgument("token id " + std::to_string(ids[i]) + " at position " +
+                                       std::to_string(i) + " is outside the vocabulary of " +
+                                       std::to_string(vocab_size()));
       }
       if (ids[i] >= kFirstTokenId) *text += chars_[ids[i] - kFirstTokenId];
     }
     return Status::OK();
   }
 
-  int32_t vocab_size() const override { return kFirstTokenId + static_cast<int32_t>(chars_.size()); }
+  int32_t vocab_size() const override {
+    return kFirstTokenId + static_cast<int32_t>(chars_.size());
+  }
   std::string_view type() const override { return "char"; }
 
  private:
@@ -63,17 +67,19 @@ class CharTokenizer final : public Tokenizer {
 
 }  // namespace
 
-Status MakeCharTokenizer(const std::vector<std::string>& chars, const TextNormalizeOptions& normalize,
-                         std::unique_ptr<Tokenizer>* out) {
+Status MakeCharTokenizer(const std::vector<std::string>& chars,
+                         const TextNormalizeOptions& normalize, std::unique_ptr<Tokenizer>* out) {
   std::unordered_map<char32_t, int32_t> ids;
   for (size_t i = 0; i < chars.size(); ++i) {
     size_t bad = 0, pos = 0;
     if (chars[i].empty() || !ValidUtf8(chars[i], &bad)) {
-      return Status::Corruption("character vocabulary entry " + std::to_string(i) + " is not a UTF-8 character");
+      return Status::Corruption("character vocabulary entry " + std::to_string(i) +
+                                " is not a UTF-8 character");
     }
     const char32_t c = NextCodePoint(chars[i], &pos);
     if (pos != chars[i].size()) {
-      return Status::Corruption("character vocabulary entry " + std::to_string(i) + " holds more than one character");
+      return Status::Corruption("character vocabulary entry " + std::to_string(i) +
+                                " holds more than one character");
     }
     if (!ids.emplace(c, kFirstTokenId + static_cast<int32_t>(i)).second) {
       return Status::Corruption("character vocabulary lists " + Describe(c) + " twice");
@@ -83,13 +89,14 @@ Status MakeCharTokenizer(const std::vector<std::string>& chars, const TextNormal
   return Status::OK();
 }
 
-Status BuildCharVocabulary(const std::vector<std::string>& texts, const TextNormalizeOptions& normalize,
-                           std::vector<std::string>* chars) {
+Status BuildCharVocabulary(const std::vector<std::string>& texts,
+                           const TextNormalizeOptions& normalize, std::vector<std::string>* chars) {
   std::set<char32_t> seen;
   for (size_t i = 0; i < texts.size(); ++i) {
     size_t bad = 0;
     if (!ValidUtf8(texts[i], &bad)) {
-      return Status::InvalidArgument("text " + std::to_string(i) + ": invalid UTF-8 at byte " + std::to_string(bad));
+      return Status::InvalidArgument("text " + std::to_string(i) + ": invalid UTF-8 at byte " +
+                                     std::to_string(bad));
     }
     const std::string norm = NormalizeText(texts[i], normalize);
     for (size_t pos = 0; pos < norm.size();) seen.insert(NextCodePoint(norm, &pos));

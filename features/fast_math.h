@@ -19,7 +19,8 @@ inline float LogPositive(float x) {
   constexpr int32_t kSqrtHalfBits = 0x3f3504f3;  // bits of 0.70710677f
   const int32_t bits = std::bit_cast<int32_t>(x);
   const int32_t t = bits - kSqrtHalfBits;
-  const int32_t e = t >> 23;  // arithmetic shift: the exponent, one lower when m would be < sqrt(1/2)
+  const int32_t e =
+      t >> 23;  // arithmetic shift: the exponent, one lower when m would be < sqrt(1/2)
   const float m = std::bit_cast<float>((t & 0x007fffff) + kSqrtHalfBits) - 1.0f;
   const float z = m * m;
   float y = 7.0376836292e-2f;

@@ -33,7 +33,8 @@ Status FbankComputer::Validate(const FbankOptions& o) {
   }
   if (!(o.energy_floor >= 0)) return bad("energy-floor must be >= 0");
   const int fft = static_cast<int>(length);
-  const int padded = o.round_to_power_of_two ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(fft))) : fft;
+  const int padded =
+      o.round_to_power_of_two ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(fft))) : fft;
   MelBanks banks;
   Status s = MakeMelBanks({o.num_mel_bins, o.low_freq, o.high_freq}, o.sample_frequency, padded,
                           &banks);

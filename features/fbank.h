@@ -33,14 +33,14 @@ struct FbankOptions {
   bool remove_dc_offset = true;           // subtract each frame's mean before anything else
   WindowType window_type = WindowType::kPovey;
   float blackman_coeff = 0.42f;           // only for the blackman window
-  bool round_to_power_of_two = true;      // zero-pad each frame to the next power of two for the FFT
-  bool snip_edges = true;                 // true: whole frames only; false: mirrored edges (frames.h)
+  bool round_to_power_of_two = true;  // zero-pad each frame to the next power of two for the FFT
+  bool snip_edges = true;             // true: whole frames only; false: mirrored edges (frames.h)
   int num_mel_bins = 80;                  // mel bins
   float low_freq = 20;                    // Hz, lower edge of the mel range
   float high_freq = 0;                    // Hz, upper edge; <= 0 is an offset from Nyquist
   bool use_energy = false;                // add a log-energy column
-  bool raw_energy = true;                 // energy before preemphasis and windowing (after DC removal)
-  float energy_floor = 0;                 // floor on the energy (linear); 0 = none (torchaudio uses 1)
+  bool raw_energy = true;  // energy before preemphasis and windowing (after DC removal)
+  float energy_floor = 0;  // floor on the energy (linear); 0 = none (torchaudio uses 1)
   bool htk_compat = false;                // energy column last instead of first
   bool use_power = true;                  // power spectrum; false = magnitude
   bool use_log_fbank = true;              // log of the mel energies (floored at FLT_EPSILON)

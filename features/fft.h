@@ -1,4 +1,5 @@
-// Forward real FFT through FFTW (single precision), planned once per size and shared by all threads.
+// Forward real FFT through FFTW (single precision), planned once per size and shared by all
+// threads.
 //
 // FFTW's planner is not thread-safe; its new-array execute functions are. So each size is planned
 // once, under a process-wide mutex, on scratch arrays from fftwf_malloc, and every later transform

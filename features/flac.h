@@ -1,6 +1,7 @@
-// FLAC in memory (libsndfile virtual I/O): the `flac` codec of shard records (docs/formats/shard.md).
-// Mono int16 only; lossless, and encoding is byte-deterministic for a given libsndfile/libFLAC
-// (no time stamps are written; the STREAMINFO MD5 is a function of the samples).
+// FLAC in memory (libsndfile virtual I/O): the `flac` codec of shard records
+// (docs/formats/shard.md). Mono int16 only; lossless, and encoding is byte-deterministic for a
+// given libsndfile/libFLAC (no time stamps are written; the STREAMINFO MD5 is a function of the
+// samples).
 #pragma once
 
 #include <cstddef>

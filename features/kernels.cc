@@ -116,7 +116,8 @@ SLUICE_KERNEL void PowerSpectrum(const float* __restrict pairs, int bins, float*
   }
 }
 
-SLUICE_KERNEL void MagnitudeSpectrum(const float* __restrict pairs, int bins, float* __restrict out) {
+SLUICE_KERNEL void MagnitudeSpectrum(const float* __restrict pairs, int bins,
+                                     float* __restrict out) {
   for (int k = 0; k < bins; ++k) {
     const float re = pairs[2 * k];
     const float im = pairs[2 * k + 1];

@@ -60,9 +60,9 @@ Status MakeMelBanks(const MelBankOptions& opt, float sample_rate, int fft_size, 
       banks.weights.push_back(w);
     }
     if (first < 0) {
-      return Status::InvalidArgument("mel bin " + std::to_string(m) + " of " +
-                                     std::to_string(opt.num_bins) + " covers no FFT bin (FFT size " +
-                                     std::to_string(fft_size) + "): use fewer mel bins");
+      return Status::InvalidArgument(
+          "mel bin " + std::to_string(m) + " of " + std::to_string(opt.num_bins) +
+          " covers no FFT bin (FFT size " + std::to_string(fft_size) + "): use fewer mel bins");
     }
     banks.start.push_back(first);
     banks.length.push_back(last - first + 1);

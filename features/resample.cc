@@ -41,7 +41,8 @@ struct Resampler::Impl {
         *out = e.soxr;
         return Status::OK();
       }
-      if (e.soxr == nullptr || (victim->soxr != nullptr && e.last_use < victim->last_use)) victim = &e;
+      if (e.soxr == nullptr || (victim->soxr != nullptr && e.last_use < victim->last_use))
+        victim = &e;
     }
     if (victim->soxr != nullptr) soxr_delete(victim->soxr);
     victim->soxr = nullptr;

@@ -28,7 +28,8 @@ class Resampler {
   Resampler& operator=(const Resampler&) = delete;
 
   // Same contract as Resample(); rates may be fractional (speed perturbation: in_rate =
-  // rate * factor, out_rate = rate plays the clip `factor` times faster). Same output as Resample().
+  // rate * factor, out_rate = rate plays the clip `factor` times faster). Same output as
+  // Resample().
   Status Process(const float* in, size_t n, double in_rate, double out_rate,
                  std::vector<float>* out);
 

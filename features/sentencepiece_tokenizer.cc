@@ -12,7 +12,8 @@ namespace {
 // Feeds normalised texts to the trainer without a temporary file.
 class TextIterator final : public sentencepiece::SentenceIterator {
  public:
-  TextIterator(const std::vector<std::string>& texts, const TextNormalizeOptions& n) : texts_(texts), norm_(n) {
+  TextIterator(const std::vector<std::string>& texts, const TextNormalizeOptions& n)
+      : texts_(texts), norm_(n) {
     Load();
   }
   bool done() const override { return i_ >= texts_.size(); }
@@ -35,8 +36,8 @@ class TextIterator final : public sentencepiece::SentenceIterator {
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  Status Init(const std::string& model_bytes, const std::string& name, const TextNormalizeOptions& normalize,
-              bool allow_unknown) {
+  Status Init(const std::string& model_bytes, const std::string& name,
+              const TextNormalizeOptions& normalize, bool allow_unknown) {
     normalize_ = normalize;
     allow_unknown_ = allow_unknown;
     name_ = name;
@@ -67,7 +68,8 @@ class SentencePieceTokenizer final : public Tokenizer {
     for (int p : pieces) {
       if (p == sp_.unk_id() && !allow_unknown_) {
         return Status::InvalidArgument("text maps to <unk> under " + name_ +
-                                       " (a character the model lacks) in: \"" + norm.substr(0, 80) + "\"");
+                                       " (a character the model lacks) in: \"" +
+                                       norm.substr(0, 80) + "\"");
       }
       out->push_back(to_ours_[p]);
     }
@@ -78,8 +80,9 @@ class SentencePieceTokenizer final : public Tokenizer {
     std::vector<int> pieces;
     for (size_t i = 0; i < n; ++i) {
       if (ids[i] < 0 || ids[i] >= vocab_size()) {
-        return Status::InvalidArgument("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                                       " is outside the vocabulary of " + std::to_string(vocab_size()));
+        return Status::InvalidArgument("token id " + std::to_string(ids[i]) + " at position " +
+                                       std::to_string(i) + " is outside the vocabulary of " +
+                                       std::to_string(vocab_size()));
       }
       if (ids[i] >= kFirstTokenId) pieces.push_back(to_spm_[ids[i]]);
     }
@@ -101,12 +104,15 @@ class SentencePieceTokenizer final : public Tokenizer {
 
 }  // namespace
 
-Status TrainSentencePiece(const std::vector<std::string>& texts, const TextNormalizeOptions& normalize,
-                          const SentencePieceTrainOptions& o, std::string* model_bytes) {
+Status TrainSentencePiece(const std::vector<std::string>& texts,
+                          const TextNormalizeOptions& normalize, const SentencePieceTrainOptions& o,
+                          std::string* model_bytes) {
   if (o.model_type != "bpe" && o.model_type != "unigram") {
-    return Status::InvalidArgument("SentencePiece model type '" + o.model_type + "': expected bpe or unigram");
+    return Status::InvalidArgument("SentencePiece model type '" + o.model_type +
+                                   "': expected bpe or unigram");
   }
-  if (o.vocab_size < 4) return Status::InvalidArgument("SentencePiece vocabulary size must be at least 4");
+  if (o.vocab_size < 4)
+    return Status::InvalidArgument("SentencePiece vocabulary size must be at least 4");
   if (texts.empty()) return Status::InvalidArgument("no texts to train a SentencePiece model on");
   // The trainer's random generator is process-global: serialise training and
   // seed it every time so that the same texts give the same model.

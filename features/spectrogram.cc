@@ -9,7 +9,9 @@
 namespace sluice::features {
 
 Status SpectrogramComputer::Validate(const SpectrogramOptions& o) {
-  auto bad = [](const std::string& what) { return Status::InvalidArgument("spectrogram: " + what); };
+  auto bad = [](const std::string& what) {
+    return Status::InvalidArgument("spectrogram: " + what);
+  };
   if (o.sample_rate <= 0) return bad("sample rate must be > 0");
   const long win = std::lround(o.sample_rate * static_cast<double>(o.window_ms) / 1000);
   const long hop = std::lround(o.sample_rate * static_cast<double>(o.hop_ms) / 1000);
@@ -33,7 +35,8 @@ Status SpectrogramComputer::Validate(const SpectrogramOptions& o) {
 SpectrogramComputer::SpectrogramComputer(const SpectrogramOptions& opt) : opt_(opt) {
   Status s = Validate(opt);
   if (!s.ok()) throw std::invalid_argument(s.message());
-  window_length_ = static_cast<int>(std::lround(opt.sample_rate * static_cast<double>(opt.window_ms) / 1000));
+  window_length_ =
+      static_cast<int>(std::lround(opt.sample_rate * static_cast<double>(opt.window_ms) / 1000));
   hop_ = static_cast<int>(std::lround(opt.sample_rate * static_cast<double>(opt.hop_ms) / 1000));
   n_fft_ = opt.n_fft == 0 ? window_length_ : opt.n_fft;
   // torch.stft pads a shorter window with zeros on both sides to n_fft, (n_fft - win) / 2 left.

@@ -25,11 +25,12 @@ namespace sluice::features {
 
 struct SpectrogramOptions {
   int sample_rate = 8000;                     // Hz, rate of the input samples
-  float window_ms = 20;                       // window length (ms); samples = round(rate * ms / 1000)
+  float window_ms = 20;  // window length (ms); samples = round(rate * ms / 1000)
   float hop_ms = 10;                          // hop between frames (ms)
   int n_fft = 0;                              // FFT size (samples); 0 = the window length.
-                                              // Larger: the window sits centred in it, as torch.stft
-  WindowType window = WindowType::kHamming;   // periodic (torch's periodic=True); hamming/hanning/rectangular
+                  // Larger: the window sits centred in it, as torch.stft
+  WindowType window =
+      WindowType::kHamming;  // periodic (torch's periodic=True); hamming/hanning/rectangular
   FrameConvention frames = FrameConvention::kCenter;  // kCenter or kSnipEdges
   bool power = false;                         // |X|^2 instead of |X|
   bool log1p = true;                          // log(1 + value)

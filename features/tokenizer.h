@@ -48,12 +48,12 @@ void CtcCollapse(const int32_t* frame_ids, size_t n, std::vector<int32_t>* out);
 
 // `chars` are the vocabulary's characters in id order (id = kFirstTokenId + i),
 // each one UTF-8 code point; a space is a character like any other.
-Status MakeCharTokenizer(const std::vector<std::string>& chars, const TextNormalizeOptions& normalize,
-                         std::unique_ptr<Tokenizer>* out);
+Status MakeCharTokenizer(const std::vector<std::string>& chars,
+                         const TextNormalizeOptions& normalize, std::unique_ptr<Tokenizer>* out);
 // The sorted set of characters in the normalised `texts`: what shardify stores.
 // InvalidArgument naming the text's index for invalid UTF-8.
-Status BuildCharVocabulary(const std::vector<std::string>& texts, const TextNormalizeOptions& normalize,
-                           std::vector<std::string>* chars);
+Status BuildCharVocabulary(const std::vector<std::string>& texts,
+                           const TextNormalizeOptions& normalize, std::vector<std::string>* chars);
 
 // ---- SentencePiece -------------------------------------------------------
 
@@ -66,13 +66,15 @@ struct SentencePieceTrainOptions {
 
 // Trains a model on the normalised `texts` (in memory, one thread, so the
 // result is deterministic) and returns its serialized bytes.
-Status TrainSentencePiece(const std::vector<std::string>& texts, const TextNormalizeOptions& normalize,
+Status TrainSentencePiece(const std::vector<std::string>& texts,
+                          const TextNormalizeOptions& normalize,
                           const SentencePieceTrainOptions& options, std::string* model_bytes);
 // Loads a serialized model (a .model file's bytes). Ids are SentencePiece's
 // plus one, so 0 stays the blank; SentencePiece's own end-of-sentence piece
 // serves as end-of-document and must map to id 1, as TrainSentencePiece
 // arranges. With allow_unknown false, text that maps to <unk> is an error.
-Status MakeSentencePieceTokenizer(const std::string& model_bytes, const std::string& name_for_errors,
+Status MakeSentencePieceTokenizer(const std::string& model_bytes,
+                                  const std::string& name_for_errors,
                                   const TextNormalizeOptions& normalize, bool allow_unknown,
                                   std::unique_ptr<Tokenizer>* out);
 

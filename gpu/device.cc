@@ -68,7 +68,8 @@ bool HaveDevice() {
 std::string DeviceDescription(int device) {
   cudaDeviceProp prop{};
   const cudaError_t err = cudaGetDeviceProperties(&prop, device);
-  if (err != cudaSuccess) return internal::CudaErrorMessage(err, "cudaGetDeviceProperties", __FILE__, __LINE__);
+  if (err != cudaSuccess)
+    return internal::CudaErrorMessage(err, "cudaGetDeviceProperties", __FILE__, __LINE__);
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
                 static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
@@ -120,7 +121,8 @@ Status Event::Create(bool timing, bool blocking, std::unique_ptr<Event>* out) {
 }
 
 Event::~Event() {
-  if (event_ != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+  if (event_ != nullptr)
+    SLUICE_CUDA_LOG_IF_ERROR(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
 }
 
 Status Event::Record(void* stream) {

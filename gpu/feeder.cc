@@ -249,7 +249,8 @@ FeedStats Feeder::stats() const {
   s.recent_waits.clear();
   s.recent_waits.reserve(kept);
   const size_t first = (wait_next_ + cap - kept) % cap;
-  for (size_t i = 0; i < kept; ++i) s.recent_waits.push_back(stats_.recent_waits[(first + i) % cap]);
+  for (size_t i = 0; i < kept; ++i)
+    s.recent_waits.push_back(stats_.recent_waits[(first + i) % cap]);
   return s;
 }
 

@@ -50,7 +50,8 @@ void CloseComm(ncclComm_t comm, cudaStream_t stream) {
   const ncclResult_t r = quiet ? ncclCommDestroy(comm) : ncclCommAbort(comm);
   if (r != ncclSuccess)
     std::fprintf(stderr, "sluice: %s\n",
-                 internal::NcclErrorMessage(r, quiet ? "ncclCommDestroy" : "ncclCommAbort", __FILE__, __LINE__)
+                 internal::NcclErrorMessage(r, quiet ? "ncclCommDestroy" : "ncclCommAbort",
+                                            __FILE__, __LINE__)
                      .c_str());
 }
 
@@ -61,7 +62,8 @@ NcclCommunicator::NcclCommunicator() : s_(std::make_unique<State>()) {}
 NcclCommunicator::~NcclCommunicator() {
   CloseComm(s_->comm, s_->stream);
   if (s_->scratch != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaFree(s_->scratch));
-  if (s_->own_stream && s_->stream != nullptr) SLUICE_CUDA_LOG_IF_ERROR(cudaStreamDestroy(s_->stream));
+  if (s_->own_stream && s_->stream != nullptr)
+    SLUICE_CUDA_LOG_IF_ERROR(cudaStreamDestroy(s_->stream));
 }
 
 void* NcclCommunicator::stream() const { return s_->stream; }
@@ -163,7 +165,8 @@ namespace {
 
 // Buckets on a stream of their own so they overlap the backward still running on the producer's
 // stream, over a communicator of their own (owned): NCCL requires one communicator's operations
-// not to run concurrently from two streams, and the producer's stream carries the parent's. One ready event per bucket of a step, created the first time and reused every step:
+// not to run concurrently from two streams, and the producer's stream carries the parent's. One
+// ready event per bucket of a step, created the first time and reused every step:
 // cudaStreamWaitEvent captures an event's state when it is called, so recording it again next
 // step cannot disturb a wait already enqueued.
 class NcclLane : public comm::ReduceLane {

@@ -21,7 +21,8 @@ namespace sluice::gpu {
 
 struct NcclOptions {
   void* stream = nullptr;              // cudaStream_t for the collectives; nullptr: create one
-  comm::Communicator* bootstrap = nullptr;   // host communicator to broadcast the unique id (optional)
+  comm::Communicator* bootstrap =
+      nullptr;  // host communicator to broadcast the unique id (optional)
 };
 
 class NcclCommunicator : public comm::Communicator {

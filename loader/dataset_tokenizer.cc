@@ -26,22 +26,26 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
     const auto norm = TextNormalizeFromJson(d.at("normalize"));
     const std::string type = d.at("type").get<std::string>();
     if (type == "char") {
-      Status s = features::MakeCharTokenizer(d.at("vocab").get<std::vector<std::string>>(), norm, out);
+      Status s =
+          features::MakeCharTokenizer(d.at("vocab").get<std::vector<std::string>>(), norm, out);
       if (!s.ok()) return Status::Corruption(where + ": " + s.message());
     } else if (type == "sentencepiece") {
       const std::string path = dir + "/" + d.at("file").get<std::string>();
       std::string bytes;
       SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &bytes));
-      if (shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size())) != d.at("xxh3").get<std::string>()) {
-        return Status::Corruption(path + ": checksum does not match manifest.json (damaged or replaced model)");
+      if (shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size())) !=
+          d.at("xxh3").get<std::string>()) {
+        return Status::Corruption(
+            path + ": checksum does not match manifest.json (damaged or replaced model)");
       }
-      SLUICE_RETURN_IF_ERROR(
-          features::MakeSentencePieceTokenizer(bytes, path, norm, d.value("allow_unknown", false), out));
+      SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(
+          bytes, path, norm, d.value("allow_unknown", false), out));
     } else {
       return Status::Unsupported(where + ": unknown type '" + type + "'");
     }
     if ((*out)->vocab_size() != d.at("vocab_size").get<int>()) {
-      return Status::Corruption(where + ": vocab_size " + std::to_string(d.at("vocab_size").get<int>()) +
+      return Status::Corruption(where + ": vocab_size " +
+                                std::to_string(d.at("vocab_size").get<int>()) +
                                 " but the tokenizer has " + std::to_string((*out)->vocab_size()));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -21,7 +21,8 @@ inline constexpr const char* kTokenizerModelName = "tokenizer.model";
 
 // manifest.json's "normalize" object, both ways (the keys of TextNormalizeOptions).
 nlohmann::json TextNormalizeToJson(const features::TextNormalizeOptions& n);
-features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j);  // throws json errors
+features::TextNormalizeOptions TextNormalizeFromJson(
+    const nlohmann::json& j);  // throws json errors
 
 // Re-creates the tokenizer from its manifest description and the dataset
 // directory (SentencePiece model checked against its XXH3). Corruption naming
@@ -38,7 +39,7 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
 // The tokenizer of dataset `dir` (its manifest: `manifest`) as that hook, for records that hold
 // text without ids; end_of_document as in MakeRecordTokenizer: true for the records of a text
 // dataset. InvalidArgument when manifest.json names no tokenizer; else as LoadDatasetTokenizer.
-Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir, bool end_of_document,
-                           Tokenizer* out);
+Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir,
+                           bool end_of_document, Tokenizer* out);
 
 }  // namespace sluice::loader

@@ -38,11 +38,13 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   fx->audio_ = m.kind == "audio";
   fx->sample_rate_ = m.sample_rate;
   if (!fx->audio_) {
-    if (m.kind != "text") return Status::Unsupported("manifest.json: dataset kind '" + m.kind + "'");
+    if (m.kind != "text")
+      return Status::Unsupported("manifest.json: dataset kind '" + m.kind + "'");
     *out = std::move(fx);
     return Status::OK();
   }
-  if (m.sample_rate <= 0) return Status::Corruption("manifest.json: audio dataset without a sample rate");
+  if (m.sample_rate <= 0)
+    return Status::Corruption("manifest.json: audio dataset without a sample rate");
   if (m.codec != "pcm16" && m.codec != "flac" && m.features.is_null())
     return Status::Unsupported("manifest.json: audio codec '" + m.codec + "'");
 

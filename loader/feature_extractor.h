@@ -72,8 +72,8 @@ class FeatureExtractor {
                        uint64_t record_id) const;
   bool speed_perturb() const { return audio_ && options_.speed_perturb; }
 
-  // Writes EpochLength(e, ...) x dim() floats for the record into `out`. Corruption naming `where` when the
-  // payload disagrees with its index entry (sample count, feature shape).
+  // Writes EpochLength(e, ...) x dim() floats for the record into `out`. Corruption naming `where`
+  // when the payload disagrees with its index entry (sample count, feature shape).
   Status Compute(const shards::RecordView& record, const shards::RecordEntry& e,
                  std::string_view where, uint64_t seed, uint64_t epoch, uint64_t record_id,
                  DecodeScratch* scratch, float* out) const;

@@ -38,16 +38,19 @@ Status LoaderImpl::Open(const std::string& dir, const LoaderOptions& options,
   shards::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, ro, &l->dataset_));
-  SLUICE_RETURN_IF_ERROR(FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
+  SLUICE_RETURN_IF_ERROR(
+      FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
   const FeatureExtractor* fx = l->extractor_.get();
   BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                     &l->index_);
-  if (l->index_.num_records() == 0) return Status::InvalidArgument(dir + ": the dataset has no records");
+  if (l->index_.num_records() == 0)
+    return Status::InvalidArgument(dir + ": the dataset has no records");
   if (options.select) {
     l->index_.selected.resize(l->index_.num_records());
     uint64_t kept = 0;
     for (uint64_t r = 0; r < l->index_.num_records(); ++r) {
-      const bool in = options.select(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r)));
+      const bool in =
+          options.select(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r)));
       l->index_.selected[r] = in;
       kept += in;
     }

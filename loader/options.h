@@ -41,7 +41,8 @@ inline const auto& EnumNames(FeatureKind) { return kFeatureKindNames; }
 
 // Element type of Batch::features().
 enum class DType { kFloat32, kFloat16, kBFloat16 };
-bool ParseDType(std::string_view name, DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
+bool ParseDType(std::string_view name,
+                DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
 const char* DTypeName(DType t);
 inline constexpr EnumName<DType> kDTypeNames[] = {
     {"float32", DType::kFloat32}, {"f32", DType::kFloat32},       {"float16", DType::kFloat16},
@@ -75,19 +76,20 @@ inline const auto& EnumNames(Cmvn) { return kCmvnNames; }
 // (samples for kRaw), token ids for text records that carry them, else text bytes.
 struct BatchingOptions {
   bool shuffle = true;              // false: shards and blocks in file order, no window shuffle
-  uint32_t shuffle_window = 512;    // records; the block-ordered stream is shuffled in chunks of this
-                                    // many. Batches open at once, hence the batch pool, grow with it:
-                                    // about its records' features are held (docs/loader.md)
+  uint32_t shuffle_window = 512;  // records; the block-ordered stream is shuffled in chunks of this
+                                  // many. Batches open at once, hence the batch pool, grow with it:
+                                  // about its records' features are held (docs/loader.md)
   uint32_t num_buckets = 8;         // length buckets, boundaries at length quantiles of the dataset
   uint64_t max_frames = 20000;      // cap on the sum of lengths in a batch (0 = none); 20000 fbank
                                     // frames at a 10 ms shift is 200 s of audio
-  uint64_t max_padded_frames = 0;   // cap on rows * longest length (0 = none): bounds the padded tensor
+  uint64_t max_padded_frames =
+      0;  // cap on rows * longest length (0 = none): bounds the padded tensor
   uint32_t max_batch_size = 0;      // cap on rows (0 = none)
   uint64_t max_tokens = 0;          // cap on the sum of the rows' token ids (index `tokens` column)
                                     // in a batch (0 = none): a token budget for ASR transcripts
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
-                                    // stream is emitted half-full, which bounds how long decoded rows
-                                    // wait for their batch (0 = shuffle_window)
+                                 // stream is emitted half-full, which bounds how long decoded rows
+                                 // wait for their batch (0 = shuffle_window)
 };
 
 // BatchingOptions' table (base/fields.h).
@@ -169,7 +171,7 @@ struct LoaderOptions {
   // --- what the batches contain (part of the determinism contract) ---
   FeatureKind kind = FeatureKind::kFbank;  // ignored when the dataset holds precomputed features
                                            // and use_precomputed is true
-  bool use_precomputed = true;             // use kFeaturesF16 fields when the manifest has "features"
+  bool use_precomputed = true;  // use kFeaturesF16 fields when the manifest has "features"
   features::FbankOptions fbank;            // kFbank; sample_frequency is taken from the dataset
   features::SpectrogramOptions spectrogram;  // kSpectrogram; sample_rate is taken from the dataset
   Cmvn cmvn = Cmvn::kNone;                   // per-utterance normalisation

@@ -43,7 +43,8 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
   if (packing.seq_len == 0 || packing.batch_size == 0 || packing.chunk_tokens == 0)
-    return Status::InvalidArgument("packing: seq_len, batch_size and chunk_tokens must be at least 1");
+    return Status::InvalidArgument(
+        "packing: seq_len, batch_size and chunk_tokens must be at least 1");
   if (index.num_records() == 0) return Status::InvalidArgument("the dataset has no records");
   for (uint64_t r = 0; r < index.num_records(); ++r)
     if (index.in_epochs(r) && index.tokens[r] == 0)

@@ -2,7 +2,8 @@
 // from the index's token counts alone (no payload is read), as a pure function of (index,
 // BatchingOptions, PackingOptions, seed, epoch, rank, world). See PackingOptions (options.h).
 //
-//  1. Stream: the (selected) records in PackedRecordStream order (token chunks shuffled by (seed, epoch),
+//  1. Stream: the (selected) records in PackedRecordStream order (token chunks shuffled by (seed,
+//  epoch),
 //     then windows of shuffle_window records), each contributing its ids (stored, or made online
 //     by the tokenizer), end-of-document id included. A prefix sum of the index's token counts
 //     gives every record's first token in the stream (T tokens). Chunks, not blocks: the order

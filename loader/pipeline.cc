@@ -185,7 +185,8 @@ void EpochPipeline::DecodeStage(Token* t) {
   if (step.block == kBarrierBlock) return;
   const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
   if (t->status.ok())
-    t->status = shard.DecodeBlock(ctx_.index->block_local[step.block], t->compressed.view(), &s.raw);
+    t->status =
+        shard.DecodeBlock(ctx_.index->block_local[step.block], t->compressed.view(), &s.raw);
   t->block_lost = !t->status.ok();
   for (uint32_t k = 0; k < step.num_items; ++k) {
     const ReadItem& item = schedule_->items[step.first_item + k];

@@ -143,8 +143,9 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
                                    std::to_string(world));
   const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
   if (stream.empty())
-    return Status::InvalidArgument(index.num_records() == 0 ? "the dataset has no records"
-                                                            : "no record of the dataset is selected");
+    return Status::InvalidArgument(index.num_records() == 0
+                                       ? "the dataset has no records"
+                                       : "no record of the dataset is selected");
   *plan = EpochPlan();
   plan->seed = seed;
   plan->epoch = epoch;

@@ -89,7 +89,7 @@ struct EpochPlan {
                                        // stream_tokens
   std::vector<uint64_t> record_offset; // per record (global id): its first token in the stream
   uint64_t stream_tokens = 0;          // T: the epoch's token stream, all ranks
-  uint64_t wrapped_tokens = 0;         // input tokens past T (repeats of the stream's start), all ranks
+  uint64_t wrapped_tokens = 0;  // input tokens past T (repeats of the stream's start), all ranks
 
   uint32_t row_of(uint64_t entry, const PlannedBatch& b) const {
     return entry_rows.empty() ? static_cast<uint32_t>(entry - b.first) : entry_rows[entry];

@@ -130,8 +130,8 @@ Status CtcLoss(const Real* log_probs, int input_length, int V, const int32_t* la
 }
 
 template <typename Real>
-Status CtcLossBatch(const Real* log_probs, int B, int T_max, int V, const int32_t* labels, int S_max,
-                    const int32_t* input_lengths, const int32_t* label_lengths,
+Status CtcLossBatch(const Real* log_probs, int B, int T_max, int V, const int32_t* labels,
+                    int S_max, const int32_t* input_lengths, const int32_t* label_lengths,
                     const CtcOptions& options, Real* losses, Real* grad_logits,
                     const Real* grad_scale) {
   if (B < 0 || T_max < 0 || S_max < 0)

@@ -43,8 +43,8 @@ Status CtcLoss(const Real* log_probs, int input_length, int V, const int32_t* la
 // grad_scale[b] * losses[b]) / d logits with grad_scale null meaning all ones (so a mean over the
 // batch passes 1/B each). Padding rows get zero gradient. Reuses one lattice workspace.
 template <typename Real>
-Status CtcLossBatch(const Real* log_probs, int B, int T_max, int V, const int32_t* labels, int S_max,
-                    const int32_t* input_lengths, const int32_t* label_lengths,
+Status CtcLossBatch(const Real* log_probs, int B, int T_max, int V, const int32_t* labels,
+                    int S_max, const int32_t* input_lengths, const int32_t* label_lengths,
                     const CtcOptions& options, Real* losses, Real* grad_logits,
                     const Real* grad_scale = nullptr);
 

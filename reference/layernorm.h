@@ -1,6 +1,6 @@
-// LayerNorm over the last dimension: out = (x - mean) * rstd * gamma + beta, rstd = 1/sqrt(var + eps)
-// with the biased variance (PyTorch's nn.LayerNorm). in/out [N, C]; gamma, beta [C];
-// mean, rstd [N] are saved by the forward for the backward. Backward adds into din, dgamma, dbeta.
+// LayerNorm over the last dimension: out = (x - mean) * rstd * gamma + beta, rstd = 1/sqrt(var +
+// eps) with the biased variance (PyTorch's nn.LayerNorm). in/out [N, C]; gamma, beta [C]; mean,
+// rstd [N] are saved by the forward for the backward. Backward adds into din, dgamma, dbeta.
 #pragma once
 
 namespace sluice::reference {

@@ -92,7 +92,9 @@ ModelConfig ModelConfig::Small(int vocab, int n_mels) {
 }
 
 Status ModelConfig::Validate() const {
-  auto bad = [](const std::string& what) { return Status::InvalidArgument("model config: " + what); };
+  auto bad = [](const std::string& what) {
+    return Status::InvalidArgument("model config: " + what);
+  };
   if (n_mels < 7) return bad("n_mels " + std::to_string(n_mels) + " < 7 (two 3x3 stride-2 convs)");
   if (d_model < 1 || n_heads < 1 || d_model % n_heads != 0)
     return bad("d_model " + std::to_string(d_model) + " not a positive multiple of n_heads " +
@@ -175,7 +177,8 @@ void Model<Real>::ZeroGrad() {
 }
 
 template <typename Real>
-Status Model<Real>::Forward(const ModelBatch<Real>& batch, const StepContext& ctx, Real* mean_loss) {
+Status Model<Real>::Forward(const ModelBatch<Real>& batch, const StepContext& ctx,
+                            Real* mean_loss) {
   State& s = *state_;
   const int B = batch.B, T = batch.T, F = config_.n_mels, C = config_.d_model, H = config_.n_heads;
   const int D = config_.d_ff, V = config_.vocab;
@@ -309,7 +312,8 @@ void Model<Real>::Backward(const GradReadyFn& ready) {
 
   // Head. dlogits already is d loss / d logits (CTC differentiates through the log_softmax).
   Real* dlnf = zeroed(s.dC, NC);
-  LinearBackward(dlnf, G + o.out_w, G + o.out_b, s.dlogits.data(), s.lnf.data(), P + o.out_w, N, C, V);
+  LinearBackward(dlnf, G + o.out_w, G + o.out_b, s.dlogits.data(), s.lnf.data(), P + o.out_w, N, C,
+                 V);
   done(o.out_w, static_cast<size_t>(V) * C, o.out_b, V);
   Real* dx = zeroed(s.dx, NC);  // gradient of the residual stream, carried down the layers
   LayerNormBackward(dx, G + o.lnf_g, G + o.lnf_b, dlnf, s.xs[L].data(), P + o.lnf_g,

@@ -8,7 +8,8 @@
 //
 // Parameters live in one flat buffer in REVERSE layer order (head, last layer ... first layer,
 // subsampling), each block's tensors in the order backward finishes them, so backward fills the
-// gradient buffer from offset 0 upward (what comm/gradient_buckets.h wants). ParameterLayout lists it.
+// gradient buffer from offset 0 upward (what comm/gradient_buckets.h wants). ParameterLayout lists
+// it.
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,9 @@ StreamingChecksum::StreamingChecksum() : state_(new State) {
 
 StreamingChecksum::~StreamingChecksum() { XXH3_freeState(state_->s); }
 
-void StreamingChecksum::Update(const void* data, size_t size) { XXH3_64bits_update(state_->s, data, size); }
+void StreamingChecksum::Update(const void* data, size_t size) {
+  XXH3_64bits_update(state_->s, data, size);
+}
 
 uint64_t StreamingChecksum::Digest() const { return XXH3_64bits_digest(state_->s); }
 

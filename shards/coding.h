@@ -9,11 +9,18 @@
 
 namespace sluice::shards {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "sluice formats assume a little-endian host");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "sluice formats assume a little-endian host");
 
-inline void PutFixed16(std::string* dst, uint16_t v) { dst->append(reinterpret_cast<const char*>(&v), 2); }
-inline void PutFixed32(std::string* dst, uint32_t v) { dst->append(reinterpret_cast<const char*>(&v), 4); }
-inline void PutFixed64(std::string* dst, uint64_t v) { dst->append(reinterpret_cast<const char*>(&v), 8); }
+inline void PutFixed16(std::string* dst, uint16_t v) {
+  dst->append(reinterpret_cast<const char*>(&v), 2);
+}
+inline void PutFixed32(std::string* dst, uint32_t v) {
+  dst->append(reinterpret_cast<const char*>(&v), 4);
+}
+inline void PutFixed64(std::string* dst, uint64_t v) {
+  dst->append(reinterpret_cast<const char*>(&v), 8);
+}
 
 inline void EncodeFixed32(char* dst, uint32_t v) { std::memcpy(dst, &v, 4); }
 inline void EncodeFixed64(char* dst, uint64_t v) { std::memcpy(dst, &v, 8); }

@@ -5,7 +5,8 @@
 
 namespace sluice::shards {
 
-Status Dataset::Open(const std::string& dir, const ReadOptions& options, std::unique_ptr<Dataset>* out) {
+Status Dataset::Open(const std::string& dir, const ReadOptions& options,
+                     std::unique_ptr<Dataset>* out) {
   auto ds = std::unique_ptr<Dataset>(new Dataset);
   ds->dir_ = dir;
   SLUICE_RETURN_IF_ERROR(LoadManifest(dir, &ds->manifest_));
@@ -13,9 +14,10 @@ Status Dataset::Open(const std::string& dir, const ReadOptions& options, std::un
     std::unique_ptr<ShardReader> r;
     SLUICE_RETURN_IF_ERROR(ShardReader::Open(dir + "/" + e.file, options, &r));
     if (r->num_records() != e.records || r->file_size() != e.bytes) {
-      return Status::Corruption(r->name() + ": holds " + std::to_string(r->num_records()) + " records in " +
-                                std::to_string(r->file_size()) + " bytes, manifest.json says " +
-                                std::to_string(e.records) + " records in " + std::to_string(e.bytes) + " bytes");
+      return Status::Corruption(r->name() + ": holds " + std::to_string(r->num_records()) +
+                                " records in " + std::to_string(r->file_size()) +
+                                " bytes, manifest.json says " + std::to_string(e.records) +
+                                " records in " + std::to_string(e.bytes) + " bytes");
     }
     ds->shards_.push_back(std::move(r));
   }
@@ -36,7 +38,8 @@ void VerifyShard(const ShardReader& reader, const std::string& shard_name, Verif
     }
     for (size_t i = reader.first_record(b); i < reader.first_record(b + 1); ++i) {
       std::string_view payload = reader.RecordPayload(i, raw);
-      s = ParseRecord(payload.data(), payload.size(), reader.Where(b) + ": record " + std::to_string(i), &view);
+      s = ParseRecord(payload.data(), payload.size(),
+                      reader.Where(b) + ": record " + std::to_string(i), &view);
       if (!s.ok()) report->problems.push_back({shard_name, s.ToString()});
     }
   }
@@ -73,10 +76,12 @@ Status VerifyDataset(const std::string& dir, VerifyReport* report,
       report->problems.push_back({e.file, s.ToString()});
     } else if (size != e.bytes) {
       report->problems.push_back({e.file, "Corruption: " + path + ": " + std::to_string(size) +
-                                              " bytes, manifest.json says " + std::to_string(e.bytes)});
+                                              " bytes, manifest.json says " +
+                                              std::to_string(e.bytes)});
     } else if (sum.Digest() != e.xxh3) {
-      report->problems.push_back({e.file, "Corruption: " + path + ": whole-file checksum " + ChecksumHex(sum.Digest()) +
-                                              " does not match manifest.json's " + ChecksumHex(e.xxh3)});
+      report->problems.push_back(
+          {e.file, "Corruption: " + path + ": whole-file checksum " + ChecksumHex(sum.Digest()) +
+                       " does not match manifest.json's " + ChecksumHex(e.xxh3)});
     }
     report->bytes += size;
     done += e.bytes;
@@ -88,8 +93,9 @@ Status VerifyDataset(const std::string& dir, VerifyReport* report,
       continue;
     }
     if (reader->num_records() != e.records) {
-      report->problems.push_back({e.file, "Corruption: " + path + ": " + std::to_string(reader->num_records()) +
-                                              " records, manifest.json says " + std::to_string(e.records)});
+      report->problems.push_back(
+          {e.file, "Corruption: " + path + ": " + std::to_string(reader->num_records()) +
+                       " records, manifest.json says " + std::to_string(e.records)});
     }
     VerifyShard(*reader, e.file, report);
   }

@@ -17,7 +17,8 @@ class Dataset {
   // Loads the manifest and opens every shard (footer and index only; payload
   // is read on demand). Fails if a shard is missing or its record count or
   // size disagrees with the manifest.
-  static Status Open(const std::string& dir, const ReadOptions& options, std::unique_ptr<Dataset>* out);
+  static Status Open(const std::string& dir, const ReadOptions& options,
+                     std::unique_ptr<Dataset>* out);
 
   const std::string& dir() const { return dir_; }
   const Manifest& manifest() const { return manifest_; }
@@ -49,8 +50,9 @@ struct VerifyReport {
 // footer, index, every block checksum and every record's field layout. Keeps
 // going after a problem so the report lists all of them. `progress` (may be
 // empty) is called with bytes checked so far after each block.
-Status VerifyDataset(const std::string& dir, VerifyReport* report,
-                     const std::function<void(uint64_t bytes_done, uint64_t bytes_total)>& progress = {});
+Status VerifyDataset(
+    const std::string& dir, VerifyReport* report,
+    const std::function<void(uint64_t bytes_done, uint64_t bytes_total)>& progress = {});
 
 // Checks one shard file (everything but the manifest's whole-file checksum).
 void VerifyShard(const ShardReader& reader, const std::string& shard_name, VerifyReport* report);

@@ -28,7 +28,8 @@ std::pair<uint32_t, uint64_t> DatasetWriter::NextPosition() const {
 Status DatasetWriter::Add(const RecordMeta& meta, std::string_view payload) {
   if (!current_) {
     current_name_ = ShardFileName(next_index_++);
-    SLUICE_RETURN_IF_ERROR(ShardWriter::Create(dir_ + "/" + current_name_, options_.shard, &current_));
+    SLUICE_RETURN_IF_ERROR(
+        ShardWriter::Create(dir_ + "/" + current_name_, options_.shard, &current_));
   }
   SLUICE_RETURN_IF_ERROR(current_->Add(meta, payload));
   if (current_->EstimatedFileBytes() >= options_.shard_size) SLUICE_RETURN_IF_ERROR(CloseShard());

@@ -16,9 +16,10 @@
 namespace sluice::shards {
 
 struct DatasetWriterOptions {
-  uint64_t shard_size = 256ull << 20;  // target bytes per shard file (a shard may exceed it by one block)
+  uint64_t shard_size =
+      256ull << 20;  // target bytes per shard file (a shard may exceed it by one block)
   ShardWriterOptions shard;
-  uint32_t first_shard_index = 0;      // continue numbering after shards of an earlier run (--resume)
+  uint32_t first_shard_index = 0;  // continue numbering after shards of an earlier run (--resume)
 };
 
 std::string ShardFileName(uint32_t index);  // "shard-00042.sluice"

@@ -14,7 +14,8 @@ std::string ErrnoText(int err) { return std::strerror(err); }
 
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
-  PosixRandomAccessFile(std::string name, int fd, uint64_t size) : name_(std::move(name)), fd_(fd), size_(size) {}
+  PosixRandomAccessFile(std::string name, int fd, uint64_t size)
+      : name_(std::move(name)), fd_(fd), size_(size) {}
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, char* dst) const override {
@@ -27,8 +28,9 @@ class PosixRandomAccessFile final : public RandomAccessFile {
                                std::to_string(offset) + ": " + ErrnoText(errno));
       }
       if (r == 0) {
-        return Status::IOError(name_ + ": short read at offset " + std::to_string(offset + done) + " (wanted " +
-                               std::to_string(n) + " bytes at " + std::to_string(offset) + ")");
+        return Status::IOError(name_ + ": short read at offset " + std::to_string(offset + done) +
+                               " (wanted " + std::to_string(n) + " bytes at " +
+                               std::to_string(offset) + ")");
       }
       done += static_cast<size_t>(r);
     }
@@ -45,11 +47,13 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
 class MemoryFile final : public RandomAccessFile {
  public:
-  MemoryFile(std::string name, std::string contents) : name_(std::move(name)), data_(std::move(contents)) {}
+  MemoryFile(std::string name, std::string contents)
+      : name_(std::move(name)), data_(std::move(contents)) {}
   Status Read(uint64_t offset, size_t n, char* dst) const override {
     if (offset > data_.size() || n > data_.size() - offset) {
-      return Status::IOError(name_ + ": short read at offset " + std::to_string(offset) + " (wanted " +
-                             std::to_string(n) + " bytes, size " + std::to_string(data_.size()) + ")");
+      return Status::IOError(name_ + ": short read at offset " + std::to_string(offset) +
+                             " (wanted " + std::to_string(n) + " bytes, size " +
+                             std::to_string(data_.size()) + ")");
     }
     std::memcpy(dst, data_.data() + offset, n);
     return Status::OK();

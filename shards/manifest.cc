@@ -8,7 +8,9 @@
 
 namespace sluice::shards {
 
-double Manifest::seconds() const { return sample_rate > 0 ? static_cast<double>(duration()) / sample_rate : 0.0; }
+double Manifest::seconds() const {
+  return sample_rate > 0 ? static_cast<double>(duration()) / sample_rate : 0.0;
+}
 
 uint64_t Manifest::bytes() const {
   uint64_t n = 0;
@@ -42,7 +44,8 @@ Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, Sha
   try {
     e->file = s.at("file").get<std::string>();
     if (e->file.empty() || e->file.find('/') != std::string::npos) {
-      return Status::Corruption(where + ": shard file name '" + e->file + "' must be a plain name in the directory");
+      return Status::Corruption(where + ": shard file name '" + e->file +
+                                "' must be a plain name in the directory");
     }
     e->records = s.at("records").get<uint64_t>();
     e->bytes = s.at("bytes").get<uint64_t>();
@@ -52,7 +55,8 @@ Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, Sha
     const std::string hex = s.at("xxh3").get<std::string>();
     char* end = nullptr;
     e->xxh3 = std::strtoull(hex.c_str(), &end, 16);
-    if (hex.size() != 16 || *end != '\0') return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e->file);
+    if (hex.size() != 16 || *end != '\0')
+      return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e->file);
   } catch (const nlohmann::json::exception& ex) {
     return Status::Corruption(where + ": " + ex.what());
   }
@@ -86,7 +90,8 @@ nlohmann::json ManifestToJson(const Manifest& m) {
 Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manifest* m) {
   try {
     if (!j.is_object() || j.value("format", "") != "sluice-dataset") {
-      return Status::Corruption(where + ": not a sluice dataset manifest (no \"format\": \"sluice-dataset\")");
+      return Status::Corruption(
+          where + ": not a sluice dataset manifest (no \"format\": \"sluice-dataset\")");
     }
     m->version = j.at("version").get<int>();
     if (m->version != kManifestVersion) {
@@ -113,8 +118,8 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
       m->shards.push_back(std::move(e));
     }
     if (total != m->records) {
-      return Status::Corruption(where + ": shards hold " + std::to_string(total) + " records, manifest says " +
-                                std::to_string(m->records));
+      return Status::Corruption(where + ": shards hold " + std::to_string(total) +
+                                " records, manifest says " + std::to_string(m->records));
     }
   } catch (const nlohmann::json::exception& e) {
     return Status::Corruption(where + ": " + e.what());
@@ -127,8 +132,9 @@ Status LoadManifest(const std::string& dir, Manifest* m) {
   std::string text;
   Status s = ReadFileToString(path, &text);
   if (s.IsNotFound()) {
-    return Status::NotFound(path + ": no manifest (not a dataset directory, or shardify did not finish: "
-                                   "HINT: re-run shardify with --resume)");
+    return Status::NotFound(path +
+                            ": no manifest (not a dataset directory, or shardify did not finish: "
+                            "HINT: re-run shardify with --resume)");
   }
   SLUICE_RETURN_IF_ERROR(s);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -19,7 +19,9 @@ class RecordBuilder {
   void Clear() { data_.clear(); }
   // Appends one field; data is padded to kFieldAlign with zero bytes.
   void AddField(FieldType type, const void* data, size_t size);
-  void AddField(FieldType type, std::string_view bytes) { AddField(type, bytes.data(), bytes.size()); }
+  void AddField(FieldType type, std::string_view bytes) {
+    AddField(type, bytes.data(), bytes.size());
+  }
   const std::string& data() const { return data_; }
 
  private:

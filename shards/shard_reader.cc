@@ -22,7 +22,8 @@ ZSTD_DCtx* ThreadDCtx() {
 
 }  // namespace
 
-Status ShardReader::Open(const std::string& path, const ReadOptions& options, std::unique_ptr<ShardReader>* out) {
+Status ShardReader::Open(const std::string& path, const ReadOptions& options,
+                         std::unique_ptr<ShardReader>* out) {
   std::unique_ptr<RandomAccessFile> file;
   SLUICE_RETURN_IF_ERROR(OpenRandomAccessFile(path, &file));
   return Open(std::move(file), options, out);
@@ -45,15 +46,17 @@ Status ShardReader::Init() {
     return Status::Corruption(name + ": offset " + std::to_string(offset) + ": " + why);
   };
   if (size < kHeaderSize + kFooterSize) {
-    return corrupt(0, "file of " + std::to_string(size) + " bytes is too small to be a shard (truncated?)");
+    return corrupt(
+        0, "file of " + std::to_string(size) + " bytes is too small to be a shard (truncated?)");
   }
   char header[kHeaderSize];
   SLUICE_RETURN_IF_ERROR(file_->Read(0, kHeaderSize, header));
   if (DecodeFixed64(header) != kMagic) return corrupt(0, "bad magic: not a sluice shard");
   if (DecodeFixed32(header + 8) != kFormatVersion) {
-    return Status::Unsupported(name + ": shard format version " + std::to_string(DecodeFixed32(header + 8)) +
-                               ", this reader knows version " + std::to_string(kFormatVersion) +
-                               ". HINT: rebuild sluice from a newer checkout, or re-run shardify with this one");
+    return Status::Unsupported(
+        name + ": shard format version " + std::to_string(DecodeFixed32(header + 8)) +
+        ", this reader knows version " + std::to_string(kFormatVersion) +
+        ". HINT: rebuild sluice from a newer checkout, or re-run shardify with this one");
   }
   if (DecodeFixed32(header + 12) != 0) return corrupt(12, "reserved header bytes are not zero");
 
@@ -61,17 +64,23 @@ Status ShardReader::Init() {
   char f[kFooterSize];
   SLUICE_RETURN_IF_ERROR(file_->Read(footer_at, kFooterSize, f));
   if (DecodeFixed64(f + 40) != kMagic) {
-    return corrupt(footer_at, "no footer magic at the end of the file (truncated, or bytes appended after the footer)");
+    return corrupt(
+        footer_at,
+        "no footer magic at the end of the file (truncated, or bytes appended after the footer)");
   }
-  if (DecodeFixed64(f + 32) != Checksum(f, 32)) return corrupt(footer_at, "footer checksum mismatch");
+  if (DecodeFixed64(f + 32) != Checksum(f, 32))
+    return corrupt(footer_at, "footer checksum mismatch");
   if (DecodeFixed32(f + 28) != kFormatVersion) {
-    return Status::Unsupported(name + ": footer says format version " + std::to_string(DecodeFixed32(f + 28)) +
+    return Status::Unsupported(name + ": footer says format version " +
+                               std::to_string(DecodeFixed32(f + 28)) +
                                ", this reader knows version " + std::to_string(kFormatVersion));
   }
-  if (DecodeFixed32(f + 24) != 0) return corrupt(footer_at + 24, "reserved footer flags are not zero");
+  if (DecodeFixed32(f + 24) != 0)
+    return corrupt(footer_at + 24, "reserved footer flags are not zero");
   const uint64_t index_offset = DecodeFixed64(f);
   const uint64_t index_size = DecodeFixed64(f + 8);
-  if (index_offset < kHeaderSize || index_offset > footer_at || index_size != footer_at - index_offset) {
+  if (index_offset < kHeaderSize || index_offset > footer_at ||
+      index_size != footer_at - index_offset) {
     return corrupt(footer_at, "index offset " + std::to_string(index_offset) + " / size " +
                                   std::to_string(index_size) + " do not fit the file");
   }
@@ -79,18 +88,24 @@ Status ShardReader::Init() {
 
   std::string index(index_size, '\0');
   SLUICE_RETURN_IF_ERROR(file_->Read(index_offset, index_size, index.data()));
-  if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16)) return corrupt(index_offset, "index checksum mismatch");
+  if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16))
+    return corrupt(index_offset, "index checksum mismatch");
   const char* p = index.data();
   if (DecodeFixed32(p) != kIndexMagic) return corrupt(index_offset, "bad index magic");
   const uint64_t nblocks = DecodeFixed32(p + 4);
   const uint64_t nrecords = DecodeFixed64(p + 8);
   const uint64_t key_bytes = DecodeFixed64(p + 16);
-  if (DecodeFixed64(p + 24) != 0) return corrupt(index_offset + 24, "reserved index bytes are not zero");
+  if (DecodeFixed64(p + 24) != 0)
+    return corrupt(index_offset + 24, "reserved index bytes are not zero");
   // Checked in this order so that no product below can overflow.
-  if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize || key_bytes > index_size ||
-      kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes != index_size) {
-    return corrupt(index_offset, "index counts (" + std::to_string(nblocks) + " blocks, " + std::to_string(nrecords) +
-                                     " records, " + std::to_string(key_bytes) + " key bytes) do not match its size");
+  if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize ||
+      key_bytes > index_size ||
+      kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes !=
+          index_size) {
+    return corrupt(index_offset, "index counts (" + std::to_string(nblocks) + " blocks, " +
+                                     std::to_string(nrecords) + " records, " +
+                                     std::to_string(key_bytes) +
+                                     " key bytes) do not match its size");
   }
 
   blocks_.resize(nblocks);
@@ -102,15 +117,19 @@ Status ShardReader::Init() {
     bi.compressed_size = DecodeFixed32(bp + 8);
     bi.raw_size = DecodeFixed32(bp + 12);
     bi.checksum = DecodeFixed64(bp + 16);
-    if (bi.offset != expect_offset || bi.compressed_size == 0 || bi.compressed_size > index_offset - bi.offset ||
-        bi.raw_size == 0 || bi.raw_size > kMaxBlockRawSize) {
-      return corrupt(index_offset, "block table entry " + std::to_string(b) + " (offset " + std::to_string(bi.offset) +
-                                       ", " + std::to_string(bi.compressed_size) + " bytes) is inconsistent");
+    if (bi.offset != expect_offset || bi.compressed_size == 0 ||
+        bi.compressed_size > index_offset - bi.offset || bi.raw_size == 0 ||
+        bi.raw_size > kMaxBlockRawSize) {
+      return corrupt(index_offset, "block table entry " + std::to_string(b) + " (offset " +
+                                       std::to_string(bi.offset) + ", " +
+                                       std::to_string(bi.compressed_size) +
+                                       " bytes) is inconsistent");
     }
     expect_offset = bi.offset + bi.compressed_size;
   }
   if (expect_offset != index_offset) {
-    return corrupt(index_offset, "blocks end at " + std::to_string(expect_offset) + ", not where the index starts");
+    return corrupt(index_offset, "blocks end at " + std::to_string(expect_offset) +
+                                     ", not where the index starts");
   }
 
   if (nblocks == 0 && nrecords != 0) return corrupt(index_offset, "records without blocks");
@@ -132,14 +151,16 @@ Status ShardReader::Init() {
     // and a new block starts at offset 0 once the previous one is full.
     if (e.block != cur_block) {
       if (e.block != cur_block + 1 || cur_offset != blocks_[cur_block].raw_size || e.offset != 0) {
-        return corrupt(index_offset, "record " + std::to_string(i) + " does not follow block " + std::to_string(cur_block));
+        return corrupt(index_offset, "record " + std::to_string(i) + " does not follow block " +
+                                         std::to_string(cur_block));
       }
       cur_block = e.block;
       cur_offset = 0;
       block_first_record_[cur_block] = i;
     }
-    if (e.block >= nblocks || e.offset != cur_offset || e.size > blocks_[e.block].raw_size - e.offset ||
-        e.key_size > kMaxKeySize || e.key_offset > key_bytes || e.key_size > key_bytes - e.key_offset) {
+    if (e.block >= nblocks || e.offset != cur_offset ||
+        e.size > blocks_[e.block].raw_size - e.offset || e.key_size > kMaxKeySize ||
+        e.key_offset > key_bytes || e.key_size > key_bytes - e.key_offset) {
       return corrupt(index_offset, "record table entry " + std::to_string(i) + " is inconsistent");
     }
     cur_offset += e.size;
@@ -152,7 +173,8 @@ Status ShardReader::Init() {
 }
 
 std::string ShardReader::Where(size_t b) const {
-  return file_->name() + ": block " + std::to_string(b) + " at offset " + std::to_string(blocks_[b].offset);
+  return file_->name() + ": block " + std::to_string(b) + " at offset " +
+         std::to_string(blocks_[b].offset);
 }
 
 Status ShardReader::ReadCompressedBlock(size_t b, Buffer* compressed) const {
@@ -164,8 +186,8 @@ Status ShardReader::ReadCompressedBlock(size_t b, Buffer* compressed) const {
 Status ShardReader::DecodeBlock(size_t b, std::string_view compressed, Buffer* raw) const {
   const BlockInfo& bi = blocks_[b];
   if (compressed.size() != bi.compressed_size) {
-    return Status::Corruption(Where(b) + ": got " + std::to_string(compressed.size()) + " bytes, index says " +
-                              std::to_string(bi.compressed_size));
+    return Status::Corruption(Where(b) + ": got " + std::to_string(compressed.size()) +
+                              " bytes, index says " + std::to_string(bi.compressed_size));
   }
   if (options_.verify_checksums && Checksum(compressed.data(), compressed.size()) != bi.checksum) {
     return Status::Corruption(Where(b) + ": checksum mismatch");
@@ -180,11 +202,12 @@ Status ShardReader::DecodeBlock(size_t b, std::string_view compressed, Buffer* r
                               ", index says " + std::to_string(bi.raw_size));
   }
   raw->Resize(bi.raw_size);
-  const size_t n = ZSTD_decompressDCtx(ThreadDCtx(), raw->data(), raw->size(), compressed.data(), compressed.size());
+  const size_t n = ZSTD_decompressDCtx(ThreadDCtx(), raw->data(), raw->size(), compressed.data(),
+                                       compressed.size());
   if (ZSTD_isError(n)) return Status::Corruption(Where(b) + ": zstd: " + ZSTD_getErrorName(n));
   if (n != bi.raw_size) {
-    return Status::Corruption(Where(b) + ": decompressed to " + std::to_string(n) + " bytes, index says " +
-                              std::to_string(bi.raw_size));
+    return Status::Corruption(Where(b) + ": decompressed to " + std::to_string(n) +
+                              " bytes, index says " + std::to_string(bi.raw_size));
   }
   return Status::OK();
 }

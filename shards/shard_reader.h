@@ -48,7 +48,8 @@ struct RecordEntry {
 
 class ShardReader {
  public:
-  static Status Open(const std::string& path, const ReadOptions& options, std::unique_ptr<ShardReader>* out);
+  static Status Open(const std::string& path, const ReadOptions& options,
+                     std::unique_ptr<ShardReader>* out);
   static Status Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
                      std::unique_ptr<ShardReader>* out);
 

@@ -44,8 +44,8 @@ struct ShardWriter::Rep {
   Status FlushBlock() {
     if (block.empty()) return Status::OK();
     compressed.resize(ZSTD_compressBound(block.size()));
-    size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), block.data(), block.size(),
-                                 options.zstd_level);
+    size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), block.data(),
+                                 block.size(), options.zstd_level);
     if (ZSTD_isError(n)) return Status::IOError(tmp_path + ": zstd: " + ZSTD_getErrorName(n));
     compressed.resize(n);
     PutFixed64(&block_table, file->size());
@@ -65,7 +65,8 @@ ShardWriter::~ShardWriter() = default;
 Status ShardWriter::Create(const std::string& path, const ShardWriterOptions& options,
                            std::unique_ptr<ShardWriter>* out) {
   if (options.block_size == 0 || options.block_size > kMaxBlockRawSize) {
-    return Status::InvalidArgument(path + ": block size " + std::to_string(options.block_size) + " out of range");
+    return Status::InvalidArgument(path + ": block size " + std::to_string(options.block_size) +
+                                   " out of range");
   }
   auto rep = std::make_unique<Rep>();
   rep->path = path;
@@ -86,12 +87,13 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
   Rep& r = *rep_;
   if (r.finished) return Status::InvalidArgument(r.path + ": Add after Finish");
   if (meta.key.size() > kMaxKeySize) {
-    return Status::InvalidArgument(r.path + ": key of " + std::to_string(meta.key.size()) + " bytes exceeds " +
-                                   std::to_string(kMaxKeySize));
+    return Status::InvalidArgument(r.path + ": key of " + std::to_string(meta.key.size()) +
+                                   " bytes exceeds " + std::to_string(kMaxKeySize));
   }
   if (payload.size() > kMaxBlockRawSize) {
     return Status::InvalidArgument(r.path + ": record '" + std::string(meta.key) + "' of " +
-                                   std::to_string(payload.size()) + " bytes exceeds the 1 GiB record limit");
+                                   std::to_string(payload.size()) +
+                                   " bytes exceeds the 1 GiB record limit");
   }
   // A record never spans blocks: close the current one if this would overflow it.
   if (!r.block.empty() && r.block.size() + payload.size() > r.options.block_size) {
@@ -116,8 +118,8 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
 
 uint64_t ShardWriter::EstimatedFileBytes() const {
   const Rep& r = *rep_;
-  return r.file->size() + r.block.size() + r.block_table.size() + r.record_table.size() + r.keys.size() +
-         kIndexHeaderSize + kFooterSize;
+  return r.file->size() + r.block.size() + r.block_table.size() + r.record_table.size() +
+         r.keys.size() + kIndexHeaderSize + kFooterSize;
 }
 
 uint64_t ShardWriter::num_records() const { return rep_->stats.records; }

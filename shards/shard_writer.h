@@ -19,7 +19,7 @@ namespace sluice::shards {
 
 struct ShardWriterOptions {
   size_t block_size = kDefaultBlockSize;  // raw bytes per block before compression
-  int zstd_level = 3;                     // -7 (fastest) .. 19 (smallest); negative levels are zstd's fast modes
+  int zstd_level = 3;  // -7 (fastest) .. 19 (smallest); negative levels are zstd's fast modes
 };
 
 // Index columns of one record; samplers read these without touching payload.
@@ -41,7 +41,8 @@ struct ShardStats {
 
 class ShardWriter {
  public:
-  static Status Create(const std::string& path, const ShardWriterOptions& options, std::unique_ptr<ShardWriter>* out);
+  static Status Create(const std::string& path, const ShardWriterOptions& options,
+                       std::unique_ptr<ShardWriter>* out);
   ~ShardWriter();  // an unfinished writer removes its temporary file
 
   Status Add(const RecordMeta& meta, std::string_view payload);

@@ -48,20 +48,23 @@ class Reader {
     return Bytes(v, sizeof(T), what);
   }
   Status Bytes(void* p, size_t n, const char* what) {
-    if (n > bytes_.size() - pos_) return Error(std::string(what) + " runs past the end of its section");
+    if (n > bytes_.size() - pos_)
+      return Error(std::string(what) + " runs past the end of its section");
     std::memcpy(p, bytes_.data() + pos_, n);
     pos_ += n;
     return Status::OK();
   }
   Status Floats(uint64_t count, std::vector<float>* v, const char* what) {
     if (count > (bytes_.size() - pos_) / sizeof(float))
-      return Error(std::string(what) + ": " + std::to_string(count) + " floats do not fit in the section");
+      return Error(std::string(what) + ": " + std::to_string(count) +
+                   " floats do not fit in the section");
     v->resize(count);
     return Bytes(v->data(), count * sizeof(float), what);
   }
   Status Done(const char* section) {
     if (pos_ != bytes_.size())
-      return Error(std::string(section) + " section has " + std::to_string(bytes_.size() - pos_) + " unread bytes");
+      return Error(std::string(section) + " section has " + std::to_string(bytes_.size() - pos_) +
+                   " unread bytes");
     return Status::OK();
   }
   Status Error(const std::string& what) const {
@@ -79,19 +82,21 @@ class Reader {
 std::string TagName(const char* tag) { return std::string(tag, 4); }
 
 // Splits the next section off `file` at *offset: its payload into *payload.
-Status NextSection(std::string_view file, const std::string& name, const char (&tag)[4], uint64_t end,
-                   uint64_t* offset, std::string_view* payload) {
+Status NextSection(std::string_view file, const std::string& name, const char (&tag)[4],
+                   uint64_t end, uint64_t* offset, std::string_view* payload) {
   const std::string where = name + ": offset " + std::to_string(*offset) + ": ";
   if (end - *offset < ckpt::kSectionHeaderBytes)
     return Status::Corruption(where + "missing section " + TagName(tag));
   const char* p = file.data() + *offset;
   if (std::memcmp(p, tag, 4) != 0)
-    return Status::Corruption(where + "expected section " + TagName(tag) + ", found '" + TagName(p) + "'");
+    return Status::Corruption(where + "expected section " + TagName(tag) + ", found '" +
+                              TagName(p) + "'");
   uint32_t reserved;
   uint64_t length;
   std::memcpy(&reserved, p + 4, 4);
   std::memcpy(&length, p + 8, 8);
-  if (reserved != 0) return Status::Corruption(where + "reserved field of section " + TagName(tag) + " is not 0");
+  if (reserved != 0)
+    return Status::Corruption(where + "reserved field of section " + TagName(tag) + " is not 0");
   const uint64_t start = *offset + ckpt::kSectionHeaderBytes;
   if (length > end - start)
     return Status::Corruption(where + "section " + TagName(tag) + " of " + std::to_string(length) +
@@ -101,7 +106,8 @@ Status NextSection(std::string_view file, const std::string& name, const char (&
   return Status::OK();
 }
 
-Status ParseJson(std::string_view text, const std::string& name, const char* section, nlohmann::json* out) {
+Status ParseJson(std::string_view text, const std::string& name, const char* section,
+                 nlohmann::json* out) {
   try {
     *out = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
@@ -119,7 +125,8 @@ uint64_t TokenizerFingerprint(const nlohmann::json& description) {
 
 Status EncodeCheckpoint(const Checkpoint& c, std::string* bytes) {
   if (c.adam_m.size() != c.params.size() || c.adam_v.size() != c.params.size())
-    return Status::InvalidArgument("checkpoint: optimizer state has " + std::to_string(c.adam_m.size()) + "/" +
+    return Status::InvalidArgument("checkpoint: optimizer state has " +
+                                   std::to_string(c.adam_m.size()) + "/" +
                                    std::to_string(c.adam_v.size()) + " values for " +
                                    std::to_string(c.params.size()) + " parameters");
   bytes->clear();
@@ -177,7 +184,8 @@ Status EncodeCheckpoint(const Checkpoint& c, std::string* bytes) {
 
 Status DecodeCheckpoint(std::string_view file, const std::string& name, Checkpoint* out) {
   if (file.size() < ckpt::kHeaderBytes || std::memcmp(file.data(), ckpt::kMagic, 8) != 0)
-    return Status::Corruption(name + ": not a sluice-train checkpoint (no SLUICECK magic at offset 0). "
+    return Status::Corruption(name +
+                              ": not a sluice-train checkpoint (no SLUICECK magic at offset 0). "
                               "HINT: --resume takes a file written by sluice-train --checkpoint");
   uint32_t version, flags, sections, reserved;
   uint64_t file_bytes;
@@ -187,26 +195,34 @@ Status DecodeCheckpoint(std::string_view file, const std::string& name, Checkpoi
   std::memcpy(&sections, file.data() + 24, 4);
   std::memcpy(&reserved, file.data() + 28, 4);
   if (version > ckpt::kVersion)
-    return Status::Unsupported(name + ": checkpoint version " + std::to_string(version) + ", this sluice-train reads " +
-                               std::to_string(ckpt::kVersion) + ". HINT: resume with the sluice-train that wrote it");
+    return Status::Unsupported(name + ": checkpoint version " + std::to_string(version) +
+                               ", this sluice-train reads " + std::to_string(ckpt::kVersion) +
+                               ". HINT: resume with the sluice-train that wrote it");
   if (version < 1) return Status::Corruption(name + ": checkpoint version 0 is invalid");
   if (file_bytes != file.size())
     return Status::Corruption(name + ": " + (file.size() < file_bytes ? "truncated" : "extended") +
-                              ": the header says " + std::to_string(file_bytes) + " bytes, the file has " +
-                              std::to_string(file.size()) + " (an interrupted copy?)");
+                              ": the header says " + std::to_string(file_bytes) +
+                              " bytes, the file has " + std::to_string(file.size()) +
+                              " (an interrupted copy?)");
   if (file.size() < ckpt::kHeaderBytes + ckpt::kFooterBytes)
-    return Status::Corruption(name + ": " + std::to_string(file.size()) + " bytes is too short for a checkpoint");
+    return Status::Corruption(name + ": " + std::to_string(file.size()) +
+                              " bytes is too short for a checkpoint");
   const uint64_t footer = file.size() - ckpt::kFooterBytes;
   uint64_t stored;
   std::memcpy(&stored, file.data() + footer, 8);
   if (std::memcmp(file.data() + footer + 8, ckpt::kEndMagic, 8) != 0)
-    return Status::Corruption(name + ": offset " + std::to_string(footer + 8) + ": no SLCKEND end magic");
+    return Status::Corruption(name + ": offset " + std::to_string(footer + 8) +
+                              ": no SLCKEND end magic");
   const uint64_t computed = shards::Checksum(file.data(), footer);
   if (stored != computed)
-    return Status::Corruption(name + ": checksum mismatch (stored " + shards::ChecksumHex(stored) + ", computed " +
-                              shards::ChecksumHex(computed) + "): the file is damaged; resume from an older one");
-  if (flags != 0 || reserved != 0) return Status::Corruption(name + ": reserved header fields are not 0");
-  if (sections != 6) return Status::Corruption(name + ": " + std::to_string(sections) + " sections, version 1 has 6");
+    return Status::Corruption(name + ": checksum mismatch (stored " + shards::ChecksumHex(stored) +
+                              ", computed " + shards::ChecksumHex(computed) +
+                              "): the file is damaged; resume from an older one");
+  if (flags != 0 || reserved != 0)
+    return Status::Corruption(name + ": reserved header fields are not 0");
+  if (sections != 6)
+    return Status::Corruption(name + ": " + std::to_string(sections) +
+                              " sections, version 1 has 6");
 
   Checkpoint c;
   uint64_t offset = ckpt::kHeaderBytes;
@@ -241,8 +257,8 @@ Status DecodeCheckpoint(std::string_view file, const std::string& name, Checkpoi
     SLUICE_RETURN_IF_ERROR(r.Get(&c.adam_step, "AdamW step"));
     SLUICE_RETURN_IF_ERROR(r.Get(&count, "AdamW count"));
     if (count != c.params.size())
-      return r.Error("AdamW state for " + std::to_string(count) + " values, " + std::to_string(c.params.size()) +
-                     " parameters");
+      return r.Error("AdamW state for " + std::to_string(count) + " values, " +
+                     std::to_string(c.params.size()) + " parameters");
     SLUICE_RETURN_IF_ERROR(r.Floats(count, &c.adam_m, "AdamW m"));
     SLUICE_RETURN_IF_ERROR(r.Floats(count, &c.adam_v, "AdamW v"));
     SLUICE_RETURN_IF_ERROR(r.Done("ADAM"));
@@ -264,7 +280,8 @@ Status DecodeCheckpoint(std::string_view file, const std::string& name, Checkpoi
     SLUICE_RETURN_IF_ERROR(r.Done("CNTR"));
   }
   if (offset != footer)
-    return Status::Corruption(name + ": offset " + std::to_string(offset) + ": " + std::to_string(footer - offset) +
+    return Status::Corruption(name + ": offset " + std::to_string(offset) + ": " +
+                              std::to_string(footer - offset) +
                               " unexpected bytes before the footer");
   *out = std::move(c);
   return Status::OK();

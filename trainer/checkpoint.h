@@ -30,9 +30,10 @@ struct TrainCounters {
 };
 
 struct Checkpoint {
-  nlohmann::json config;               // {"model": ..., "run": ..., "tokenizer": manifest's description}
-  uint64_t tokenizer_fingerprint = 0;  // XXH3 of the dataset's tokenizer description (TokenizerFingerprint)
-  int32_t vocab = 0;                   // model classes, blank included (= the tokenizer's vocab_size)
+  nlohmann::json config;  // {"model": ..., "run": ..., "tokenizer": manifest's description}
+  uint64_t tokenizer_fingerprint =
+      0;              // XXH3 of the dataset's tokenizer description (TokenizerFingerprint)
+  int32_t vocab = 0;  // model classes, blank included (= the tokenizer's vocab_size)
   std::vector<float> params;           // the model's flat buffer (reference/ ParameterLayout order)
   int64_t adam_step = 0;
   std::vector<float> adam_m, adam_v;   // one per parameter

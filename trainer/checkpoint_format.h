@@ -16,7 +16,7 @@ inline constexpr uint64_t kAlignment = 8;  // every section starts on a multiple
 
 // Section tags (four ASCII bytes, in file order). Every version-1 file holds exactly these, once
 // each, in this order.
-inline constexpr char kConfigTag[4] = {'C', 'O', 'N', 'F'};     // JSON: model, run options, tokenizer
+inline constexpr char kConfigTag[4] = {'C', 'O', 'N', 'F'};  // JSON: model, run options, tokenizer
 inline constexpr char kTokenizerTag[4] = {'T', 'O', 'K', 'N'};  // fingerprint + vocabulary size
 inline constexpr char kParamsTag[4] = {'P', 'A', 'R', 'M'};     // fp32 flat parameter buffer
 inline constexpr char kAdamTag[4] = {'A', 'D', 'A', 'M'};       // AdamW step, m, v

@@ -14,8 +14,8 @@ using Clock = std::chrono::steady_clock;
 
 class CpuEngine : public Engine {
  public:
-  CpuEngine(const reference::ModelConfig& config, int threads, double weight_decay, const Ranks& ranks,
-            loader::Loader* loader)
+  CpuEngine(const reference::ModelConfig& config, int threads, double weight_decay,
+            const Ranks& ranks, loader::Loader* loader)
       : replicas_(config, threads, ranks.rank * threads),
         adam_(replicas_.master().layout(), AdamOptions(weight_decay)),
         comm_(ranks.comm),
@@ -24,7 +24,8 @@ class CpuEngine : public Engine {
 
   size_t num_parameters() const override { return P_; }
   std::string Describe() const override {
-    return "cpu, " + std::to_string(replicas_.count()) + " replica thread" + (replicas_.count() == 1 ? "" : "s");
+    return "cpu, " + std::to_string(replicas_.count()) + " replica thread" +
+           (replicas_.count() == 1 ? "" : "s");
   }
 
   Status Init(uint64_t seed) override {
@@ -34,8 +35,8 @@ class CpuEngine : public Engine {
   Status Restore(const Checkpoint& c) override {
     std::copy(c.params.begin(), c.params.end(), model().params());
     if (!adam_.Restore(c.adam_m, c.adam_v, c.adam_step))
-      return Status::Corruption("optimizer state does not match the model's " + std::to_string(num_parameters()) +
-                                " parameters");
+      return Status::Corruption("optimizer state does not match the model's " +
+                                std::to_string(num_parameters()) + " parameters");
     return Status::OK();
   }
   Status Snapshot(Checkpoint* c) override {
@@ -65,20 +66,21 @@ class CpuEngine : public Engine {
   }
   loader::ResumeState Position() const override { return loader_->state(); }
 
-  Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr, double* loss,
-              double* grad_norm, double* flops) override {
+  Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
+              double* loss, double* grad_norm, double* flops) override {
     SLUICE_RETURN_IF_ERROR(replicas_.TrainStep(*batch_, rows_, seed, step, loss));
     const size_t P = num_parameters();
     if (comm_ != nullptr)
-      SLUICE_RETURN_IF_ERROR(
-          CombineGradients(comm_, model().grads(), P, static_cast<int64_t>(rows_.size()), total_rows, loss));
+      SLUICE_RETURN_IF_ERROR(CombineGradients(
+          comm_, model().grads(), P, static_cast<int64_t>(rows_.size()), total_rows, loss));
     *grad_norm = reference::ClipByGlobalNorm(model().grads(), P, clip);
     adam_.Step(model().params(), model().grads(), lr);
     *flops = 0;
     return Status::OK();
   }
 
-  Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) override {
+  Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows,
+                      const RowFn& fn) override {
     return replicas_.Evaluate(batch, rows, fn);
   }
 
@@ -101,8 +103,9 @@ class CpuEngine : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads, double weight_decay,
-                                      const Ranks& ranks, loader::Loader* loader) {
+std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads,
+                                      double weight_decay, const Ranks& ranks,
+                                      loader::Loader* loader) {
   return std::make_unique<CpuEngine>(config, threads, weight_decay, ranks, loader);
 }
 

@@ -11,7 +11,8 @@ namespace sluice::train {
 
 // `loader` (the training loader, opened by the caller) must outlive the engine. `threads`
 // replicas, dropout shares keyed from ranks.rank * threads.
-std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads, double weight_decay,
-                                      const Ranks& ranks, loader::Loader* loader);
+std::unique_ptr<Engine> MakeCpuEngine(const reference::ModelConfig& config, int threads,
+                                      double weight_decay, const Ranks& ranks,
+                                      loader::Loader* loader);
 
 }  // namespace sluice::train

@@ -48,8 +48,9 @@ Status CudaLaunch::Open(const comm::LaunchEnv& env, std::unique_ptr<CudaLaunch>*
   int count = 0;
   const Status probe = gpu::ProbeDevices(&count);
   if (!probe.ok())
-    return Status::Unsupported("--device cuda: " + probe.message() +
-                               ". HINT: run on a machine with an NVIDIA GPU and its driver, or train with --device cpu");
+    return Status::Unsupported(
+        "--device cuda: " + probe.message() +
+        ". HINT: run on a machine with an NVIDIA GPU and its driver, or train with --device cpu");
   std::unique_ptr<CudaLaunch> l(new CudaLaunch());
   SLUICE_RETURN_IF_ERROR(gpu::SetDevice(env.local_rank % count));
   SLUICE_RETURN_IF_ERROR(gpu::Stream::Create(&l->s_->stream));
@@ -63,19 +64,21 @@ Status CudaLaunch::Open(const comm::LaunchEnv& env, std::unique_ptr<CudaLaunch>*
     if (env.master_addr.empty() && std::getenv("NCCL_COMM_ID") == nullptr) {
       SLUICE_RETURN_IF_ERROR(comm::MpiCommunicator::Create(&l->s_->mpi));
       if (l->s_->mpi->world() != env.world)
-        return Status::InvalidArgument("the launcher says " + std::to_string(env.world) + " ranks, MPI sees " +
-                                       std::to_string(l->s_->mpi->world()) +
-                                       ". HINT: start the ranks with mpirun -np N, or set MASTER_ADDR and "
-                                       "MASTER_PORT (torchrun, srun) for NCCL's own rendezvous");
+        return Status::InvalidArgument(
+            "the launcher says " + std::to_string(env.world) + " ranks, MPI sees " +
+            std::to_string(l->s_->mpi->world()) +
+            ". HINT: start the ranks with mpirun -np N, or set MASTER_ADDR and "
+            "MASTER_PORT (torchrun, srun) for NCCL's own rendezvous");
       no.bootstrap = l->s_->mpi.get();
     }
 #endif
     SLUICE_RETURN_IF_ERROR(gpu::NcclCommunicator::Create(env, no, &l->s_->nccl));
     l->ranks_.comm = l->s_->nccl.get();
 #else
-    return Status::Unsupported("--device cuda with " + std::to_string(env.world) +
-                               " ranks: this sluice-train was built without NCCL. HINT: install NCCL "
-                               "(libnccl-dev) and reconfigure, or run one rank");
+    return Status::Unsupported(
+        "--device cuda with " + std::to_string(env.world) +
+        " ranks: this sluice-train was built without NCCL. HINT: install NCCL "
+        "(libnccl-dev) and reconfigure, or run one rank");
 #endif
   }
   *out = std::move(l);
@@ -109,7 +112,9 @@ class TrainingSource : public gpu::BatchSource {
   };
 
   TrainingSource(loader::Loader* loader, int vocab)
-      : loader_(loader), vocab_(vocab), compacted_(std::max(1, loader->options().consumer_batches)) {}
+      : loader_(loader),
+        vocab_(vocab),
+        compacted_(std::max(1, loader->options().consumer_batches)) {}
 
   Status Next(gpu::HostBatch* out, bool* end) override {
     const loader::Batch* b = nullptr;
@@ -126,7 +131,8 @@ class TrainingSource : public gpu::BatchSource {
     // The loader's batch goes as it is where the model takes it unchanged: float32 features,
     // T >= 7, tokens, and every id in [1, vocab); else RowBatch::Fill re-pads it, or fails naming
     // the record (as the CPU trainer does) instead of a device-side check naming a row.
-    const bool whole = b->features_f32() != nullptr && b->frames() >= 7 && b->max_tokens() >= 1 && TokensValid(*b);
+    const bool whole =
+        b->features_f32() != nullptr && b->frames() >= 7 && b->max_tokens() >= 1 && TokensValid(*b);
     if (!whole) {
       // A batch the feeder got from call n is valid until call n + holds(): a ring of holds().
       RowBatch& rb = compacted_[calls_ % compacted_.size()];
@@ -167,9 +173,10 @@ class TrainingSource : public gpu::BatchSource {
   // The oldest batch not yet popped: the one the feeder just handed out.
   Status Pop(uint64_t index, Info* out) {
     if (infos_.empty() || infos_.front().index != index)
-      return Status::Corruption("cuda trainer: the feeder handed out batch " + std::to_string(index) +
-                                ", the source expected " +
-                                (infos_.empty() ? std::string("none") : std::to_string(infos_.front().index)));
+      return Status::Corruption(
+          "cuda trainer: the feeder handed out batch " + std::to_string(index) +
+          ", the source expected " +
+          (infos_.empty() ? std::string("none") : std::to_string(infos_.front().index)));
     *out = infos_.front();
     infos_.pop_front();
     return Status::OK();
@@ -247,14 +254,16 @@ class CudaEngine : public Engine {
     const loader::BatchShape largest = loader_->max_batch_shape();
     const int rows = std::max<int>(1, static_cast<int>(largest.rows));
     const int frames = std::max<int>(7, static_cast<int>(largest.frames));
-    SLUICE_RETURN_IF_ERROR(EnsureCapacity(rows, frames, std::max(1, reference::SubsampledLength(frames) + 1)));
+    SLUICE_RETURN_IF_ERROR(
+        EnsureCapacity(rows, frames, std::max(1, reference::SubsampledLength(frames) + 1)));
     if (feeder_ == nullptr) {
       gpu::CudaFeedOptions co;
       co.compute_stream = stream();
       std::unique_ptr<gpu::FeedBackend> backend;
       SLUICE_RETURN_IF_ERROR(gpu::MakeCudaFeedBackend(co, &backend));
       gpu::FeederOptions fo;
-      fo.capacity = gpu::CapacityForPlan(*loader_, static_cast<size_t>(reference::SubsampledLength(frames) + 1));
+      fo.capacity = gpu::CapacityForPlan(
+          *loader_, static_cast<size_t>(reference::SubsampledLength(frames) + 1));
       fo.wait_history = 64;
       SLUICE_RETURN_IF_ERROR(gpu::Feeder::Create(std::move(backend), &source_, fo, &feeder_));
     } else {
@@ -288,10 +297,11 @@ class CudaEngine : public Engine {
   }
   loader::ResumeState Position() const override { return loader::ResumeState{epoch_, position_}; }
 
-  Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr, double* loss,
-              double* grad_norm, double* flops) override {
+  Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
+              double* loss, double* grad_norm, double* flops) override {
     comm::Communicator* comm = ranks_.comm;
-    const double scale = comm != nullptr ? GradientScale(ranks_.world, info_.rows, total_rows) : 1.0;
+    const double scale =
+        comm != nullptr ? GradientScale(ranks_.world, info_.rows, total_rows) : 1.0;
     *loss = 0;
     *flops = 0;
     Status hook_status;
@@ -300,7 +310,8 @@ class CudaEngine : public Engine {
     // that stream's work at Submit, so the all-reduce reads the finished, scaled gradient.
     auto ready = [&](size_t offset, size_t count) {
       if (!hook_status.ok()) return;
-      hook_status = gpu::model::Scale(model_->grads() + offset, count, static_cast<float>(scale), stream());
+      hook_status =
+          gpu::model::Scale(model_->grads() + offset, count, static_cast<float>(scale), stream());
       if (hook_status.ok() && buckets_ != nullptr) hook_status = buckets_->MarkReady(offset, count);
     };
     if (info_.rows > 0) {
@@ -333,9 +344,10 @@ class CudaEngine : public Engine {
       for (const reference::ParamTensor& t : model_->layout()) ready(t.offset, t.count);
     }
     SLUICE_RETURN_IF_ERROR(hook_status);
-    if (buckets_ != nullptr) SLUICE_RETURN_IF_ERROR(buckets_->Finish());  // the stream waits for them
-    SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(model_->grads(), num_parameters(), clip, norm_.data(),
-                                                        norm_scratch_.data(), stream()));
+    if (buckets_ != nullptr)
+      SLUICE_RETURN_IF_ERROR(buckets_->Finish());  // the stream waits for them
+    SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(
+        model_->grads(), num_parameters(), clip, norm_.data(), norm_scratch_.data(), stream()));
     SLUICE_RETURN_IF_ERROR(adam_->Step(model_->params(), model_->grads(), lr, stream()));
     // The loss's collective (NCCL's AllReduceMaxHost: enqueued on this stream, then waits) after
     // clipping and AdamW are enqueued, so the GPU does not sit idle for its host round trip.
@@ -344,8 +356,10 @@ class CudaEngine : public Engine {
     return norm_.Download(grad_norm, 1, stream());
   }
 
-  Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) override {
-    SLUICE_RETURN_IF_ERROR(eval_rows_.Fill(batch, rows.data(), static_cast<int>(rows.size()), config_.vocab));
+  Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows,
+                      const RowFn& fn) override {
+    SLUICE_RETURN_IF_ERROR(
+        eval_rows_.Fill(batch, rows.data(), static_cast<int>(rows.size()), config_.vocab));
     const reference::ModelBatch<float> v = eval_rows_.View();
     SLUICE_RETURN_IF_ERROR(EnsureCapacity(v.B, v.T, v.S_max));
     const size_t n_features = static_cast<size_t>(v.B) * v.T * config_.n_mels;
@@ -362,7 +376,8 @@ class CudaEngine : public Engine {
     SLUICE_RETURN_IF_ERROR(model_->DownloadOutputLengths(&output_lengths_));
     const size_t per_row = static_cast<size_t>(model_->output_frames()) * config_.vocab;
     for (int i = 0; i < v.B; ++i)
-      SLUICE_RETURN_IF_ERROR(fn(i, losses_[i], log_probs_.data() + i * per_row, output_lengths_[i]));
+      SLUICE_RETURN_IF_ERROR(
+          fn(i, losses_[i], log_probs_.data() + i * per_row, output_lengths_[i]));
     return Status::OK();
   }
 
@@ -375,7 +390,8 @@ class CudaEngine : public Engine {
     // 25 MiB of floats per bucket (gradient_buckets.h): full NCCL bandwidth, and the small
     // preset's 11 M parameters still make two buckets, the first reduced while backward runs.
     const size_t bucket = std::min<size_t>(num_parameters(), size_t{25} << 18);
-    buckets_ = std::make_unique<comm::GradientBuckets>(model_->grads(), num_parameters(), bucket, lane_.get());
+    buckets_ = std::make_unique<comm::GradientBuckets>(model_->grads(), num_parameters(), bucket,
+                                                       lane_.get());
   }
 
   // The model's buffers hold B rows of T frames and S labels, growing (by at least a quarter, so
@@ -383,11 +399,14 @@ class CudaEngine : public Engine {
   // optimizer state (a separate object) stays.
   Status EnsureCapacity(int B, int T, int S) {
     gpu::model::CudaModelOptions o = options_;
-    auto grow = [](int have, int need) { return need <= have ? have : std::max(need, have + have / 4); };
+    auto grow = [](int have, int need) {
+      return need <= have ? have : std::max(need, have + have / 4);
+    };
     o.max_batch = grow(o.max_batch, B);
     o.max_frames = grow(o.max_frames, T);
     o.max_labels = grow(o.max_labels, S);
-    if (o.max_batch == options_.max_batch && o.max_frames == options_.max_frames && o.max_labels == options_.max_labels)
+    if (o.max_batch == options_.max_batch && o.max_frames == options_.max_frames &&
+        o.max_labels == options_.max_labels)
       return Status::OK();
     std::vector<float> params(num_parameters());
     SLUICE_RETURN_IF_ERROR(model_->DownloadParameters(params.data()));

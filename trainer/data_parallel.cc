@@ -9,7 +9,8 @@
 
 namespace sluice::train {
 
-Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k, std::vector<int64_t>* all) {
+Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k,
+                     std::vector<int64_t>* all) {
   const int world = comm->world(), rank = comm->rank();
   all->assign(static_cast<size_t>(world) * k, INT64_MIN);
   std::copy(mine, mine + k, all->begin() + static_cast<ptrdiff_t>(rank * k));
@@ -28,10 +29,11 @@ Status GatherStepRows(comm::Communicator* comm, int64_t rows, int64_t frames, St
   return Status::OK();
 }
 
-Status CombineGradients(comm::Communicator* comm, float* grads, size_t count, int64_t rows, int64_t total_rows,
-                        double* loss) {
+Status CombineGradients(comm::Communicator* comm, float* grads, size_t count, int64_t rows,
+                        int64_t total_rows, double* loss) {
   if (total_rows <= 0)
-    return Status::InvalidArgument("CombineGradients: total_rows " + std::to_string(total_rows) + " (no step to take)");
+    return Status::InvalidArgument("CombineGradients: total_rows " + std::to_string(total_rows) +
+                                   " (no step to take)");
   const double scale = GradientScale(comm->world(), rows, total_rows);
   if (scale != 1.0) {
     const float s = static_cast<float>(scale);
@@ -77,7 +79,8 @@ Status SumDoubles(comm::Communicator* comm, double* values, size_t count) {
   return Status::OK();
 }
 
-Status CheckSameParameters(comm::Communicator* comm, const float* params, size_t count, const std::string& where) {
+Status CheckSameParameters(comm::Communicator* comm, const float* params, size_t count,
+                           const std::string& where) {
   const int64_t mine = static_cast<int64_t>(shards::Checksum(params, count * sizeof(float)));
   std::vector<int64_t> all;
   SLUICE_RETURN_IF_ERROR(AllGatherHost(comm, &mine, 1, &all));
@@ -88,9 +91,10 @@ Status CheckSameParameters(comm::Communicator* comm, const float* params, size_t
   for (int r = 0; r < comm->world(); ++r)
     list += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + " " +
             shards::ChecksumHex(static_cast<uint64_t>(all[r]));
-  return Status::InvalidArgument(where + ": the ranks' parameters differ (" + list +
-                                 "); data-parallel training keeps them identical. HINT: resume every rank "
-                                 "from the same checkpoint");
+  return Status::InvalidArgument(
+      where + ": the ranks' parameters differ (" + list +
+      "); data-parallel training keeps them identical. HINT: resume every rank "
+      "from the same checkpoint");
 }
 
 }  // namespace sluice::train

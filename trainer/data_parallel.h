@@ -26,7 +26,8 @@ namespace sluice::train {
 // all[r * k + i] <- rank r's mine[i], on every rank. An all-gather made of the interface's one
 // integer collective (AllReduceMaxHost): each rank fills its own row and INT64_MIN elsewhere.
 // Exact, so it also carries doubles' bit patterns (std::bit_cast).
-Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k, std::vector<int64_t>* all);
+Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k,
+                     std::vector<int64_t>* all);
 
 struct StepRows {
   int64_t total_rows = 0;    // rows over all ranks
@@ -41,8 +42,8 @@ Status GatherStepRows(comm::Communicator* comm, int64_t rows, int64_t frames, St
 // `total_rows` (> 0) comes from GatherStepRows. Each rank scales its gradient by
 // rows * world / total_rows before the average, so equal shares (scale exactly 1) average the
 // plain gradients. Memory is host memory (an MPI communicator).
-Status CombineGradients(comm::Communicator* comm, float* grads, size_t count, int64_t rows, int64_t total_rows,
-                        double* loss);
+Status CombineGradients(comm::Communicator* comm, float* grads, size_t count, int64_t rows,
+                        int64_t total_rows, double* loss);
 
 // The two halves of CombineGradients for a device whose gradient lives elsewhere (the CUDA
 // trainer scales it on the GPU and averages it in buckets over NCCL): the factor each rank
@@ -62,6 +63,7 @@ Status SumDoubles(comm::Communicator* comm, double* values, size_t count);
 // XXH3 of params[0, count) gathered from every rank; InvalidArgument naming `where` and each
 // rank's checksum when they differ (an MPI reduction that rounded differently per rank, or a
 // rank that resumed from another checkpoint).
-Status CheckSameParameters(comm::Communicator* comm, const float* params, size_t count, const std::string& where);
+Status CheckSameParameters(comm::Communicator* comm, const float* params, size_t count,
+                           const std::string& where);
 
 }  // namespace sluice::train

@@ -14,18 +14,21 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
   SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &d->manifest));
   const shards::Manifest& m = d->manifest;
   if (m.kind != "audio")
-    return Status::InvalidArgument(dir + ": a " + m.kind + " dataset; sluice-train needs audio with transcripts");
+    return Status::InvalidArgument(dir + ": a " + m.kind +
+                                   " dataset; sluice-train needs audio with transcripts");
   if (m.tokenizer.is_null() || !m.has_field("tokens"))
-    return Status::InvalidArgument(dir + "/manifest.json: the records carry no token ids, which CTC training needs. "
-                                   "HINT: shardify audio -m MANIFEST.jsonl -o " + dir +
-                                   " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
+    return Status::InvalidArgument(
+        dir +
+        "/manifest.json: the records carry no token ids, which CTC training needs. "
+        "HINT: shardify audio -m MANIFEST.jsonl -o " +
+        dir + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
   SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, dir, &d->tokenizer));
   d->fingerprint = TokenizerFingerprint(m.tokenizer);
   return Status::OK();
 }
 
-Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training, const Ranks& ranks,
-                         loader::LoaderOptions* lo) {
+Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
+                         const Ranks& ranks, loader::LoaderOptions* lo) {
   SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, d.dir, d.manifest.sample_rate,
                                             !d.manifest.features.is_null(), training, lo));
   lo->rank = ranks.rank;
@@ -48,12 +51,14 @@ Status CheckHeldOut(const std::string& dir, double fraction) {
   SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &ds));
   uint64_t total = 0, held = 0;
   for (size_t s = 0; s < ds->num_shards(); ++s)
-    for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total) held += IsHeldOut(ds->shard(s).key(i), fraction);
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total)
+      held += IsHeldOut(ds->shard(s).key(i), fraction);
   if (held == 0 || held == total) {
     char f[32];
     std::snprintf(f, sizeof f, "%g", fraction);
-    return Status::InvalidArgument("--eval-fraction " + std::string(f) + " holds out " + (held ? "all" : "none") +
-                                   " of " + dir + "'s " + std::to_string(total) +
+    return Status::InvalidArgument("--eval-fraction " + std::string(f) + " holds out " +
+                                   (held ? "all" : "none") + " of " + dir + "'s " +
+                                   std::to_string(total) +
                                    " records. HINT: another fraction, a separate --eval DIR, or "
                                    "--eval-fraction 0 for no evaluation");
   }

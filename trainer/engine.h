@@ -81,13 +81,14 @@ class Engine {
   // (data_parallel.h), clipped to `clip`, AdamW with learning rate lr. *loss: the mean loss over
   // all ranks' rows; *grad_norm: the norm before clipping; *flops: the model FLOPs this rank's
   // step took (0 where not estimated). Errors name the batch.
-  virtual Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr, double* loss,
-                      double* grad_norm, double* flops) = 0;
+  virtual Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
+                      double* loss, double* grad_norm, double* flops) = 0;
 
   // Forward only (no dropout) over rows of a host batch (the evaluation loader's). For each row:
   // its position in `rows`, its loss and log-probabilities [frames, vocab], in row order.
   using RowFn = std::function<Status(int index, double loss, const float* log_probs, int frames)>;
-  virtual Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) = 0;
+  virtual Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows,
+                              const RowFn& fn) = 0;
 
   // The device's dense bf16 peak in FLOP/s for the MFU estimate; 0 where none is known (the CPU).
   virtual double peak_flops() const { return 0; }

@@ -24,7 +24,9 @@ size_t Levenshtein(const std::vector<T>& ref, const std::vector<T>& hyp) {
   return row[hyp.size()];
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ size_t EditDistance(const std::vector<char32_t>& ref, const std::vector<char32_t
   return Levenshtein(ref, hyp);
 }
 
-size_t EditDistance(const std::vector<std::string_view>& ref, const std::vector<std::string_view>& hyp) {
+size_t EditDistance(const std::vector<std::string_view>& ref,
+                    const std::vector<std::string_view>& hyp) {
   return Levenshtein(ref, hyp);
 }
 

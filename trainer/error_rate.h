@@ -15,7 +15,8 @@ namespace sluice::train {
 
 // Levenshtein distance between two sequences; O(min-side) memory.
 size_t EditDistance(const std::vector<char32_t>& ref, const std::vector<char32_t>& hyp);
-size_t EditDistance(const std::vector<std::string_view>& ref, const std::vector<std::string_view>& hyp);
+size_t EditDistance(const std::vector<std::string_view>& ref,
+                    const std::vector<std::string_view>& hyp);
 
 // Code points of `text`; invalid UTF-8 bytes count as one unit each (a transcript decoded by a
 // tokenizer is valid; this only keeps the metric total).

@@ -23,7 +23,8 @@ Status Evaluate(loader::Loader* eval, Engine* engine, int V, const features::Tok
     rows.clear();
     // Rows past size - repeated repeat records only to even out the ranks' batch counts: scoring
     // them would count those utterances twice.
-    for (size_t r = 0; r + batch->repeated() < batch->size(); ++r) rows.push_back(static_cast<int>(r));
+    for (size_t r = 0; r + batch->repeated() < batch->size(); ++r)
+      rows.push_back(static_cast<int>(r));
     if (rows.empty()) continue;
     SLUICE_RETURN_IF_ERROR(engine->EvaluateRows(
         *batch, rows, [&](int i, double loss, const float* log_probs, int frames) -> Status {
@@ -32,10 +33,12 @@ Status Evaluate(loader::Loader* eval, Engine* engine, int V, const features::Tok
           SLUICE_RETURN_IF_ERROR(GreedyDecode(log_probs, frames, V, tok, &ids, &hypothesis));
           // The reference is the decoded token ids: the transcript as the tokenizer normalised it.
           reference.clear();
-          SLUICE_RETURN_IF_ERROR(tok.Decode(batch->tokens() + static_cast<size_t>(r) * batch->max_tokens(),
-                                            batch->token_lengths()[r], &reference));
+          SLUICE_RETURN_IF_ERROR(
+              tok.Decode(batch->tokens() + static_cast<size_t>(r) * batch->max_tokens(),
+                         batch->token_lengths()[r], &reference));
           out->errors.Add(reference, hypothesis);
-          if (out->examples.size() < max_examples) out->examples.emplace_back(reference, hypothesis);
+          if (out->examples.size() < max_examples)
+            out->examples.emplace_back(reference, hypothesis);
           return Status::OK();
         }));
   }

@@ -2,8 +2,9 @@
 
 namespace sluice::train {
 
-Status GreedyDecode(const float* log_probs, int frames, int vocab, const features::Tokenizer& tokenizer,
-                    std::vector<int32_t>* ids, std::string* text) {
+Status GreedyDecode(const float* log_probs, int frames, int vocab,
+                    const features::Tokenizer& tokenizer, std::vector<int32_t>* ids,
+                    std::string* text) {
   std::vector<int32_t> best(static_cast<size_t>(frames));
   for (int t = 0; t < frames; ++t) {
     const float* row = log_probs + static_cast<size_t>(t) * vocab;

@@ -41,7 +41,8 @@ Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& r
   CopyMasterParameters(R);
   SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
     reference::Model<float>& m = *models_[r];
-    SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
+    SLUICE_RETURN_IF_ERROR(
+        shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
     // Each share keys its own dropout masks: the golden-ratio step keeps shares' seeds apart.
     const uint64_t share = first_share_ + static_cast<uint64_t>(r);
     const reference::StepContext ctx{seed + 0x9e3779b97f4a7c15ull * share, step, true};
@@ -70,13 +71,15 @@ Status Replicas::TrainStep(const loader::Batch& batch, const std::vector<int>& r
   return Status::OK();
 }
 
-Status Replicas::Evaluate(const loader::Batch& batch, const std::vector<int>& rows, const RowFn& fn) {
+Status Replicas::Evaluate(const loader::Batch& batch, const std::vector<int>& rows,
+                          const RowFn& fn) {
   const int n = static_cast<int>(rows.size());
   const int R = std::min(count(), n);
   CopyMasterParameters(R);
   SLUICE_RETURN_IF_ERROR(ForShares(n, [&](int r, int begin, int end) -> Status {
     reference::Model<float>& m = *models_[r];
-    SLUICE_RETURN_IF_ERROR(shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
+    SLUICE_RETURN_IF_ERROR(
+        shares_[r].Fill(batch, rows.data() + begin, end - begin, m.config().vocab));
     float mean = 0;
     return m.Forward(shares_[r].View(), reference::StepContext{}, &mean);
   }));

@@ -32,8 +32,8 @@ class Replicas {
   // master().grads() <- d(mean over `rows` of the CTC loss)/d params; *loss <- that mean (zeros
   // and 0 for no rows: a rank with no row still joins the step).
   // Copies the master's parameters to the other replicas first. Errors name the record.
-  Status TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed, uint64_t step,
-                   double* loss);
+  Status TrainStep(const loader::Batch& batch, const std::vector<int>& rows, uint64_t seed,
+                   uint64_t step, double* loss);
 
   // Forward only (no dropout). For each row: its position in `rows`, its loss, and its
   // log-probabilities [frames, vocab]. Called from the caller's thread, in row order.

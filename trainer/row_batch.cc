@@ -30,16 +30,16 @@ Status RowBatch::Fill(const loader::Batch& batch, const int* rows, int n, int vo
     const int r = rows[i];
     const int frames = batch.lengths()[r];
     frames_[i] = frames;
-    std::memcpy(&features_[static_cast<size_t>(i) * T_ * F_], src + static_cast<size_t>(r) * T_in * F_,
-                sizeof(float) * frames * F_);
+    std::memcpy(&features_[static_cast<size_t>(i) * T_ * F_],
+                src + static_cast<size_t>(r) * T_in * F_, sizeof(float) * frames * F_);
     const int L = batch.token_lengths()[r];
     label_lengths_[i] = L;
     const int32_t* tokens = batch.tokens() + static_cast<size_t>(r) * batch.max_tokens();
     for (int k = 0; k < L; ++k) {
       if (tokens[k] < 1 || tokens[k] >= vocab)
-        return Status::InvalidArgument("record '" + std::string(batch.keys()[r]) + "': token id " +
-                                       std::to_string(tokens[k]) + " outside the model's classes [1, " +
-                                       std::to_string(vocab) + ")");
+        return Status::InvalidArgument(
+            "record '" + std::string(batch.keys()[r]) + "': token id " + std::to_string(tokens[k]) +
+            " outside the model's classes [1, " + std::to_string(vocab) + ")");
       labels_[static_cast<size_t>(i) * S_max_ + k] = tokens[k];
     }
   }

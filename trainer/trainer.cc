@@ -32,7 +32,9 @@ namespace sluice::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // ---- Checkpoints ------------------------------------------------------------------------------
 
@@ -157,7 +159,8 @@ Status Run::BuildEngine() {
     engine_ = MakeCpuEngine(config_, o_.replicas, o_.weight_decay, ranks_, loader_.get());
   } else {
 #ifdef SLUICE_HAVE_GPU_MODEL
-    SLUICE_RETURN_IF_ERROR(MakeCudaEngine(config_, o_.weight_decay, ranks_, loader_.get(), &engine_));
+    SLUICE_RETURN_IF_ERROR(
+        MakeCudaEngine(config_, o_.weight_decay, ranks_, loader_.get(), &engine_));
 #else
     return Status::Unsupported("--device cuda: not built");
 #endif
@@ -200,7 +203,8 @@ Status Run::Resume(const std::string& path) {
   SLUICE_RETURN_IF_ERROR(ReadCheckpoint(path, &c));
   // The loader's partition, and so every step's rows, depend on the world size.
   if (!c.config.contains("world"))
-    return Status::Corruption(path + ": its configuration has no \"world\" (docs/formats/checkpoint.md)");
+    return Status::Corruption(path +
+                              ": its configuration has no \"world\" (docs/formats/checkpoint.md)");
   const int stored_world = c.config.at("world").get<int>();
   if (stored_world != ranks_.world)
     return Status::InvalidArgument(
@@ -468,21 +472,22 @@ Status RunTraining(const TrainOptions& o) {
     if (!s.ok() && env.world > 1) {
       // As on the CPU: the other ranks would wait in their next collective. Under mpirun MPI ends
       // the job; under torchrun or srun this rank's exit does (the launcher stops the others).
-      std::fprintf(stderr, "sluice-train: rank %d of %d (%s environment): %s\n", env.rank, env.world,
-                   env.launcher.c_str(), s.ToString().c_str());
+      std::fprintf(stderr, "sluice-train: rank %d of %d (%s environment): %s\n", env.rank,
+                   env.world, env.launcher.c_str(), s.ToString().c_str());
       std::fflush(stderr);
       launch->Abort(1);
     }
     return s;
 #else
-    return Status::Unsupported("--device cuda: this sluice-train was built without the CUDA trainer (gpu/model "
-                               "needs nvcc and cuBLASLt at configure time). HINT: --device cpu, or reconfigure "
-                               "on a machine with the CUDA toolkit (meson setup -Dcuda=enabled)");
+    return Status::Unsupported(
+        "--device cuda: this sluice-train was built without the CUDA trainer (gpu/model "
+        "needs nvcc and cuBLASLt at configure time). HINT: --device cpu, or reconfigure "
+        "on a machine with the CUDA toolkit (meson setup -Dcuda=enabled)");
 #endif
   }
   if (env.world == 1) return Train(o, Ranks{});
-  const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world) + " (" +
-                            env.launcher + " environment)";
+  const std::string where = "rank " + std::to_string(env.rank) + " of " +
+                            std::to_string(env.world) + " (" + env.launcher + " environment)";
 #ifdef SLUICE_HAVE_MPI
   // The CPU trainer's collectives run over MPI, whichever launcher set the variables: srun with
   // MPI support (PMIx) starts MPI ranks just as mpirun does.
@@ -490,10 +495,11 @@ Status RunTraining(const TrainOptions& o) {
   Status s = comm::MpiCommunicator::Create(&comm);
   if (!s.ok()) return Prefixed(s, where + ": starting MPI");
   if (comm->world() != env.world || comm->rank() != env.rank)
-    return Status::InvalidArgument(where + ", but MPI sees rank " + std::to_string(comm->rank()) + " of " +
-                                   std::to_string(comm->world()) +
-                                   ". HINT: on the CPU the ranks talk over MPI: start them with mpirun -np N "
-                                   "(or srun with MPI support), not as independent processes");
+    return Status::InvalidArgument(
+        where + ", but MPI sees rank " + std::to_string(comm->rank()) + " of " +
+        std::to_string(comm->world()) +
+        ". HINT: on the CPU the ranks talk over MPI: start them with mpirun -np N "
+        "(or srun with MPI support), not as independent processes");
   s = Train(o, Ranks{env.rank, env.world, env.local_rank, comm.get(), nullptr});
   if (!s.ok()) {
     // The other ranks are, or soon will be, blocked in a collective this rank will never join:
@@ -504,8 +510,10 @@ Status RunTraining(const TrainOptions& o) {
   }
   return s;
 #else
-  return Status::Unsupported(where + ": this sluice-train was built without MPI, which data parallelism on the "
-                             "CPU needs. HINT: apt-get install libopenmpi-dev openmpi-bin, then reconfigure");
+  return Status::Unsupported(
+      where +
+      ": this sluice-train was built without MPI, which data parallelism on the "
+      "CPU needs. HINT: apt-get install libopenmpi-dev openmpi-bin, then reconfigure");
 #endif
 }
 

@@ -35,9 +35,10 @@ struct Swish {
 };
 
 template <typename Act>
-__global__ void BiasActivationKernel(float* pre, __nv_bfloat16* act_b, float* act_f, const float* bias,
-                                     size_t n, int C) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+__global__ void BiasActivationKernel(float* pre, __nv_bfloat16* act_b, float* act_f,
+                                     const float* bias, size_t n, int C) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const float h = bias ? pre[i] + bias[i % C] : pre[i];
     pre[i] = h;
     const float g = static_cast<float>(Act::F(h));
@@ -47,9 +48,10 @@ __global__ void BiasActivationKernel(float* pre, __nv_bfloat16* act_b, float* ac
 }
 
 template <typename Act>
-__global__ void ActivationBackwardKernel(float* d, __nv_bfloat16* db, const float* dact, const float* pre,
-                                         size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+__global__ void ActivationBackwardKernel(float* d, __nv_bfloat16* db, const float* dact,
+                                         const float* pre, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const float v = static_cast<float>(dact[i] * Act::Grad(pre[i]));
     if (d) d[i] = v;
     if (db) db[i] = __float2bfloat16_rn(v);
@@ -64,34 +66,36 @@ Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf
   if (n == 0) return Status::OK();
   switch (act) {
     case reference::Activation::kGelu:
-      BiasActivationKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
-                                                                                   bias, n, C);
+      BiasActivationKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+          pre, BF(act_bf16), act_f32, bias, n, C);
       break;
     case reference::Activation::kSwish:
-      BiasActivationKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(pre, BF(act_bf16), act_f32,
-                                                                                    bias, n, C);
+      BiasActivationKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+          pre, BF(act_bf16), act_f32, bias, n, C);
       break;
     default:
-      return Status::Unsupported("BiasActivationForward: activation " + std::to_string(static_cast<int>(act)));
+      return Status::Unsupported("BiasActivationForward: activation " +
+                                 std::to_string(static_cast<int>(act)));
   }
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
 
-Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16, const float* dact,
-                          const float* pre, size_t n, void* stream) {
+Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16,
+                          const float* dact, const float* pre, size_t n, void* stream) {
   if (n == 0) return Status::OK();
   switch (act) {
     case reference::Activation::kGelu:
-      ActivationBackwardKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
-                                                                                       pre, n);
+      ActivationBackwardKernel<Gelu>
+          <<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact, pre, n);
       break;
     case reference::Activation::kSwish:
-      ActivationBackwardKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact,
-                                                                                        pre, n);
+      ActivationBackwardKernel<Swish>
+          <<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact, pre, n);
       break;
     default:
-      return Status::Unsupported("ActivationBackward: activation " + std::to_string(static_cast<int>(act)));
+      return Status::Unsupported("ActivationBackward: activation " +
+                                 std::to_string(static_cast<int>(act)));
   }
   SLUICE_LAUNCH_CHECK();
   return Status::OK();

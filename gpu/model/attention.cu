@@ -21,11 +21,12 @@ __device__ __forceinline__ size_t HeadMajor(size_t bt, int c, int T, int H, int 
 }
 
 // qkv [B, T, 3C] (+ bias) -> q, k, v [B, H, T, hs] bf16.
-__global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, const float* qkv,
-                                 const float* bias, int B, int T, int C, int H) {
+__global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v,
+                                 const float* qkv, const float* bias, int B, int T, int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int j = i % (3 * C);
     const int which = j / C;
     const float val = bias ? qkv[i] + bias[j] : qkv[i];
@@ -35,10 +36,12 @@ __global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat
 }
 
 // src [B, H, T, hs] fp32 -> dst [B, T, C] (bf16, and fp32 when dst_f is set).
-__global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float* src, int B, int T, int C, int H) {
+__global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float* src, int B, int T,
+                                 int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const float val = src[HeadMajor(i / C, i % C, T, H, hs)];
     if (dst_b) dst_b[i] = __float2bfloat16_rn(val);
     if (dst_f) dst_f[i] = val;
@@ -49,16 +52,18 @@ __global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float
 __global__ void SplitGradKernel(__nv_bfloat16* dy, const float* dout, int B, int T, int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     dy[HeadMajor(i / C, i % C, T, H, hs)] = __float2bfloat16_rn(dout[i]);
 }
 
 // dq, dk, dv [B, H, T, hs] -> dqkv [B, T, 3C].
-__global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const float* dq, const float* dk,
-                                   const float* dv, int B, int T, int C, int H) {
+__global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const float* dq,
+                                   const float* dk, const float* dv, int B, int T, int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int j = i % (3 * C);
     const int which = j / C;
     const float* src = which == 0 ? dq : which == 1 ? dk : dv;
@@ -94,7 +99,8 @@ __global__ void MaskedSoftmaxKernel(float* probs, __nv_bfloat16* probs_b, const 
 }
 
 // ds_j = scale * p_j (dp_j - sum_k p_k dp_k), bf16; masked keys have p = 0 and so ds = 0.
-__global__ void SoftmaxBackwardKernel(__nv_bfloat16* ds, const float* dp, const float* probs, size_t rows, int T, float scale) {
+__global__ void SoftmaxBackwardKernel(__nv_bfloat16* ds, const float* dp, const float* probs,
+                                      size_t rows, int T, float scale) {
   const size_t row = blockIdx.x * size_t(blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -103,13 +109,15 @@ __global__ void SoftmaxBackwardKernel(__nv_bfloat16* ds, const float* dp, const 
   float dot = 0.0f;
   for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
   dot = internal::WarpSum(dot);
-  for (int j = lane; j < T; j += 32) ds[row * T + j] = __float2bfloat16_rn(p[j] * (g[j] - dot) * scale);
+  for (int j = lane; j < T; j += 32)
+    ds[row * T + j] = __float2bfloat16_rn(p[j] * (g[j] - dot) * scale);
 }
 
 Status CheckDims(const AttentionDims& d) {
   if (d.B < 0 || d.T < 0 || d.C < 1 || d.H < 1 || d.C % d.H != 0)
     return Status::InvalidArgument("attention: bad dims (C must be a positive multiple of H)");
-  if (static_cast<int64_t>(d.B) * d.H > 65535) return Status::InvalidArgument("attention: B * H > 65535");
+  if (static_cast<int64_t>(d.B) * d.H > 65535)
+    return Status::InvalidArgument("attention: B * H > 65535");
   return Status::OK();
 }
 
@@ -122,26 +130,32 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
   if (d.B == 0 || d.T == 0) return Status::OK();
   const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
   const size_t n3 = 3 * d.head_elems();
-  SplitHeadsKernel<<<GridFor(n3, kThreads), kThreads, 0, S(stream)>>>(BF(sv.q), BF(sv.k), BF(sv.v), qkv,
-                                                                        qkv_bias, d.B, T, d.C, d.H);
+  SplitHeadsKernel<<<GridFor(n3, kThreads), kThreads, 0, S(stream)>>>(
+      BF(sv.q), BF(sv.k), BF(sv.v), qkv, qkv_bias, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   // scores[bh] = q[bh] k[bh]^T: [T, hs] x [hs, T].
   GemmShape s;
   s.M = T; s.N = T; s.K = hs; s.trans_b = true;
-  s.batch = BH; s.stride_a = int64_t(T) * hs; s.stride_b = int64_t(T) * hs; s.stride_c = int64_t(T) * T;
+  s.batch = BH;
+  s.stride_a = int64_t(T) * hs;
+  s.stride_b = int64_t(T) * hs;
+  s.stride_c = int64_t(T) * T;
   SLUICE_RETURN_IF_ERROR(gemm.Run(s, sv.q, sv.k, sc.scores, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
-  MaskedSoftmaxKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(sv.probs, BF(sv.probs_bf16), sc.scores,
-                                                                        lengths, d.B, d.H, T, scale);
+  MaskedSoftmaxKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(
+      sv.probs, BF(sv.probs_bf16), sc.scores, lengths, d.B, d.H, T, scale);
   SLUICE_LAUNCH_CHECK();
   // y[bh] = p[bh] v[bh]: [T, T] x [T, hs].
   GemmShape y;
   y.M = T; y.N = hs; y.K = T;
-  y.batch = BH; y.stride_a = int64_t(T) * T; y.stride_b = int64_t(T) * hs; y.stride_c = int64_t(T) * hs;
+  y.batch = BH;
+  y.stride_a = int64_t(T) * T;
+  y.stride_b = int64_t(T) * hs;
+  y.stride_c = int64_t(T) * hs;
   SLUICE_RETURN_IF_ERROR(gemm.Run(y, sv.probs_bf16, sv.v, sc.y, stream));
-  MergeHeadsKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(out_bf16), out_f32, sc.y,
-                                                                                    d.B, T, d.C, d.H);
+  MergeHeadsKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(
+      BF(out_bf16), out_f32, sc.y, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -153,8 +167,8 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   SLUICE_RETURN_IF_ERROR(CheckDims(d));
   if (d.B == 0 || d.T == 0) return Status::OK();
   const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
-  SplitGradKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(sc.dy), dout, d.B, T, d.C,
-                                                                                   d.H);
+  SplitGradKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(sc.dy), dout,
+                                                                                 d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   const int64_t th = int64_t(T) * hs, tt = int64_t(T) * T;
   // dP = dy v^T: [T, hs] x [hs, T].
@@ -169,8 +183,8 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   SLUICE_RETURN_IF_ERROR(gemm.Run(dv, sv.probs_bf16, sc.dy, sc.dv, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
-  SoftmaxBackwardKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(BF(sc.ds), sc.scores, sv.probs, rows,
-                                                                          T, scale);
+  SoftmaxBackwardKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(BF(sc.ds), sc.scores,
+                                                                        sv.probs, rows, T, scale);
   SLUICE_LAUNCH_CHECK();
   // dq = ds k: [T, T] x [T, hs].
   GemmShape dq;

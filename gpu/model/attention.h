@@ -48,7 +48,8 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
 // dqkv [B, T, 3C] WRITTEN as fp32 (the bias gradient reads it) and bf16 (the GEMM input); either
 // may be null. dout [B, T, C] fp32.
 Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* dout,
-                         const int32_t* lengths, const AttentionDims& d, const AttentionSaved& saved,
-                         const AttentionScratch& scratch, void* stream);
+                         const int32_t* lengths, const AttentionDims& d,
+                         const AttentionSaved& saved, const AttentionScratch& scratch,
+                         void* stream);
 
 }  // namespace sluice::gpu::model

@@ -11,10 +11,11 @@ namespace {
 using internal::BF, internal::GridFor, internal::S, internal::kThreads;
 
 // ---- convolutions ----
-__global__ void Conv1ReluKernel(float* out, const float* x, const float* w, const float* bias, int B,
-                                int T, int F, int C, int T1, int F1) {
+__global__ void Conv1ReluKernel(float* out, const float* x, const float* w, const float* bias,
+                                int B, int T, int F, int C, int T1, int F1) {
   const size_t n = static_cast<size_t>(B) * C * T1 * F1;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int f = i % F1;
     const int t = (i / F1) % T1;
     const int co = (i / (static_cast<size_t>(F1) * T1)) % C;
@@ -30,7 +31,8 @@ __global__ void Conv1ReluKernel(float* out, const float* x, const float* w, cons
 // One block per output channel: dweight[co][k] += sum over (b, t, f) of d * x[window k],
 // dbias[co] += sum of d, with d the masked gradient; double accumulation, fixed order.
 __global__ void Conv1ReluBackwardKernel(float* dw, float* db, const float* dout, const float* out,
-                                        const float* x, int B, int T, int F, int C, int T1, int F1) {
+                                        const float* x, int B, int T, int F, int C, int T1,
+                                        int F1) {
   __shared__ double sh[32];
   const int co = blockIdx.x;
   double acc[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -57,24 +59,29 @@ __global__ void Conv1ReluBackwardKernel(float* dw, float* db, const float* dout,
   }
 }
 
-__global__ void Im2ColKernel(__nv_bfloat16* col, const float* in, int B, int C, int H, int W, int Ho, int Wo) {
+__global__ void Im2ColKernel(__nv_bfloat16* col, const float* in, int B, int C, int H, int W,
+                             int Ho, int Wo) {
   const size_t K = static_cast<size_t>(C) * 9;
   const size_t n = static_cast<size_t>(B) * Ho * Wo * K;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const size_t r = i / K;
     const int k = i % K;
     const int ci = k / 9, kh = (k % 9) / 3, kw = k % 3;
     const int f = r % Wo;
     const int t = (r / Wo) % Ho;
     const int b = r / (static_cast<size_t>(Wo) * Ho);
-    col[i] = __float2bfloat16_rn(in[((static_cast<size_t>(b) * C + ci) * H + 2 * t + kh) * W + 2 * f + kw]);
+    col[i] = __float2bfloat16_rn(
+        in[((static_cast<size_t>(b) * C + ci) * H + 2 * t + kh) * W + 2 * f + kw]);
   }
 }
 
-__global__ void Col2ImKernel(float* din, const float* dcol, int B, int C, int H, int W, int Ho, int Wo) {
+__global__ void Col2ImKernel(float* din, const float* dcol, int B, int C, int H, int W, int Ho,
+                             int Wo) {
   const size_t K = static_cast<size_t>(C) * 9;
   const size_t n = static_cast<size_t>(B) * C * H * W;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int w = i % W;
     const int h = (i / W) % H;
     const int ci = (i / (static_cast<size_t>(W) * H)) % C;
@@ -95,10 +102,11 @@ __global__ void Col2ImKernel(float* din, const float* dcol, int B, int C, int H,
 }
 
 // out [B, Ho, C, Wo] from gemm [B, Ho, Wo, C].
-__global__ void Conv2EpilogueKernel(float* out, __nv_bfloat16* out_b, const float* gemm, const float* bias,
-                                    int B, int C, int Ho, int Wo) {
+__global__ void Conv2EpilogueKernel(float* out, __nv_bfloat16* out_b, const float* gemm,
+                                    const float* bias, int B, int C, int Ho, int Wo) {
   const size_t n = static_cast<size_t>(B) * Ho * C * Wo;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int f = i % Wo;
     const int c = (i / Wo) % C;
     const size_t bt = i / (static_cast<size_t>(Wo) * C);  // b * Ho + t
@@ -109,10 +117,11 @@ __global__ void Conv2EpilogueKernel(float* out, __nv_bfloat16* out_b, const floa
   }
 }
 
-__global__ void Conv2EpilogueBackwardKernel(float* dg, __nv_bfloat16* dg_b, const float* dout, const float* out,
-                                            int B, int C, int Ho, int Wo) {
+__global__ void Conv2EpilogueBackwardKernel(float* dg, __nv_bfloat16* dg_b, const float* dout,
+                                            const float* out, int B, int C, int Ho, int Wo) {
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int c = i % C;
     const int f = (i / C) % Wo;
     const size_t bt = i / (static_cast<size_t>(C) * Wo);
@@ -125,7 +134,8 @@ __global__ void Conv2EpilogueBackwardKernel(float* dg, __nv_bfloat16* dg_b, cons
 
 __device__ __forceinline__ int ConvOut(int n) { return n < 3 ? 0 : (n - 3) / 2 + 1; }
 
-__global__ void SubsampledLengthsKernel(int32_t* out_len, int32_t* bad, const int32_t* frames, int B, int T) {
+__global__ void SubsampledLengthsKernel(int32_t* out_len, int32_t* bad, const int32_t* frames,
+                                        int B, int T) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= B) return;
   int f = frames[b];
@@ -138,13 +148,13 @@ __global__ void SubsampledLengthsKernel(int32_t* out_len, int32_t* bad, const in
 
 }  // namespace
 
-Status Conv1ReluForward(float* out, const float* features, const float* weight, const float* bias, int B,
-                        int T, int F, int C, void* stream) {
+Status Conv1ReluForward(float* out, const float* features, const float* weight, const float* bias,
+                        int B, int T, int F, int C, void* stream) {
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   const size_t n = static_cast<size_t>(B) * C * T1 * F1;
   if (n == 0) return Status::OK();
-  Conv1ReluKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, features, weight, bias, B, T, F,
-                                                                      C, T1, F1);
+  Conv1ReluKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, features, weight, bias, B,
+                                                                    T, F, C, T1, F1);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -153,8 +163,8 @@ Status Conv1ReluBackward(float* dweight, float* dbias, const float* dout, const 
                          const float* features, int B, int T, int F, int C, void* stream) {
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   if (C <= 0) return Status::OK();
-  Conv1ReluBackwardKernel<<<C, kThreads, 0, S(stream)>>>(dweight, dbias, dout, out, features, B, T, F, C,
-                                                          T1, F1);
+  Conv1ReluBackwardKernel<<<C, kThreads, 0, S(stream)>>>(dweight, dbias, dout, out, features, B, T,
+                                                         F, C, T1, F1);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -177,27 +187,28 @@ Status Col2Im(float* din, const float* dcol, int B, int C, int H, int W, void* s
   return Status::OK();
 }
 
-Status Conv2Epilogue(float* out, Bf16* out_bf16, const float* gemm_out, const float* bias, int B, int C,
-                     int Ho, int Wo, void* stream) {
+Status Conv2Epilogue(float* out, Bf16* out_bf16, const float* gemm_out, const float* bias, int B,
+                     int C, int Ho, int Wo, void* stream) {
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C;
   if (n == 0) return Status::OK();
-  Conv2EpilogueKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, BF(out_bf16), gemm_out, bias,
-                                                                          B, C, Ho, Wo);
+  Conv2EpilogueKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, BF(out_bf16), gemm_out,
+                                                                        bias, B, C, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
 
-Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, const float* out, int B,
-                             int C, int Ho, int Wo, void* stream) {
+Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, const float* out,
+                             int B, int C, int Ho, int Wo, void* stream) {
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C;
   if (n == 0) return Status::OK();
-  Conv2EpilogueBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dgemm, BF(dgemm_bf16), dout,
-                                                                                  out, B, C, Ho, Wo);
+  Conv2EpilogueBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+      dgemm, BF(dgemm_bf16), dout, out, B, C, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
 
-Status SubsampledLengths(int32_t* out_len, int32_t* bad, const int32_t* frames, int B, int T, void* stream) {
+Status SubsampledLengths(int32_t* out_len, int32_t* bad, const int32_t* frames, int B, int T,
+                         void* stream) {
   if (B <= 0) return Status::OK();
   SubsampledLengthsKernel<<<(B + 127) / 128, 128, 0, S(stream)>>>(out_len, bad, frames, B, T);
   SLUICE_LAUNCH_CHECK();

@@ -15,10 +15,10 @@ __device__ __forceinline__ double LogAdd(double a, double b) {
   return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
 }
 
-__global__ void CtcKernel(const float* log_probs, int T_max, int V, const int32_t* labels, int S_max,
-                          const int32_t* input_lengths, const int32_t* label_lengths, bool zero_infinity,
-                          float grad_scale, float* losses, float* grad_logits, double* workspace,
-                          int32_t* bad) {
+__global__ void CtcKernel(const float* log_probs, int T_max, int V, const int32_t* labels,
+                          int S_max, const int32_t* input_lengths, const int32_t* label_lengths,
+                          bool zero_infinity, float grad_scale, float* losses, float* grad_logits,
+                          double* workspace, int32_t* bad) {
   const int b = blockIdx.x;
   const int tid = threadIdx.x, nt = blockDim.x;
   const int T = input_lengths[b];
@@ -101,7 +101,8 @@ __global__ void CtcKernel(const float* log_probs, int T_max, int V, const int32_
   // softmax, then minus the posterior (one thread per frame: no two threads touch one row), then
   // the scale: the reference's order of float operations.
   const size_t valid = static_cast<size_t>(T) * V;
-  for (size_t i = tid; i < utt; i += nt) g[i] = i < valid ? static_cast<float>(exp(static_cast<double>(lp[i]))) : 0.0f;
+  for (size_t i = tid; i < utt; i += nt)
+    g[i] = i < valid ? static_cast<float>(exp(static_cast<double>(lp[i]))) : 0.0f;
   __syncthreads();
   for (int t = tid; t < T; t += nt) {
     const double* a = alpha + static_cast<size_t>(t) * Sw;
@@ -125,15 +126,16 @@ size_t CtcWorkspaceElems(int B, int T_max, int S_max) {
   return 2 * static_cast<size_t>(B) * T_max * (2 * static_cast<size_t>(S_max) + 1);
 }
 
-Status CtcLossBatch(const float* log_probs, int B, int T_max, int V, const int32_t* labels, int S_max,
-                    const int32_t* input_lengths, const int32_t* label_lengths, bool zero_infinity,
-                    float grad_scale, float* losses, float* grad_logits, double* workspace,
-                    int32_t* bad, void* stream) {
+Status CtcLossBatch(const float* log_probs, int B, int T_max, int V, const int32_t* labels,
+                    int S_max, const int32_t* input_lengths, const int32_t* label_lengths,
+                    bool zero_infinity, float grad_scale, float* losses, float* grad_logits,
+                    double* workspace, int32_t* bad, void* stream) {
   if (B < 0 || T_max < 0 || S_max < 0 || V < 1)
     return Status::InvalidArgument("ctc: negative batch dimension or V < 1");
   if (B == 0) return Status::OK();
-  CtcKernel<<<B, kThreads, 0, S(stream)>>>(log_probs, T_max, V, labels, S_max, input_lengths, label_lengths,
-                                           zero_infinity, grad_scale, losses, grad_logits, workspace, bad);
+  CtcKernel<<<B, kThreads, 0, S(stream)>>>(log_probs, T_max, V, labels, S_max, input_lengths,
+                                           label_lengths, zero_infinity, grad_scale, losses,
+                                           grad_logits, workspace, bad);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

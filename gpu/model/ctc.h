@@ -22,9 +22,9 @@ size_t CtcWorkspaceElems(int B, int T_max, int S_max);
 // length outside [0, T_max] / [0, S_max] or a label outside [1, V); that utterance gets loss 0
 // and zero gradient, and the caller reports InvalidArgument (the reference's behaviour, checked
 // on the device because the lengths and labels live there).
-Status CtcLossBatch(const float* log_probs, int B, int T_max, int V, const int32_t* labels, int S_max,
-                    const int32_t* input_lengths, const int32_t* label_lengths, bool zero_infinity,
-                    float grad_scale, float* losses, float* grad_logits, double* workspace,
-                    int32_t* bad, void* stream);
+Status CtcLossBatch(const float* log_probs, int B, int T_max, int V, const int32_t* labels,
+                    int S_max, const int32_t* input_lengths, const int32_t* label_lengths,
+                    bool zero_infinity, float grad_scale, float* losses, float* grad_logits,
+                    double* workspace, int32_t* bad, void* stream);
 
 }  // namespace sluice::gpu::model

@@ -42,7 +42,8 @@ class DeviceArray {
  public:
   DeviceArray() = default;
   ~DeviceArray() { internal::DeviceFree(data_); }
-  DeviceArray(DeviceArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceArray(DeviceArray&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceArray& operator=(DeviceArray&& o) noexcept {
     if (this != &o) {
       internal::DeviceFree(data_);
@@ -73,11 +74,15 @@ class DeviceArray {
   // Copies the first n elements from / to host memory on `stream`; Download synchronises the
   // stream before it returns, so the host data is ready.
   Status Upload(const T* host, size_t n, void* stream) {
-    if (n > n_) return Status::InvalidArgument("DeviceArray::Upload: " + std::to_string(n) + " > " + std::to_string(n_));
+    if (n > n_)
+      return Status::InvalidArgument("DeviceArray::Upload: " + std::to_string(n) + " > " +
+                                     std::to_string(n_));
     return internal::Upload(data_, host, n * sizeof(T), stream);
   }
   Status Download(T* host, size_t n, void* stream) const {
-    if (n > n_) return Status::InvalidArgument("DeviceArray::Download: " + std::to_string(n) + " > " + std::to_string(n_));
+    if (n > n_)
+      return Status::InvalidArgument("DeviceArray::Download: " + std::to_string(n) + " > " +
+                                     std::to_string(n_));
     return internal::Download(host, data_, n * sizeof(T), stream);
   }
   Status Zero(void* stream) { return internal::Zero(data_, bytes(), stream); }

@@ -27,10 +27,12 @@ __device__ __forceinline__ float Uniform(uint64_t key_hash, uint64_t index) {
   return static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
 }
 
-__global__ void DropoutForwardKernel(float* out, const float* in, size_t n, float p, reference::DropoutKey key) {
+__global__ void DropoutForwardKernel(float* out, const float* in, size_t n, float p,
+                                     reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     if (p <= 0.0f) {
       out[i] = in[i];
     } else {
@@ -40,10 +42,12 @@ __global__ void DropoutForwardKernel(float* out, const float* in, size_t n, floa
 }
 
 __global__ void BiasDropoutResidualKernel(float* out, const float* in, const float* bias,
-                                          const float* resid, size_t n, int C, float p, reference::DropoutKey key) {
+                                          const float* resid, size_t n, int C, float p,
+                                          reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const float y = bias ? in[i] + bias[i % C] : in[i];
     float d = y;
     // __fmul_rn: no FMA contraction with the residual add, so the sum rounds like the
@@ -57,7 +61,8 @@ __global__ void DropoutBackwardKernel(float* din, __nv_bfloat16* din_b, const fl
                                       float p, reference::DropoutKey key) {
   const uint64_t kh = KeyHash(key.seed, key.step, key.tensor_id);
   const float scale = 1.0f / (1.0f - p);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     float v = dout[i];
     if (p > 0.0f) v = Uniform(kh, i) >= p ? dout[i] * scale : 0.0f;
     if (din) din[i] = v;
@@ -67,8 +72,8 @@ __global__ void DropoutBackwardKernel(float* din, __nv_bfloat16* din_b, const fl
 
 }  // namespace
 
-Status DropoutForward(float* out, const float* in, size_t n, float p, const reference::DropoutKey& key,
-                      void* stream) {
+Status DropoutForward(float* out, const float* in, size_t n, float p,
+                      const reference::DropoutKey& key, void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
   DropoutForwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, n, p, key);
@@ -76,13 +81,13 @@ Status DropoutForward(float* out, const float* in, size_t n, float p, const refe
   return Status::OK();
 }
 
-Status BiasDropoutResidual(float* out, const float* in, const float* bias, const float* resid, int N,
-                           int C, float p, const reference::DropoutKey& key, void* stream) {
+Status BiasDropoutResidual(float* out, const float* in, const float* bias, const float* resid,
+                           int N, int C, float p, const reference::DropoutKey& key, void* stream) {
   const size_t n = static_cast<size_t>(N) * C;
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  BiasDropoutResidualKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, bias, resid, n, C, p,
-                                                                                key);
+  BiasDropoutResidualKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, bias, resid,
+                                                                              n, C, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -91,7 +96,8 @@ Status DropoutBackward(float* din, Bf16* din_bf16, const float* dout, size_t n, 
                        const reference::DropoutKey& key, void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  DropoutBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, BF(din_bf16), dout, n, p, key);
+  DropoutBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, BF(din_bf16), dout,
+                                                                          n, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -99,7 +99,8 @@ struct Gemm::Impl {
                   Plan* p) {
     const cublasOperation_t op_a = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A = our B
     const cublasOperation_t op_b = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's B = our A
-    SLUICE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    SLUICE_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     SLUICE_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
     SLUICE_CUBLAS_RETURN_IF_ERROR(
@@ -107,8 +108,10 @@ struct Gemm::Impl {
     // Column-major stored sizes (rows, cols): our B stored [K, N] -> (N, K); [N, K] -> (K, N).
     const uint64_t a_rows = s.trans_b ? s.K : s.N, a_cols = s.trans_b ? s.N : s.K;
     const uint64_t b_rows = s.trans_a ? s.M : s.K, b_cols = s.trans_a ? s.K : s.M;
-    SLUICE_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, a_rows, a_cols, s.ldb));
-    SLUICE_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, b_rows, b_cols, s.lda));
+    SLUICE_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, a_rows, a_cols, s.ldb));
+    SLUICE_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, b_rows, b_cols, s.lda));
     SLUICE_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatrixLayoutCreate(&p->c, c_bf16 ? CUDA_R_16BF : CUDA_R_32F, s.N, s.M, s.ldc));
     SLUICE_RETURN_IF_ERROR(SetBatch(p->a, s.batch, s.stride_b));

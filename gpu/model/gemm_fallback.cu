@@ -9,8 +9,10 @@ namespace {
 constexpr int kTile = 16;
 
 // Element (r, c) of op(X) for a row-major stored X with row stride ld.
-__device__ __forceinline__ float Load(const __nv_bfloat16* x, bool trans, int64_t ld, int r, int c) {
-  return __bfloat162float(trans ? x[static_cast<int64_t>(c) * ld + r] : x[static_cast<int64_t>(r) * ld + c]);
+__device__ __forceinline__ float Load(const __nv_bfloat16* x, bool trans, int64_t ld, int r,
+                                      int c) {
+  return __bfloat162float(trans ? x[static_cast<int64_t>(c) * ld + r]
+                                : x[static_cast<int64_t>(r) * ld + c]);
 }
 
 template <typename CT>
@@ -26,8 +28,10 @@ __global__ void GemmKernel(GemmShape s, const __nv_bfloat16* A, const __nv_bfloa
   float acc = 0.0f;
   for (int k0 = 0; k0 < s.K; k0 += kTile) {
     const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
-    as[threadIdx.y][threadIdx.x] = row < s.M && ka < s.K ? Load(A, s.trans_a, s.lda, row, ka) : 0.0f;
-    bs[threadIdx.y][threadIdx.x] = kb < s.K && col < s.N ? Load(B, s.trans_b, s.ldb, kb, col) : 0.0f;
+    as[threadIdx.y][threadIdx.x] =
+        row < s.M && ka < s.K ? Load(A, s.trans_a, s.lda, row, ka) : 0.0f;
+    bs[threadIdx.y][threadIdx.x] =
+        kb < s.K && col < s.N ? Load(B, s.trans_b, s.ldb, kb, col) : 0.0f;
     __syncthreads();
     for (int k = 0; k < kTile; ++k) acc += as[threadIdx.y][k] * bs[k][threadIdx.x];
     __syncthreads();
@@ -47,7 +51,8 @@ Status FallbackGemm(const GemmShape& s, const Bf16* A, const Bf16* B, void* C, b
   if (s.M == 0 || s.N == 0) return Status::OK();
   const dim3 block(kTile, kTile);
   const dim3 grid((s.N + kTile - 1) / kTile, (s.M + kTile - 1) / kTile, s.batch);
-  if (grid.y > 65535 || grid.z > 65535) return Status::InvalidArgument("gemm fallback: grid too large");
+  if (grid.y > 65535 || grid.z > 65535)
+    return Status::InvalidArgument("gemm fallback: grid too large");
   if (c_bf16)
     GemmKernel<<<grid, block, 0, S(stream)>>>(s, BF(A), BF(B), static_cast<__nv_bfloat16*>(C));
   else

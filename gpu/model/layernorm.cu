@@ -80,14 +80,15 @@ Status LayerNormForward(Bf16* out_bf16, float* out_f32, float* mean, float* rstd
   return Status::OK();
 }
 
-Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* dout, const float* in,
-                         const float* gamma, const float* mean, const float* rstd, int N, int C,
-                         float* scratch, void* stream) {
+Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* dout,
+                         const float* in, const float* gamma, const float* mean, const float* rstd,
+                         int N, int C, float* scratch, void* stream) {
   if (N <= 0) return Status::OK();
   LayerNormBackwardKernel<<<WarpRowsGrid(N), kThreads, 0, S(stream)>>>(
       din, dout, in, gamma, mean, rstd, N, C);
   SLUICE_LAUNCH_CHECK();
-  SLUICE_RETURN_IF_ERROR(ColumnReduceAdd(dgamma, N, C, scratch, GammaGrad{dout, in, mean, rstd, C}, stream));
+  SLUICE_RETURN_IF_ERROR(
+      ColumnReduceAdd(dgamma, N, C, scratch, GammaGrad{dout, in, mean, rstd, C}, stream));
   return ColumnReduceAdd(dbeta, N, C, scratch, ReadValue{dout, C}, stream);
 }
 

@@ -11,13 +11,15 @@ using internal::BF, internal::GridFor, internal::S, internal::kThreads;
 
 // ---- conversions ----
 __global__ void CastToBf16Kernel(__nv_bfloat16* out, const float* in, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     out[i] = __float2bfloat16_rn(in[i]);
 }
 
 // ---- bias ----
 __global__ void AddBiasKernel(float* x, __nv_bfloat16* xb, const float* bias, size_t n, int C) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const float v = x[i] + bias[i % C];
     x[i] = v;
     if (xb) xb[i] = __float2bfloat16_rn(v);
@@ -25,7 +27,8 @@ __global__ void AddBiasKernel(float* x, __nv_bfloat16* xb, const float* bias, si
 }
 
 __global__ void AddToKernel(float* dst, const float* src, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     dst[i] += src[i];
 }
 

@@ -27,7 +27,7 @@ struct Ids {
 
 // Per layer, what the backward reads.
 struct LayerActs {
-  DeviceArray<Bf16> ln1, attn, ln2, act;    // GEMM inputs (act: the feed-forward activation's output)
+  DeviceArray<Bf16> ln1, attn, ln2, act;  // GEMM inputs (act: the feed-forward activation's output)
   DeviceArray<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   DeviceArray<float> x1;                    // residual stream after attention (LN2's input)
   DeviceArray<float> fc1;                   // FC1 output + bias (the activation's input)
@@ -88,7 +88,8 @@ struct CudaModel::State {
   }
 
   // out[n, oc] = in[n, :] . W[oc, :] (no bias: the consumer adds it, fused).
-  Status LinearNoBias(float* out, const Bf16* in, int w, int rows, int in_features, int out_features) {
+  Status LinearNoBias(float* out, const Bf16* in, int w, int rows, int in_features,
+                      int out_features) {
     GemmShape s;
     s.M = rows;
     s.N = out_features;
@@ -109,7 +110,8 @@ struct CudaModel::State {
     dw.trans_a = true;
     SLUICE_RETURN_IF_ERROR(gemm->Run(dw, dout_bf16, in, dw_scratch.data(), stream));
     SLUICE_RETURN_IF_ERROR(AddTo(Gp(w), dw_scratch.data(), layout[w].count, stream));
-    SLUICE_RETURN_IF_ERROR(ColumnSumAdd(Gp(b), dout, rows, out_features, col_scratch.data(), stream));
+    SLUICE_RETURN_IF_ERROR(
+        ColumnSumAdd(Gp(b), dout, rows, out_features, col_scratch.data(), stream));
     if (din == nullptr) return Status::OK();
     GemmShape dx;  // [rows, in] = dout [rows, out] x W [out, in]
     dx.M = rows;
@@ -154,10 +156,11 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   ids.layers.resize(config.n_layers);
   for (int l = 0; l < config.n_layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
-    ids.layers[l] = LayerIds{id(p + "fc2.weight"),      id(p + "fc2.bias"),      id(p + "fc1.weight"),
-                             id(p + "fc1.bias"),        id(p + "ln2.gamma"),     id(p + "ln2.beta"),
-                             id(p + "attn.proj.weight"), id(p + "attn.proj.bias"), id(p + "attn.qkv.weight"),
-                             id(p + "attn.qkv.bias"),   id(p + "ln1.gamma"),     id(p + "ln1.beta")};
+    ids.layers[l] =
+        LayerIds{id(p + "fc2.weight"),       id(p + "fc2.bias"),       id(p + "fc1.weight"),
+                 id(p + "fc1.bias"),         id(p + "ln2.gamma"),      id(p + "ln2.beta"),
+                 id(p + "attn.proj.weight"), id(p + "attn.proj.bias"), id(p + "attn.qkv.weight"),
+                 id(p + "attn.qkv.bias"),    id(p + "ln1.gamma"),      id(p + "ln1.beta")};
   }
 
   // bf16 weight copies (HasBf16Copy), each at a 128-element (256-byte) boundary.
@@ -190,8 +193,10 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   SLUICE_RETURN_IF_ERROR(alloc(s.wbf, bf));
   SLUICE_RETURN_IF_ERROR(alloc(s.dw_scratch, max_w));
   size_t col_scratch = 0;
-  for (auto [rows, cols] : {std::pair<size_t, size_t>{Nm, 3 * C}, {Nm, D}, {Nm, V}, {Nm, C}, {M2, C}})
-    col_scratch = std::max(col_scratch, ColumnSumScratch(static_cast<int>(rows), static_cast<int>(cols)));
+  for (auto [rows, cols] :
+       {std::pair<size_t, size_t>{Nm, 3 * C}, {Nm, D}, {Nm, V}, {Nm, C}, {M2, C}})
+    col_scratch =
+        std::max(col_scratch, ColumnSumScratch(static_cast<int>(rows), static_cast<int>(cols)));
   SLUICE_RETURN_IF_ERROR(alloc(s.col_scratch, col_scratch));
   SLUICE_RETURN_IF_ERROR(alloc(s.out_len, Bm));
   SLUICE_RETURN_IF_ERROR(alloc(s.flags, 2));
@@ -272,7 +277,9 @@ Status CudaModel::UploadParameters(const float* host) {
   int32_t probe = 0;
   return s_->flags.Download(&probe, 1, s_->stream);  // waits for the upload: `host` may go away
 }
-Status CudaModel::DownloadParameters(float* host) { return s_->params.Download(host, s_->P, s_->stream); }
+Status CudaModel::DownloadParameters(float* host) {
+  return s_->params.Download(host, s_->P, s_->stream);
+}
 Status CudaModel::DownloadGrads(float* host) { return s_->grads.Download(host, s_->P, s_->stream); }
 Status CudaModel::ZeroGrad() { return s_->grads.Zero(s_->stream); }
 
@@ -289,14 +296,15 @@ Status CudaModel::DownloadOutputLengths(std::vector<int32_t>* out) {
   return s_->out_len.Download(out->data(), out->size(), s_->stream);
 }
 
-Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& ctx, float* mean_loss) {
+Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& ctx,
+                          float* mean_loss) {
   State& s = *s_;
   const reference::ModelConfig& c = s.config;
   const int B = batch.B, T = batch.T, C = c.d_model, D = c.d_ff, V = c.vocab, L = c.n_layers;
   if (B < 1 || B > s.options.max_batch || T > s.options.max_frames || batch.S_max < 0 ||
       batch.S_max > s.options.max_labels)
-    return Status::InvalidArgument("CudaModel: batch of B " + std::to_string(B) + ", T " + std::to_string(T) +
-                                   ", S_max " + std::to_string(batch.S_max) +
+    return Status::InvalidArgument("CudaModel: batch of B " + std::to_string(B) + ", T " +
+                                   std::to_string(T) + ", S_max " + std::to_string(batch.S_max) +
                                    " is empty or exceeds the sizes given to Create");
   if (reference::SubsampledLength(T) < 1)
     return Status::InvalidArgument("CudaModel: batch of " + std::to_string(T) +
@@ -315,11 +323,12 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
   // bf16 copies of the current master weights.
   for (size_t i = 0; i < s.layout.size(); ++i) {
     if (!s.HasBf16Copy(i)) continue;
-    SLUICE_RETURN_IF_ERROR(CastToBf16(s.wbf.data() + s.wbf_offset[i], s.params.data() + s.layout[i].offset,
-                                      s.layout[i].count, st));
+    SLUICE_RETURN_IF_ERROR(CastToBf16(s.wbf.data() + s.wbf_offset[i],
+                                      s.params.data() + s.layout[i].offset, s.layout[i].count, st));
   }
   SLUICE_RETURN_IF_ERROR(s.flags.Zero(st));
-  SLUICE_RETURN_IF_ERROR(SubsampledLengths(s.out_len.data(), s.flags.data(), batch.frames, B, T, st));
+  SLUICE_RETURN_IF_ERROR(
+      SubsampledLengths(s.out_len.data(), s.flags.data(), batch.frames, B, T, st));
 
   // Subsampling: conv1 + ReLU (direct), conv2 as im2col + GEMM, + bias + ReLU + transpose, linear.
   const Ids& ids = s.ids;
@@ -327,7 +336,8 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
                                           s.Pp(ids.conv1_b), B, T, s.F, C, st));
   SLUICE_RETURN_IF_ERROR(Im2Col(s.col.data(), s.relu1.data(), B, C, s.T1, s.F1, st));
   const int M2 = B * T2 * F2;
-  SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.conv2_out.data(), s.col.data(), ids.conv2_w, M2, 9 * C, C));
+  SLUICE_RETURN_IF_ERROR(
+      s.LinearNoBias(s.conv2_out.data(), s.col.data(), ids.conv2_w, M2, 9 * C, C));
   SLUICE_RETURN_IF_ERROR(Conv2Epilogue(s.relu2.data(), s.sub_in.data(), s.conv2_out.data(),
                                        s.Pp(ids.conv2_b), B, C, T2, F2, st));
   SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.xs[0].data(), s.sub_in.data(), ids.sub_w, N, C * F2, C));
@@ -338,33 +348,40 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
     LayerActs& a = s.layers[l];
     const LayerIds& w = ids.layers[l];
     const float* x = s.xs[l].data();
-    SLUICE_RETURN_IF_ERROR(LayerNormForward(a.ln1.data(), nullptr, a.ln1_mean.data(), a.ln1_rstd.data(), x,
-                                            s.Pp(w.ln1_g), s.Pp(w.ln1_b), N, C, st));
+    SLUICE_RETURN_IF_ERROR(LayerNormForward(a.ln1.data(), nullptr, a.ln1_mean.data(),
+                                            a.ln1_rstd.data(), x, s.Pp(w.ln1_g), s.Pp(w.ln1_b), N,
+                                            C, st));
     SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), a.ln1.data(), w.qkv_w, N, C, 3 * C));
-    SLUICE_RETURN_IF_ERROR(AttentionForward(*s.gemm, a.attn.data(), nullptr, s.gemm_out.data(), s.Pp(w.qkv_b),
-                                            s.out_len.data(), s.Dims(), s.Saved(l), s.Scratch(), st));
+    SLUICE_RETURN_IF_ERROR(AttentionForward(*s.gemm, a.attn.data(), nullptr, s.gemm_out.data(),
+                                            s.Pp(w.qkv_b), s.out_len.data(), s.Dims(), s.Saved(l),
+                                            s.Scratch(), st));
     SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), a.attn.data(), w.proj_w, N, C, C));
-    SLUICE_RETURN_IF_ERROR(BiasDropoutResidual(a.x1.data(), s.gemm_out.data(), s.Pp(w.proj_b), x, N, C, p,
-                                               reference::DropoutKey{ctx.seed, ctx.step, uint32_t(2 * l)}, st));
-    SLUICE_RETURN_IF_ERROR(LayerNormForward(a.ln2.data(), nullptr, a.ln2_mean.data(), a.ln2_rstd.data(),
-                                            a.x1.data(), s.Pp(w.ln2_g), s.Pp(w.ln2_b), N, C, st));
+    SLUICE_RETURN_IF_ERROR(
+        BiasDropoutResidual(a.x1.data(), s.gemm_out.data(), s.Pp(w.proj_b), x, N, C, p,
+                            reference::DropoutKey{ctx.seed, ctx.step, uint32_t(2 * l)}, st));
+    SLUICE_RETURN_IF_ERROR(LayerNormForward(a.ln2.data(), nullptr, a.ln2_mean.data(),
+                                            a.ln2_rstd.data(), a.x1.data(), s.Pp(w.ln2_g),
+                                            s.Pp(w.ln2_b), N, C, st));
     SLUICE_RETURN_IF_ERROR(s.LinearNoBias(a.fc1.data(), a.ln2.data(), w.fc1_w, N, C, D));
-    SLUICE_RETURN_IF_ERROR(BiasActivationForward(s.config.activation, a.fc1.data(), a.act.data(), nullptr,
-                                                 s.Pp(w.fc1_b), N, D, st));
+    SLUICE_RETURN_IF_ERROR(BiasActivationForward(s.config.activation, a.fc1.data(), a.act.data(),
+                                                 nullptr, s.Pp(w.fc1_b), N, D, st));
     SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), a.act.data(), w.fc2_w, N, D, C));
-    SLUICE_RETURN_IF_ERROR(BiasDropoutResidual(s.xs[l + 1].data(), s.gemm_out.data(), s.Pp(w.fc2_b),
-                                               a.x1.data(), N, C, p,
-                                               reference::DropoutKey{ctx.seed, ctx.step, uint32_t(2 * l + 1)}, st));
+    SLUICE_RETURN_IF_ERROR(
+        BiasDropoutResidual(s.xs[l + 1].data(), s.gemm_out.data(), s.Pp(w.fc2_b), a.x1.data(), N, C,
+                            p, reference::DropoutKey{ctx.seed, ctx.step, uint32_t(2 * l + 1)}, st));
   }
 
-  SLUICE_RETURN_IF_ERROR(LayerNormForward(s.lnf.data(), nullptr, s.lnf_mean.data(), s.lnf_rstd.data(),
-                                          s.xs[L].data(), s.Pp(ids.lnf_g), s.Pp(ids.lnf_b), N, C, st));
+  SLUICE_RETURN_IF_ERROR(LayerNormForward(s.lnf.data(), nullptr, s.lnf_mean.data(),
+                                          s.lnf_rstd.data(), s.xs[L].data(), s.Pp(ids.lnf_g),
+                                          s.Pp(ids.lnf_b), N, C, st));
   SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), s.lnf.data(), ids.out_w, N, C, V));
-  SLUICE_RETURN_IF_ERROR(BiasLogSoftmaxForward(s.log_probs.data(), s.gemm_out.data(), s.Pp(ids.out_b), N, V, st));
+  SLUICE_RETURN_IF_ERROR(
+      BiasLogSoftmaxForward(s.log_probs.data(), s.gemm_out.data(), s.Pp(ids.out_b), N, V, st));
   // The CTC gradient (w.r.t. the logits, scaled by 1/B) comes with the forward-backward.
-  SLUICE_RETURN_IF_ERROR(CtcLossBatch(s.log_probs.data(), B, T2, V, batch.labels, batch.S_max, s.out_len.data(),
-                                      batch.label_lengths, /*zero_infinity=*/true, 1.0f / B, s.losses.data(),
-                                      s.dlogits.data(), s.ctc_ws.data(), s.flags.data() + 1, st));
+  SLUICE_RETURN_IF_ERROR(CtcLossBatch(s.log_probs.data(), B, T2, V, batch.labels, batch.S_max,
+                                      s.out_len.data(), batch.label_lengths, /*zero_infinity=*/true,
+                                      1.0f / B, s.losses.data(), s.dlogits.data(), s.ctc_ws.data(),
+                                      s.flags.data() + 1, st));
   SLUICE_RETURN_IF_ERROR(MeanOf(s.mean_loss.data(), s.losses.data(), B, st));
 
   int32_t flags[2];
@@ -373,9 +390,9 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
     return Status::InvalidArgument("CudaModel: utterance " + std::to_string(flags[0] - 1) +
                                    " has frames outside [0, " + std::to_string(T) + "]");
   if (flags[1] != 0)
-    return Status::InvalidArgument("CudaModel: utterance " + std::to_string(flags[1] - 1) +
-                                   " has a label length outside [0, S_max] or a label outside [1, " +
-                                   std::to_string(V) + ")");
+    return Status::InvalidArgument(
+        "CudaModel: utterance " + std::to_string(flags[1] - 1) +
+        " has a label length outside [0, S_max] or a label outside [1, " + std::to_string(V) + ")");
   return s.mean_loss.Download(mean_loss, 1, st);
 }
 
@@ -394,66 +411,73 @@ Status CudaModel::Backward(const GradReadyFn& ready) {
     ready(s.layout[w].offset, s.layout[w].count);
     ready(s.layout[b].offset, s.layout[b].count);
   };
-  auto key = [&](int site) { return reference::DropoutKey{s.ctx.seed, s.ctx.step, static_cast<uint32_t>(site)}; };
+  auto key = [&](int site) {
+    return reference::DropoutKey{s.ctx.seed, s.ctx.step, static_cast<uint32_t>(site)};
+  };
 
   // Head: dlogits is d loss / d logits already (CTC differentiates through the log_softmax).
-  SLUICE_RETURN_IF_ERROR(CastToBf16(s.dlogits_bf16.data(), s.dlogits.data(), static_cast<size_t>(N) * V, st));
+  SLUICE_RETURN_IF_ERROR(
+      CastToBf16(s.dlogits_bf16.data(), s.dlogits.data(), static_cast<size_t>(N) * V, st));
   SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), ids.out_w, ids.out_b, s.dlogits_bf16.data(),
                                           s.dlogits.data(), s.lnf.data(), N, C, V));
   done(ids.out_w, ids.out_b);
   SLUICE_RETURN_IF_ERROR(s.dx.Zero(st));  // the residual stream's gradient, carried down the layers
-  SLUICE_RETURN_IF_ERROR(LayerNormBackward(s.dx.data(), s.Gp(ids.lnf_g), s.Gp(ids.lnf_b), s.dC.data(),
-                                           s.xs[L].data(), s.Pp(ids.lnf_g), s.lnf_mean.data(),
-                                           s.lnf_rstd.data(), N, C, s.col_scratch.data(), st));
+  SLUICE_RETURN_IF_ERROR(LayerNormBackward(
+      s.dx.data(), s.Gp(ids.lnf_g), s.Gp(ids.lnf_b), s.dC.data(), s.xs[L].data(), s.Pp(ids.lnf_g),
+      s.lnf_mean.data(), s.lnf_rstd.data(), N, C, s.col_scratch.data(), st));
   done(ids.lnf_g, ids.lnf_b);
 
   for (int l = L - 1; l >= 0; --l) {
     LayerActs& a = s.layers[l];
     const LayerIds& w = ids.layers[l];
     // x2 = x1 + Dropout(FC2(Act(FC1(LN2(x1))))): dx holds d/dx2 and becomes d/dx1.
-    SLUICE_RETURN_IF_ERROR(DropoutBackward(s.dC2.data(), s.dC2_bf16.data(), s.dx.data(), NC, p, key(2 * l + 1), st));
-    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dD.data(), w.fc2_w, w.fc2_b, s.dC2_bf16.data(), s.dC2.data(),
-                                            a.act.data(), N, D, C));
+    SLUICE_RETURN_IF_ERROR(
+        DropoutBackward(s.dC2.data(), s.dC2_bf16.data(), s.dx.data(), NC, p, key(2 * l + 1), st));
+    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dD.data(), w.fc2_w, w.fc2_b, s.dC2_bf16.data(),
+                                            s.dC2.data(), a.act.data(), N, D, C));
     done(w.fc2_w, w.fc2_b);
-    SLUICE_RETURN_IF_ERROR(ActivationBackward(s.config.activation, s.dD2.data(), s.dD2_bf16.data(), s.dD.data(),
-                                              a.fc1.data(), ND, st));
-    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.fc1_w, w.fc1_b, s.dD2_bf16.data(), s.dD2.data(),
-                                            a.ln2.data(), N, C, D));
+    SLUICE_RETURN_IF_ERROR(ActivationBackward(s.config.activation, s.dD2.data(), s.dD2_bf16.data(),
+                                              s.dD.data(), a.fc1.data(), ND, st));
+    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.fc1_w, w.fc1_b, s.dD2_bf16.data(),
+                                            s.dD2.data(), a.ln2.data(), N, C, D));
     done(w.fc1_w, w.fc1_b);
-    SLUICE_RETURN_IF_ERROR(LayerNormBackward(s.dx.data(), s.Gp(w.ln2_g), s.Gp(w.ln2_b), s.dC.data(), a.x1.data(),
-                                             s.Pp(w.ln2_g), a.ln2_mean.data(), a.ln2_rstd.data(), N, C,
-                                             s.col_scratch.data(), st));
+    SLUICE_RETURN_IF_ERROR(LayerNormBackward(s.dx.data(), s.Gp(w.ln2_g), s.Gp(w.ln2_b), s.dC.data(),
+                                             a.x1.data(), s.Pp(w.ln2_g), a.ln2_mean.data(),
+                                             a.ln2_rstd.data(), N, C, s.col_scratch.data(), st));
     done(w.ln2_g, w.ln2_b);
     // x1 = x + Dropout(Proj(Attention(QKV(LN1(x))))): dx becomes d/dx.
-    SLUICE_RETURN_IF_ERROR(DropoutBackward(s.dC2.data(), s.dC2_bf16.data(), s.dx.data(), NC, p, key(2 * l), st));
-    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.proj_w, w.proj_b, s.dC2_bf16.data(), s.dC2.data(),
-                                            a.attn.data(), N, C, C));
+    SLUICE_RETURN_IF_ERROR(
+        DropoutBackward(s.dC2.data(), s.dC2_bf16.data(), s.dx.data(), NC, p, key(2 * l), st));
+    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.proj_w, w.proj_b, s.dC2_bf16.data(),
+                                            s.dC2.data(), a.attn.data(), N, C, C));
     done(w.proj_w, w.proj_b);
     SLUICE_RETURN_IF_ERROR(AttentionBackward(*s.gemm, s.d3C.data(), s.d3C_bf16.data(), s.dC.data(),
-                                             s.out_len.data(), s.Dims(), s.Saved(l), s.Scratch(), st));
-    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.qkv_w, w.qkv_b, s.d3C_bf16.data(), s.d3C.data(),
-                                            a.ln1.data(), N, C, 3 * C));
+                                             s.out_len.data(), s.Dims(), s.Saved(l), s.Scratch(),
+                                             st));
+    SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), w.qkv_w, w.qkv_b, s.d3C_bf16.data(),
+                                            s.d3C.data(), a.ln1.data(), N, C, 3 * C));
     done(w.qkv_w, w.qkv_b);
     SLUICE_RETURN_IF_ERROR(LayerNormBackward(s.dx.data(), s.Gp(w.ln1_g), s.Gp(w.ln1_b), s.dC.data(),
-                                             s.xs[l].data(), s.Pp(w.ln1_g), a.ln1_mean.data(), a.ln1_rstd.data(),
-                                             N, C, s.col_scratch.data(), st));
+                                             s.xs[l].data(), s.Pp(w.ln1_g), a.ln1_mean.data(),
+                                             a.ln1_rstd.data(), N, C, s.col_scratch.data(), st));
     done(w.ln1_g, w.ln1_b);
   }
 
   // Subsampling (the positions add a constant: the gradient passes through).
   SLUICE_RETURN_IF_ERROR(CastToBf16(s.dx_bf16.data(), s.dx.data(), NC, st));
-  SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dsub.data(), ids.sub_w, ids.sub_b, s.dx_bf16.data(), s.dx.data(),
-                                          s.sub_in.data(), N, C * F2, C));
+  SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dsub.data(), ids.sub_w, ids.sub_b, s.dx_bf16.data(),
+                                          s.dx.data(), s.sub_in.data(), N, C * F2, C));
   done(ids.sub_w, ids.sub_b);
   const int M2 = B * T2 * F2;
   SLUICE_RETURN_IF_ERROR(Conv2EpilogueBackward(s.dconv2.data(), s.dconv2_bf16.data(), s.dsub.data(),
                                                s.relu2.data(), B, C, T2, F2, st));
-  SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dcol.data(), ids.conv2_w, ids.conv2_b, s.dconv2_bf16.data(),
-                                          s.dconv2.data(), s.col.data(), M2, 9 * C, C));
+  SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dcol.data(), ids.conv2_w, ids.conv2_b,
+                                          s.dconv2_bf16.data(), s.dconv2.data(), s.col.data(), M2,
+                                          9 * C, C));
   done(ids.conv2_w, ids.conv2_b);
   SLUICE_RETURN_IF_ERROR(Col2Im(s.drelu1.data(), s.dcol.data(), B, C, s.T1, s.F1, st));
-  SLUICE_RETURN_IF_ERROR(Conv1ReluBackward(s.Gp(ids.conv1_w), s.Gp(ids.conv1_b), s.drelu1.data(), s.relu1.data(),
-                                           s.features, B, s.T, s.F, C, st));
+  SLUICE_RETURN_IF_ERROR(Conv1ReluBackward(s.Gp(ids.conv1_w), s.Gp(ids.conv1_b), s.drelu1.data(),
+                                           s.relu1.data(), s.features, B, s.T, s.F, C, st));
   done(ids.conv1_w, ids.conv1_b);
   return Status::OK();
 }

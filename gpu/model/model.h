@@ -24,7 +24,8 @@ namespace sluice::gpu::model {
 struct CudaBatch {
   const float* features = nullptr;         // [B, T, n_mels] fp32, frames past frames[b] ignored
   const int32_t* frames = nullptr;         // [B] valid frames per utterance
-  const int32_t* labels = nullptr;         // [B, S_max] class ids in [1, vocab): the token ids as stored (blank is 0)
+  const int32_t* labels =
+      nullptr;  // [B, S_max] class ids in [1, vocab): the token ids as stored (blank is 0)
   const int32_t* label_lengths = nullptr;  // [B]
   int B = 0, T = 0, S_max = 0;             // host-side dimensions
 };

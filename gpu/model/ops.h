@@ -46,9 +46,9 @@ Status LayerNormForward(Bf16* out_bf16, float* out_f32, float* mean, float* rstd
                         const float* gamma, const float* beta, int N, int C, void* stream);
 // din ADDS (it is the residual stream's gradient); dgamma, dbeta add. scratch:
 // ColumnSumScratch(N, C) floats.
-Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* dout, const float* in,
-                         const float* gamma, const float* mean, const float* rstd, int N, int C,
-                         float* scratch, void* stream);
+Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* dout,
+                         const float* in, const float* gamma, const float* mean, const float* rstd,
+                         int N, int C, float* scratch, void* stream);
 
 // --- Feed-forward activation: GELU (exact erf form) or Swish, as reference/activation.h --------
 // pre[n, c] += bias[c] (kept, fp32, for the backward), act_bf16 = act(pre) (the FC2 input);
@@ -56,8 +56,8 @@ Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* d
 Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf16, float* act_f32,
                              const float* bias, int N, int C, void* stream);
 // dpre = dact * act'(pre), written as fp32 and bf16 (either may be null).
-Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16, const float* dact,
-                          const float* pre, size_t n, void* stream);
+Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf16,
+                          const float* dact, const float* pre, size_t n, void* stream);
 
 // --- Dropout (reference/dropout.h's counter-based hash, bit for bit) ---------------------------
 // out = keep(i) ? in * (1 / (1 - p)) : 0 over n values; p == 0 copies. out may alias in.
@@ -100,8 +100,9 @@ Status Conv2Epilogue(float* out, Bf16* out_bf16, const float* gemm_out, const fl
 Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, const float* out,
                              int B, int C, int Ho, int Wo, void* stream);
 
-// --- sinusoidal positions -------------------------------------------------------------------------
-// x[b, t, c] += bias[c] + pe(t, c), pe computed in double as the reference does. bias may be null.
+// --- sinusoidal positions
+// ------------------------------------------------------------------------- x[b, t, c] += bias[c] +
+// pe(t, c), pe computed in double as the reference does. bias may be null.
 Status AddBiasPositions(float* x, const float* bias, int B, int T, int C, void* stream);
 
 // --- small helpers ------------------------------------------------------------------------------

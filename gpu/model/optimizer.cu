@@ -16,7 +16,8 @@ constexpr int kNormBlocks = 1024;  // stage-one partials: enough blocks to fill 
 __global__ void SumSquaresKernel(double* partial, const float* g, size_t n) {
   __shared__ double sh[32];
   double acc = 0.0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const double x = g[i];
     acc += x * x;
   }
@@ -36,7 +37,8 @@ __global__ void ClipKernel(float* g, size_t n, double max_norm, const double* no
   const double nrm = *norm;
   if (!(max_norm > 0.0 && nrm > max_norm)) return;
   const float scale = static_cast<float>(max_norm / nrm);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     g[i] *= scale;
 }
 
@@ -46,15 +48,18 @@ struct AdamParams {
 
 // reference::AdamWUpdate, every double operation rounded explicitly (no contraction).
 __global__ void AdamWKernel(float* p, const float* g, float* m, float* v, size_t n, AdamParams a) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const double gi = g[i];
     const double mi = __dadd_rn(__dmul_rn(a.b1, m[i]), __dmul_rn(__dsub_rn(1.0, a.b1), gi));
-    const double vi = __dadd_rn(__dmul_rn(a.b2, v[i]), __dmul_rn(__dmul_rn(__dsub_rn(1.0, a.b2), gi), gi));
+    const double vi =
+        __dadd_rn(__dmul_rn(a.b2, v[i]), __dmul_rn(__dmul_rn(__dsub_rn(1.0, a.b2), gi), gi));
     m[i] = static_cast<float>(mi);
     v[i] = static_cast<float>(vi);
     const double pi = p[i];
-    const double update = __dadd_rn(__ddiv_rn(__ddiv_rn(mi, a.c1), __dadd_rn(__dsqrt_rn(__ddiv_rn(vi, a.c2)), a.eps)),
-                                    __dmul_rn(a.wd, pi));
+    const double update =
+        __dadd_rn(__ddiv_rn(__ddiv_rn(mi, a.c1), __dadd_rn(__dsqrt_rn(__ddiv_rn(vi, a.c2)), a.eps)),
+                  __dmul_rn(a.wd, pi));
     p[i] = static_cast<float>(__dsub_rn(pi, __dmul_rn(a.lr, update)));
   }
 }
@@ -82,7 +87,8 @@ Status ClipByGlobalNorm(float* grads, size_t n, double max_norm, double* norm, d
 }
 
 Status AdamWUpdate(float* params, const float* grads, float* m, float* v, size_t n, double lr,
-                   double weight_decay, int64_t step, const reference::AdamWOptions& o, void* stream) {
+                   double weight_decay, int64_t step, const reference::AdamWOptions& o,
+                   void* stream) {
   if (n == 0) return Status::OK();
   if (step < 1) return Status::InvalidArgument("adamw: step must be >= 1");
   // Bias corrections on the host with std::pow, exactly as the reference computes them.
@@ -100,7 +106,8 @@ Status CudaAdamW::Create(const std::vector<reference::ParamTensor>& layout,
   opt->options_ = options;
   size_t next = 0;
   for (const reference::ParamTensor& t : layout) {
-    if (t.offset != next) return Status::InvalidArgument("adamw: layout is not contiguous at " + t.name);
+    if (t.offset != next)
+      return Status::InvalidArgument("adamw: layout is not contiguous at " + t.name);
     next += t.count;
     if (!opt->runs_.empty() && opt->runs_.back().decay == t.decay)
       opt->runs_.back().count += t.count;
@@ -119,9 +126,9 @@ Status CudaAdamW::Create(const std::vector<reference::ParamTensor>& layout,
 Status CudaAdamW::Step(float* params, const float* grads, double lr, void* stream) {
   ++step_;
   for (const Run& r : runs_)
-    SLUICE_RETURN_IF_ERROR(AdamWUpdate(params + r.offset, grads + r.offset, m_.data() + r.offset,
-                                       v_.data() + r.offset, r.count, lr,
-                                       r.decay ? options_.weight_decay : 0.0, step_, options_, stream));
+    SLUICE_RETURN_IF_ERROR(
+        AdamWUpdate(params + r.offset, grads + r.offset, m_.data() + r.offset, v_.data() + r.offset,
+                    r.count, lr, r.decay ? options_.weight_decay : 0.0, step_, options_, stream));
   return Status::OK();
 }
 

@@ -43,7 +43,8 @@ class CudaAdamW {
   size_t size() const { return m_.size(); }
   // Checkpoints: host copies of m and v, and putting them back (sizes must match the layout).
   Status Download(std::vector<float>* m, std::vector<float>* v, void* stream) const;
-  Status Restore(const std::vector<float>& m, const std::vector<float>& v, int64_t step, void* stream);
+  Status Restore(const std::vector<float>& m, const std::vector<float>& v, int64_t step,
+                 void* stream);
 
  private:
   struct Run {

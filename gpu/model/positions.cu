@@ -12,7 +12,8 @@ using internal::GridFor, internal::S, internal::kThreads;
 
 __global__ void AddBiasPositionsKernel(float* x, const float* bias, int B, int T, int C) {
   const size_t n = static_cast<size_t>(B) * T * C;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int c = i % C;
     const int t = (i / C) % T;
     const double angle = t / pow(10000.0, static_cast<double>(c - c % 2) / C);

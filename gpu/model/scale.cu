@@ -10,7 +10,8 @@ using internal::S;
 using internal::kThreads;
 
 __global__ void ScaleKernel(float* x, size_t n, float s) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     x[i] = __fmul_rn(x[i], s);
 }
 

@@ -16,7 +16,8 @@ __global__ void BiasLogSoftmaxKernel(float* out, const float* in, const float* b
   __shared__ double shd[32];
   const size_t base = static_cast<size_t>(blockIdx.x) * V;
   float m = -INFINITY;
-  for (int j = threadIdx.x; j < V; j += blockDim.x) m = fmaxf(m, in[base + j] + (bias ? bias[j] : 0.0f));
+  for (int j = threadIdx.x; j < V; j += blockDim.x)
+    m = fmaxf(m, in[base + j] + (bias ? bias[j] : 0.0f));
   m = internal::BlockMax(m, shf);
   double s = 0.0;
   for (int j = threadIdx.x; j < V; j += blockDim.x)
@@ -24,12 +25,14 @@ __global__ void BiasLogSoftmaxKernel(float* out, const float* in, const float* b
   s = internal::BlockSum(s, shd);
   const double ls = log(s);
   for (int j = threadIdx.x; j < V; j += blockDim.x)
-    out[base + j] = static_cast<float>(static_cast<double>(in[base + j] + (bias ? bias[j] : 0.0f)) - m - ls);
+    out[base + j] =
+        static_cast<float>(static_cast<double>(in[base + j] + (bias ? bias[j] : 0.0f)) - m - ls);
 }
 
 }  // namespace
 
-Status BiasLogSoftmaxForward(float* out, const float* in, const float* bias, int N, int V, void* stream) {
+Status BiasLogSoftmaxForward(float* out, const float* in, const float* bias, int N, int V,
+                             void* stream) {
   if (N <= 0) return Status::OK();
   if (N > 2147483647 || V < 1) return Status::InvalidArgument("log_softmax: bad shape");
   BiasLogSoftmaxKernel<<<N, kThreads, 0, S(stream)>>>(out, in, bias, V);

@@ -18,7 +18,8 @@ std::string FindOnPath(const std::string& name) {
   size_t start = 0;
   while (start <= p.size()) {
     const size_t end = p.find(':', start);
-    const std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string dir =
+        p.substr(start, end == std::string::npos ? std::string::npos : end - start);
     const std::string full = (dir.empty() ? "." : dir) + "/" + name;
     if (access(full.c_str(), X_OK) == 0) return full;
     if (end == std::string::npos) break;
@@ -29,7 +30,8 @@ std::string FindOnPath(const std::string& name) {
 
 void RunRanks(int np) {
   const std::string mpirun = FindOnPath("mpirun");
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
+  if (mpirun.empty())
+    GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
   const char* worker = std::getenv("SLUICE_MPI_WORKER");
   ASSERT_NE(worker, nullptr) << "SLUICE_MPI_WORKER is set by tests/gpu/meson.build";
   // --timeout: a hang is a failure, never a stuck test run. --oversubscribe: more ranks than

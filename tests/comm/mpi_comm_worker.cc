@@ -31,7 +31,9 @@ int my_rank = -1;
   } while (0)
 
 // Integer-valued, so sums are exact in float whatever order MPI adds in.
-float Value(int rank, size_t i) { return static_cast<float>((rank + 1) * static_cast<int>(i % 17) + static_cast<int>(i % 1000)); }
+float Value(int rank, size_t i) {
+  return static_cast<float>((rank + 1) * static_cast<int>(i % 17) + static_cast<int>(i % 1000));
+}
 float Mean(int world, size_t i) {
   float sum = 0;
   for (int r = 0; r < world; ++r) sum += Value(r, i);
@@ -76,7 +78,8 @@ void BucketsInOrderAndOverlapped(MpiCommunicator* c) {
     for (size_t i = 0; i < n; ++i) grads[i] = Value(c->rank(), i + step);
     std::vector<size_t> order(tensors.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-    for (size_t k = (c->rank() + step) % 2; k + 1 < order.size(); k += 3) std::swap(order[k], order[k + 1]);
+    for (size_t k = (c->rank() + step) % 2; k + 1 < order.size(); k += 3)
+      std::swap(order[k], order[k + 1]);
     size_t submitted_before_last = 0;
     for (size_t k = 0; k < order.size(); ++k) {
       if (k + 1 == order.size()) submitted_before_last = buckets.submitted().size();

@@ -213,7 +213,8 @@ TEST_F(AudioTest, MemoryDecodeMatchesFileDecode) {
     DecodedAudio from_file, from_mem;
     ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.1}, &from_file)) << format;
     const auto bytes = ReadAll(path);
-    Status s = DecodeMemory(bytes.data(), bytes.size(), "rec-7", {.offset_seconds = 0.1}, &from_mem);
+    Status s =
+        DecodeMemory(bytes.data(), bytes.size(), "rec-7", {.offset_seconds = 0.1}, &from_mem);
     ASSERT_OK(s);
     EXPECT_EQ(from_file.samples, from_mem.samples) << format;
     EXPECT_EQ(from_mem.sample_rate, 16000);

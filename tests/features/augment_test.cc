@@ -100,7 +100,8 @@ TEST(SpeedPerturbTest, FasterIsShorterAndRaisesThePitch) {
   int crossings = 0;
   for (size_t i = 1000; i < 12000; ++i) crossings += (fast[i - 1] < 0) != (fast[i] < 0);
   EXPECT_NEAR(crossings / (11000.0 / rate), 1100, 15);
-  EXPECT_TRUE(SpeedPerturb(tone.data(), tone.size(), rate, 0, &resampler, &fast).IsInvalidArgument());
+  EXPECT_TRUE(
+      SpeedPerturb(tone.data(), tone.size(), rate, 0, &resampler, &fast).IsInvalidArgument());
 }
 
 TEST(RngTest, StreamsAreDeterministicAndIndependent) {

@@ -26,7 +26,8 @@ Npy ReadNpy(const std::string& path) {
   std::string bytes((std::istreambuf_iterator<char>(f)), {});
   Npy npy;
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return npy;
-  const size_t len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const size_t len =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
   npy.header = bytes.substr(10, len);
   EXPECT_EQ((10 + len) % 64, 0u);
   npy.data.resize((bytes.size() - 10 - len) / 4);

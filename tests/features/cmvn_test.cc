@@ -13,7 +13,8 @@ namespace {
 std::vector<float> Matrix(int frames, int dim) {
   std::vector<float> m(static_cast<size_t>(frames) * dim);
   for (int f = 0; f < frames; ++f) {
-    for (int j = 0; j < dim; ++j) m[f * dim + j] = 3.0f * j + std::sin(0.1f * f * (j + 1)) * (j + 1);
+    for (int j = 0; j < dim; ++j)
+      m[f * dim + j] = 3.0f * j + std::sin(0.1f * f * (j + 1)) * (j + 1);
   }
   return m;
 }

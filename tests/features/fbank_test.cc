@@ -25,7 +25,8 @@ using testing::SyntheticSpeech;
 
 std::vector<float> Speech16k() { return Scaled(LoadClip("speech_16k.wav", 16000), 32768.0f); }
 
-std::vector<float> ComputeFbank(const FbankOptions& opt, const std::vector<float>& x, uint64_t key = 0) {
+std::vector<float> ComputeFbank(const FbankOptions& opt, const std::vector<float>& x,
+                                uint64_t key = 0) {
   FbankComputer computer(opt);
   Workspace ws;
   std::vector<float> out;

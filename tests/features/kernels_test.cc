@@ -92,7 +92,8 @@ TEST(MelTest, TrianglesPartitionTheBand) {
   // Neighbouring triangles overlap so that, inside the band, the weights of a bin sum to ~1.
   std::vector<double> total(256, 0.0);
   for (int m = 0; m < 80; ++m) {
-    for (int i = 0; i < banks.length[m]; ++i) total[banks.start[m] + i] += banks.weights[banks.offset[m] + i];
+    for (int i = 0; i < banks.length[m]; ++i)
+      total[banks.start[m] + i] += banks.weights[banks.offset[m] + i];
   }
   for (int k = 10; k < 240; ++k) EXPECT_NEAR(total[k], 1.0, 1e-5) << k;
   EXPECT_TRUE(MakeMelBanks({80, 20, 9000}, 16000, 512, &banks).IsInvalidArgument());

@@ -83,7 +83,8 @@ TEST(SpectrogramTest, FrameCountsForBothConventions) {
   EXPECT_EQ(snip.NumFrames(160), 1);
   EXPECT_EQ(center.NumFrames(1), 1);
   EXPECT_EQ(center.NumFrames(0), 0);
-  EXPECT_TRUE(SpectrogramComputer::Validate(Raw(FrameConvention::kKaldiCenter)).IsInvalidArgument());
+  EXPECT_TRUE(
+      SpectrogramComputer::Validate(Raw(FrameConvention::kKaldiCenter)).IsInvalidArgument());
 }
 
 TEST(SpectrogramTest, SnipEdgesFramesAreTheInteriorCenterFrames) {

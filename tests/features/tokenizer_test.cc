@@ -10,9 +10,11 @@ namespace {
 
 std::vector<std::string> Corpus() {
   std::vector<std::string> t;
-  const char* subjects[] = {"The old man", "A young girl", "My neighbour", "Every student", "Her brother"};
+  const char* subjects[] = {"The old man", "A young girl", "My neighbour", "Every student",
+                            "Her brother"};
   const char* verbs[] = {"painted", "carried", "found", "repaired", "opened", "described"};
-  const char* objects[] = {"a red bicycle.", "the wooden boxes!", "seven green apples", "the broken window?"};
+  const char* objects[] = {"a red bicycle.", "the wooden boxes!", "seven green apples",
+                           "the broken window?"};
   for (const char* s : subjects)
     for (const char* v : verbs)
       for (const char* o : objects) t.push_back(std::string(s) + " " + v + " " + o);
@@ -21,7 +23,8 @@ std::vector<std::string> Corpus() {
 
 TEST(TextNormalize, LowercasesStripsPunctuationAndCollapsesSpaces) {
   TextNormalizeOptions o;
-  EXPECT_EQ(NormalizeText("  Hello,   World!  It's a well-known FACT.  ", o), "hello world it's a well-known fact");
+  EXPECT_EQ(NormalizeText("  Hello,   World!  It's a well-known FACT.  ", o),
+            "hello world it's a well-known fact");
   EXPECT_EQ(NormalizeText("end.Start", o), "end start");
   EXPECT_EQ(NormalizeText("Ça VA — «bien»", o), "ça va bien");
   EXPECT_EQ(NormalizeText("don\xE2\x80\x99t", o), "don't");  // U+2019 becomes an ASCII apostrophe

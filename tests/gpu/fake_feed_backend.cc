@@ -27,7 +27,8 @@ Status FakeFeedBackend::FreeDevice(void* p) {
   // Freeing memory an enqueued op still touches is a use-after-free on a real device.
   for (const auto& q : queues_)
     for (const Op& op : q)
-      if (op.kind == Op::kCopy && op.dst >= p && static_cast<char*>(op.dst) < it->first + it->second)
+      if (op.kind == Op::kCopy && op.dst >= p &&
+          static_cast<char*>(op.dst) < it->first + it->second)
         return Status::InvalidArgument("fake: FreeDevice while a copy into it is pending");
   delete[] it->first;
   blocks_.erase(it);

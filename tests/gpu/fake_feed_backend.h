@@ -25,7 +25,8 @@ class FakeFeedBackend : public FeedBackend {
     kComputeFirst,  // the same, preferring the compute stream
     kLazy,          // nothing runs until the host synchronises
   };
-  explicit FakeFeedBackend(Progress progress = Progress::kRandom, uint64_t seed = 1, int max_ops = 4);
+  explicit FakeFeedBackend(Progress progress = Progress::kRandom, uint64_t seed = 1,
+                           int max_ops = 4);
   ~FakeFeedBackend() override;
 
   Status AllocateDevice(size_t bytes, void** out) override;

@@ -64,7 +64,8 @@ TEST(FeederGpu, BatchesArriveByteExactAndInOrder) {
     EXPECT_EQ(seen[i].index, static_cast<uint64_t>(i));
     const float* f = static_cast<const float*>(back[i]);
     size_t bad = 0;
-    for (size_t p = 0; p < seen[i].features_bytes / 4; ++p) bad += f[p] != testing::FeatureValue(i, p);
+    for (size_t p = 0; p < seen[i].features_bytes / 4; ++p)
+      bad += f[p] != testing::FeatureValue(i, p);
     EXPECT_EQ(bad, 0u) << "batch " << i;
   }
   const FeedStats s = feeder->stats();

@@ -53,7 +53,8 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
     ASSERT_OK(l->Start(0));
     const loader::Batch* b;
     while (l->Next(&b).ok() && b != nullptr)
-      direct.push_back(HashArrays(b->features(), b->features_bytes(), b->lengths().data(), b->size()));
+      direct.push_back(
+          HashArrays(b->features(), b->features_bytes(), b->lengths().data(), b->size()));
   }
   ASSERT_FALSE(direct.empty());
 
@@ -63,7 +64,8 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
     ASSERT_OK(l->Start(0));
     LoaderSource source(l.get());
     EXPECT_EQ(source.holds(), holds);
-    auto fake = std::make_unique<testing::FakeFeedBackend>(testing::FakeFeedBackend::Progress::kRandom, holds);
+    auto fake = std::make_unique<testing::FakeFeedBackend>(
+        testing::FakeFeedBackend::Progress::kRandom, holds);
     testing::FakeFeedBackend* raw = fake.get();
     FeederOptions o;
     o.capacity = CapacityForPlan(*l);

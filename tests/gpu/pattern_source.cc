@@ -10,7 +10,9 @@ PatternShape ShapeOf(uint64_t i, const PatternShape& m) {
   s.rows = 1 + (i * 7) % m.rows;
   s.frames = 1 + static_cast<int64_t>((i * 13) % static_cast<uint64_t>(m.frames));
   s.dim = m.dim;
-  s.max_tokens = m.max_tokens == 0 ? 0 : 1 + static_cast<int64_t>((i * 5) % static_cast<uint64_t>(m.max_tokens));
+  s.max_tokens = m.max_tokens == 0
+                     ? 0
+                     : 1 + static_cast<int64_t>((i * 5) % static_cast<uint64_t>(m.max_tokens));
   return s;
 }
 
@@ -22,7 +24,8 @@ PatternSource::PatternSource(int holds, uint64_t batches, PatternShape max_shape
     Buffer b;
     b.features = static_cast<float*>(allocator_->Allocate(max_feature_bytes(), a));
     b.lengths = static_cast<int32_t*>(allocator_->Allocate(max_.rows * 4, a));
-    b.tokens = static_cast<int32_t*>(allocator_->Allocate(max_.rows * std::max<int64_t>(max_.max_tokens, 1) * 4, a));
+    b.tokens = static_cast<int32_t*>(
+        allocator_->Allocate(max_.rows * std::max<int64_t>(max_.max_tokens, 1) * 4, a));
     b.token_lengths = static_cast<int32_t*>(allocator_->Allocate(max_.rows * 4, a));
     buffers_.push_back(b);
   }
@@ -39,7 +42,8 @@ PatternSource::~PatternSource() {
 }
 
 size_t PatternSource::max_feature_bytes() const {
-  return max_.rows * static_cast<size_t>(max_.frames) * static_cast<size_t>(max_.dim) * sizeof(float);
+  return max_.rows * static_cast<size_t>(max_.frames) * static_cast<size_t>(max_.dim) *
+         sizeof(float);
 }
 
 Status PatternSource::Next(HostBatch* out, bool* end) {
@@ -72,7 +76,8 @@ Status PatternSource::Next(HostBatch* out, bool* end) {
   h.features_bytes = n * sizeof(float);
   h.lengths = b.lengths;
   if (s.max_tokens > 0) {
-    for (size_t p = 0; p < s.rows * static_cast<size_t>(s.max_tokens); ++p) b.tokens[p] = TokenValue(i, p);
+    for (size_t p = 0; p < s.rows * static_cast<size_t>(s.max_tokens); ++p)
+      b.tokens[p] = TokenValue(i, p);
     for (size_t r = 0; r < s.rows; ++r) b.token_lengths[r] = static_cast<int32_t>(s.max_tokens);
     h.max_tokens = s.max_tokens;
     h.tokens = b.tokens;

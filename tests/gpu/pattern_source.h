@@ -25,7 +25,9 @@ struct PatternShape {
 // Batch i's shape: varied, at most max_shape.
 PatternShape ShapeOf(uint64_t i, const PatternShape& max_shape);
 // The float at position p of batch i's features (exact in float).
-inline float FeatureValue(uint64_t i, size_t p) { return static_cast<float>((i * 7919 + p) % 1000003); }
+inline float FeatureValue(uint64_t i, size_t p) {
+  return static_cast<float>((i * 7919 + p) % 1000003);
+}
 inline int32_t LengthValue(uint64_t i, size_t r) { return static_cast<int32_t>(i * 31 + r); }
 inline int32_t TokenValue(uint64_t i, size_t p) { return static_cast<int32_t>(i * 131 + p + 1); }
 

@@ -18,9 +18,13 @@ class TracingBackend : public FeedBackend {
  public:
   explicit TracingBackend(FeedBackend* inner) : inner_(inner) {}
 
-  Status AllocateDevice(size_t bytes, void** out) override { return inner_->AllocateDevice(bytes, out); }
+  Status AllocateDevice(size_t bytes, void** out) override {
+    return inner_->AllocateDevice(bytes, out);
+  }
   Status FreeDevice(void* p) override { return inner_->FreeDevice(p); }
-  Status CreateEvent(bool timing, EventId* out) override { return inner_->CreateEvent(timing, out); }
+  Status CreateEvent(bool timing, EventId* out) override {
+    return inner_->CreateEvent(timing, out);
+  }
   Status CopyToDevice(void* dst, const void* src, size_t bytes) override {
     if (!in_batch_) {
       in_batch_ = true;
@@ -40,10 +44,14 @@ class TracingBackend : public FeedBackend {
     }
     return Status::OK();
   }
-  Status StreamWait(FeedStream stream, EventId event) override { return inner_->StreamWait(stream, event); }
+  Status StreamWait(FeedStream stream, EventId event) override {
+    return inner_->StreamWait(stream, event);
+  }
   Status Query(EventId event, bool* done) override { return inner_->Query(event, done); }
   Status Synchronize(EventId event) override { return inner_->Synchronize(event); }
-  Status ElapsedSeconds(EventId from, EventId to, double* s) override { return inner_->ElapsedSeconds(from, to, s); }
+  Status ElapsedSeconds(EventId from, EventId to, double* s) override {
+    return inner_->ElapsedSeconds(from, to, s);
+  }
   Status SynchronizeAll() override { return inner_->SynchronizeAll(); }
   void* compute_stream() const override { return inner_->compute_stream(); }
 

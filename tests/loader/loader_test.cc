@@ -257,7 +257,8 @@ TEST_F(LoaderTest, SelectSplitsTheDatasetByKey) {
   const std::vector<uint64_t> whole = Epoch(o, 2);
   ASSERT_GE(whole.size(), 2u);
   EXPECT_EQ(Epoch(o, 2, whole.size() / 2),
-            std::vector<uint64_t>(whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2), whole.end()));
+            std::vector<uint64_t>(whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2),
+                                  whole.end()));
 
   o.select = [](std::string_view) { return false; };
   std::unique_ptr<Loader> l;
@@ -275,7 +276,8 @@ TEST_F(LoaderTest, SlowConsumerBoundsTheBatchesAndBlocksInFlight) {
   for (int epoch = 0; epoch < 2; ++epoch) {
     ASSERT_OK(l->Start(epoch));
     const Batch* b;
-    while (l->Next(&b).ok() && b != nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    while (l->Next(&b).ok() && b != nullptr)
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
     const EpochStats s = l->stats();
     // Finished batches wait in pool buffers: the collate stage queues them without waiting for
     // room (a slow consumer stalls the read stage on the pool instead), so the queue may hold

@@ -236,7 +236,8 @@ TEST_F(PackTest, OnlineTokenizedDatasetGivesTheOfflineBatches) {
   }
   const IndexColumns index = IndexOf(dir_->path());
   // Each block is read once per shuffle chunk it holds records of, at most.
-  const uint64_t max_reads = index.num_blocks() + PackChunks(index, Options().packing.chunk_tokens).size() - 1;
+  const uint64_t max_reads =
+      index.num_blocks() + PackChunks(index, Options().packing.chunk_tokens).size() - 1;
   for (int world : {1, 2, 3}) {
     for (int rank = 0; rank < world; ++rank) {
       SCOPED_TRACE("rank " + std::to_string(rank) + " of " + std::to_string(world));

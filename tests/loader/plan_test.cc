@@ -103,13 +103,15 @@ TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
       seen.insert(plan.records.begin(), plan.records.end());
     }
     EXPECT_EQ(seen.size(), want.size()) << "world " << world;  // each selected record once
-    EXPECT_TRUE(std::equal(seen.begin(), seen.end(), want.begin(), want.end())) << "world " << world;
+    EXPECT_TRUE(std::equal(seen.begin(), seen.end(), want.begin(), want.end()))
+        << "world " << world;
   }
   // Bucket bounds are quantiles of the selected lengths: selecting only the 50 longest records
   // puts every bound at or above the shortest of them.
   std::vector<uint64_t> order(ix.num_records());
   std::iota(order.begin(), order.end(), uint64_t{0});
-  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return ix.length[a] > ix.length[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](uint64_t a, uint64_t b) { return ix.length[a] > ix.length[b]; });
   std::fill(ix.selected.begin(), ix.selected.end(), 0);
   for (size_t i = 0; i < 50; ++i) ix.selected[order[i]] = 1;
   EpochPlan plan;

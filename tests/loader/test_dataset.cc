@@ -45,7 +45,8 @@ std::vector<uint16_t> RecordFeaturesF16(const AudioDatasetSpec& spec, int i, uin
   fo.sample_frequency = static_cast<float>(spec.sample_rate);
   fo.frame_shift_ms = spec.precomputed_shift_ms;
   features::Workspace ws;
-  *frames = static_cast<uint32_t>(features::FbankComputer(fo).Compute(x.data(), x.size(), &ws, &feats));
+  *frames =
+      static_cast<uint32_t>(features::FbankComputer(fo).Compute(x.data(), x.size(), &ws, &feats));
   std::vector<uint16_t> half(feats.size());
   features::FloatToHalf(feats.data(), feats.size(), half.data());
   return half;

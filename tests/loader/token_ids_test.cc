@@ -108,9 +108,12 @@ TEST(StoredTokenIds, LoaderStopsOnAnIdOfTwoToThe31NamingShardAndRecord) {
       const Status st = EpochEnd(dir.path(), o);
       const std::string mode = o.packing.seq_len > 0 ? "packed" : "padded";
       EXPECT_TRUE(st.IsInvalidArgument()) << mode << ": " << st.ToString();
-      EXPECT_NE(st.message().find("record 'utt17'"), std::string::npos) << mode << ": " << st.ToString();
-      EXPECT_NE(st.message().find("shard-0000"), std::string::npos) << mode << ": " << st.ToString();
-      EXPECT_NE(st.message().find("2147483648"), std::string::npos) << mode << ": " << st.ToString();
+      EXPECT_NE(st.message().find("record 'utt17'"), std::string::npos)
+          << mode << ": " << st.ToString();
+      EXPECT_NE(st.message().find("shard-0000"), std::string::npos)
+          << mode << ": " << st.ToString();
+      EXPECT_NE(st.message().find("2147483648"), std::string::npos)
+          << mode << ": " << st.ToString();
     }
   }
   // The same dataset without the large id reads to the end in both modes.

@@ -126,7 +126,8 @@ TEST(FeaturesJsonTest, EveryOptionRoundTrips) {
   EXPECT_EQ(old.num_mel_bins, 23);
   EXPECT_EQ(old.frame_length_ms, 30);
   EXPECT_TRUE(FeaturesFromJson({{"kind", "mfcc"}}, &is_fbank, &old, &sr).IsUnsupported());
-  const Status st = FeaturesFromJson({{"kind", "fbank"}, {"window_type", "kaiser"}}, &is_fbank, &old, &sr);
+  const Status st =
+      FeaturesFromJson({{"kind", "fbank"}, {"window_type", "kaiser"}}, &is_fbank, &old, &sr);
   EXPECT_TRUE(st.IsInvalidArgument());
   EXPECT_NE(st.message().find("kaiser"), std::string::npos) << st.ToString();
 }

@@ -24,7 +24,8 @@ std::vector<double> LogSoftmax(const std::vector<double>& logits, int T, int V) 
 
 // -log p(labels | x) summing the probability of every one of the V^T paths whose collapse
 // (merge repeats, then drop blanks) is `labels`.
-double BruteForceLoss(const std::vector<double>& lp, int T, int V, const std::vector<int32_t>& labels) {
+double BruteForceLoss(const std::vector<double>& lp, int T, int V,
+                      const std::vector<int32_t>& labels) {
   std::vector<int> path(T, 0);
   double total = 0;
   while (true) {
@@ -150,7 +151,8 @@ TEST(CtcLossBatch, MatchesPyTorchCtcLoss) {
   std::vector<double> logits(B * T * V);
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t)
-      for (int v = 0; v < V; ++v) logits[(b * T + t) * V + v] = 2 * std::sin(0.7 * t + 1.3 * v + 0.5 * b);
+      for (int v = 0; v < V; ++v)
+        logits[(b * T + t) * V + v] = 2 * std::sin(0.7 * t + 1.3 * v + 0.5 * b);
   const auto lp = LogSoftmax(logits, B * T, V);
   const std::vector<int32_t> labels = {1, 2, 2, 3, 1, 4, 2, 2, 2};
   const std::vector<int32_t> input_lengths = {7, 6, 4}, label_lengths = {3, 2, 3};

@@ -103,8 +103,12 @@ void CheckModelGradient(Activation activation) {
   ExpectGradientsClose(analytic, numeric, ActivationName(activation), 1e-5, 1e-9);
 }
 
-TEST(Model, GradientMatchesFiniteDifferencesOnEveryTensor) { CheckModelGradient(Activation::kGelu); }
-TEST(Model, SwishGradientMatchesFiniteDifferencesOnEveryTensor) { CheckModelGradient(Activation::kSwish); }
+TEST(Model, GradientMatchesFiniteDifferencesOnEveryTensor) {
+  CheckModelGradient(Activation::kGelu);
+}
+TEST(Model, SwishGradientMatchesFiniteDifferencesOnEveryTensor) {
+  CheckModelGradient(Activation::kSwish);
+}
 
 TEST(Model, ActivationChangesTheOutputButNotTheLayout) {
   ModelConfig swish = CheckConfig();
@@ -182,8 +186,9 @@ TEST(Model, RejectsBatchesTooShortToSubsample) {
   std::vector<float> features(6 * 9);
   const int32_t frames[] = {6}, labels[] = {1}, lengths[] = {1};
   float loss;
-  EXPECT_TRUE(model.Forward({features.data(), frames, 1, 6, labels, lengths, 1}, StepContext{}, &loss)
-                  .IsInvalidArgument());
+  EXPECT_TRUE(
+      model.Forward({features.data(), frames, 1, 6, labels, lengths, 1}, StepContext{}, &loss)
+          .IsInvalidArgument());
 }
 
 }  // namespace

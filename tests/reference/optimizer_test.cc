@@ -30,7 +30,8 @@ TEST(AdamW, MatchesAHandRolledSecondStep) {
   AdamWUpdate(&p, &g1, &m, &v, 1, lr, 0.0, 1, o);
   AdamWUpdate(&p, &g2, &m, &v, 1, lr, 0.0, 2, o);
   const double m2 = 0.9 * 0.1 * g1 + 0.1 * g2, v2 = 0.999 * 0.001 * g1 * g1 + 0.001 * g2 * g2;
-  const double p2 = 1 - lr * 1 - lr * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.999 * 0.999)) + 1e-8);
+  const double p2 =
+      1 - lr * 1 - lr * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.999 * 0.999)) + 1e-8);
   EXPECT_NEAR(p, p2, 1e-6);  // the first step moved p by lr * sign(g1)
 }
 

@@ -51,7 +51,8 @@ SyntheticBatch MakeBatch(int B, std::mt19937& rng) {
       t += kSilence;
     }
     s.frames[b] = t;
-    for (int i = 0; i < t * kMels; ++i) s.features[static_cast<size_t>(b) * s.T * kMels + i] += noise(rng);
+    for (int i = 0; i < t * kMels; ++i)
+      s.features[static_cast<size_t>(b) * s.T * kMels + i] += noise(rng);
   }
   return s;
 }
@@ -74,7 +75,8 @@ TEST(Training, TinyModelLossFallsOnASyntheticTask) {
   ASSERT_OK(model.Forward(held_out.View(), StepContext{}, &first));
   for (int step = 0; step < schedule.total_steps; ++step) {
     const SyntheticBatch batch = MakeBatch(8, rng);
-    ASSERT_OK(model.Forward(batch.View(), StepContext{7, static_cast<uint64_t>(step), true}, &loss));
+    ASSERT_OK(
+        model.Forward(batch.View(), StepContext{7, static_cast<uint64_t>(step), true}, &loss));
     ASSERT_TRUE(std::isfinite(loss)) << step;
     model.ZeroGrad();
     model.Backward();

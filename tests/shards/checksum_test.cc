@@ -15,7 +15,8 @@ TEST(Checksum, MatchesPublishedXxh3OfEmptyInput) {
 TEST(Checksum, StreamingEqualsOneShot) {
   const std::string data = testing::RandomBytes(7, 100000);
   StreamingChecksum s;
-  for (size_t off = 0; off < data.size(); off += 777) s.Update(data.data() + off, std::min<size_t>(777, data.size() - off));
+  for (size_t off = 0; off < data.size(); off += 777)
+    s.Update(data.data() + off, std::min<size_t>(777, data.size() - off));
   EXPECT_EQ(s.Digest(), Checksum(data.data(), data.size()));
 }
 

@@ -101,14 +101,16 @@ TEST_F(Corruption, FlippedBlockByteNamesBlockAndOffset) {
 TEST_F(Corruption, EveryTruncationIsDetected) {
   for (size_t len = 0; len < good_.size(); ++len) {
     std::string err;
-    EXPECT_FALSE(ReadsClean(good_.substr(0, len), &err)) << "truncation to " << len << " bytes went unnoticed";
+    EXPECT_FALSE(ReadsClean(good_.substr(0, len), &err))
+        << "truncation to " << len << " bytes went unnoticed";
   }
 }
 
 TEST_F(Corruption, AppendedGarbageIsDetected) {
   for (size_t extra : {1u, 7u, 48u, 1000u}) {
     std::string err;
-    EXPECT_FALSE(ReadsClean(good_ + testing::RandomBytes(extra, extra), &err)) << extra << " bytes appended";
+    EXPECT_FALSE(ReadsClean(good_ + testing::RandomBytes(extra, extra), &err))
+        << extra << " bytes appended";
     EXPECT_NE(err.find("footer"), std::string::npos) << err;
   }
 }

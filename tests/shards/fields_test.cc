@@ -37,7 +37,8 @@ TEST(FeaturesF16, RoundTripsShapeAndValues) {
   for (uint32_t i = 0; i < frames * bins; ++i) values[i] = static_cast<uint16_t>(0x3c00 + 7 * i);
 
   std::string payload;
-  const FieldView f = ThroughRecord(FieldType::kFeaturesF16, field.data(), field.size() * 2, &payload);
+  const FieldView f =
+      ThroughRecord(FieldType::kFeaturesF16, field.data(), field.size() * 2, &payload);
   // The header is frames u32 LE then bins u32 LE (docs/formats/shard.md).
   EXPECT_EQ(DecodeFixed32(f.data), frames);
   EXPECT_EQ(DecodeFixed32(f.data + 4), bins);
@@ -53,7 +54,8 @@ TEST(FeaturesF16, EmptyShapeRoundTrips) {
   std::vector<uint16_t> field;
   EncodeFeaturesF16(0, 80, &field);
   std::string payload;
-  const FieldView f = ThroughRecord(FieldType::kFeaturesF16, field.data(), field.size() * 2, &payload);
+  const FieldView f =
+      ThroughRecord(FieldType::kFeaturesF16, field.data(), field.size() * 2, &payload);
   FeaturesF16View v;
   ASSERT_OK(DecodeFeaturesF16(f, "t", &v));
   EXPECT_EQ(v.frames, 0u);
@@ -81,7 +83,8 @@ TEST(FeaturesF16, SizeThatDisagreesWithTheHeaderIsCorruption) {
       {"shape whose byte count overflows 64 bits", Field(0xffffffffu, 0xffffffffu, 8 + 2)},
   };
   for (const Case& c : cases) {
-    const FieldView f{FieldType::kFeaturesF16, c.bytes.data(), static_cast<uint32_t>(c.bytes.size())};
+    const FieldView f{FieldType::kFeaturesF16, c.bytes.data(),
+                      static_cast<uint32_t>(c.bytes.size())};
     FeaturesF16View v;
     const Status s = DecodeFeaturesF16(f, "shard-00002.sluice: record 'utt7'", &v);
     EXPECT_TRUE(s.IsCorruption()) << c.what << ": " << s.ToString();

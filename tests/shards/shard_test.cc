@@ -25,12 +25,14 @@ std::vector<Rec> MakeRecords(size_t n, size_t max_size, uint64_t seed) {
   std::vector<Rec> out;
   for (size_t i = 0; i < n; ++i) {
     const size_t size = (i * 7919 + seed) % max_size;
-    out.push_back({"utt-" + std::to_string(i), testing::RandomBytes(seed * 1000 + i, size), i * 160, uint32_t(i % 13)});
+    out.push_back({"utt-" + std::to_string(i), testing::RandomBytes(seed * 1000 + i, size), i * 160,
+                   uint32_t(i % 13)});
   }
   return out;
 }
 
-std::string WriteShard(const std::string& path, const std::vector<Rec>& recs, ShardWriterOptions opt = {}) {
+std::string WriteShard(const std::string& path, const std::vector<Rec>& recs,
+                       ShardWriterOptions opt = {}) {
   std::unique_ptr<ShardWriter> w;
   EXPECT_OK(ShardWriter::Create(path, opt, &w));
   for (const Rec& r : recs) EXPECT_OK(w->Add({r.key, r.duration, r.tokens}, r.payload));

@@ -71,7 +71,8 @@ std::map<std::string, std::string> DirContents(const std::string& dir) {
   for (const auto& de : fs::directory_iterator(dir)) {
     const std::string bytes = ReadFile(de.path().string());
     m[de.path().filename().string()] =
-        std::to_string(bytes.size()) + ":" + shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size()));
+        std::to_string(bytes.size()) + ":" +
+        shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size()));
   }
   return m;
 }
@@ -81,8 +82,8 @@ class ShardifyTest : public ::testing::Test {
   static void SetUpTestSuite() {
     corpus_ = new TempDir;
     const char* gen = std::getenv("MAKE_SAMPLE_CORPUS");
-    RunResult r = Sh(std::string(gen ? gen : "tools/make-sample-corpus") + " --out " + corpus_->path() +
-                      " --count 24 --bad --seed 3");
+    RunResult r = Sh(std::string(gen ? gen : "tools/make-sample-corpus") + " --out " +
+                     corpus_->path() + " --count 24 --bad --seed 3");
     ASSERT_EQ(r.code, 0) << r.out;
     manifest_ = corpus_->Join("manifest.jsonl");
     // The same corpus without its broken entries (the last 9 lines).
@@ -93,7 +94,8 @@ class ShardifyTest : public ::testing::Test {
   static void TearDownTestSuite() { delete corpus_; }
 
   static RunResult Audio(const std::string& out, const std::string& extra = "") {
-    return Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + out + " --max-duration 30 " + extra);
+    return Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + out + " --max-duration 30 " +
+              extra);
   }
 
   static TempDir* corpus_;
@@ -120,7 +122,8 @@ TEST_F(ShardifyTest, EveryInputLineIsWrittenOrRejectedWithItsReason) {
   }
   ASSERT_EQ(reasons.size(), 9u);
   auto has = [&](uint64_t line, const std::string& what) {
-    EXPECT_NE(reasons[line].find(what), std::string::npos) << "line " << line << ": " << reasons[line];
+    EXPECT_NE(reasons[line].find(what), std::string::npos)
+        << "line " << line << ": " << reasons[line];
   };
   has(25, "missing.wav: cannot open");
   has(26, "corrupt.wav");
@@ -157,7 +160,8 @@ TEST_F(ShardifyTest, RecordsHoldTheTranscriptAndResampledAudio) {
     ASSERT_NE(audio, nullptr);
     EXPECT_EQ(audio->size / 2, r.record(i).duration);
     // espeak-ng's 22.05 kHz (or the 44.1 kHz stereo copies) resampled to 16 kHz.
-    EXPECT_NEAR(double(r.record(i).duration) / 16000, in["duration"].get<double>(), 0.01) << r.key(i);
+    EXPECT_NEAR(double(r.record(i).duration) / 16000, in["duration"].get<double>(), 0.01)
+        << r.key(i);
   }
 }
 
@@ -174,8 +178,8 @@ TEST_F(ShardifyTest, OutputIsByteIdenticalForAnyThreadCount) {
 TEST_F(ShardifyTest, InterruptedRunResumesToTheSameBytes) {
   const std::string opts = "--shard-size 200KiB --block-size 32KiB";
   ASSERT_EQ(Audio(tmp_.Join("full"), opts).code, 0);
-  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " + manifest_ + " -o " +
-                        tmp_.Join("ds") + " --max-duration 30 " + opts);
+  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " +
+                       manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
   ASSERT_EQ(crash.code, 3) << crash.out;
   EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json")));
   EXPECT_TRUE(fs::exists(tmp_.Join("ds/shard-00001.sluice")));
@@ -201,9 +205,11 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
     return Sh(Shardify() + " audio -q -m " + clean + " -o " + out + " " + extra);
   };
   ASSERT_EQ(run(tmp_.Join("single"), "").code, 0);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(run(tmp_.Join("p" + std::to_string(i)), "--part " + std::to_string(i) + "/3").code, 0);
-  RunResult m = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " " + tmp_.Join("p2") +
-                    " -o " + tmp_.Join("merged"));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run(tmp_.Join("p" + std::to_string(i)), "--part " + std::to_string(i) + "/3").code,
+              0);
+  RunResult m = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " " +
+                   tmp_.Join("p2") + " -o " + tmp_.Join("merged"));
   ASSERT_EQ(m.code, 0) << m.out;
   std::unique_ptr<shards::Dataset> a, b;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("single"), {}, &a));
@@ -224,7 +230,8 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
   EXPECT_EQ(pa, pb);
   EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("merged")).code, 0);
 
-  RunResult bad = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p0") + " -o " + tmp_.Join("dup"));
+  RunResult bad = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p0") + " -o " +
+                     tmp_.Join("dup"));
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.out.find("more than one part"), std::string::npos) << bad.out;
 }
@@ -260,7 +267,9 @@ TEST_F(ShardifyTest, VerifyNamesTheDamagedShardBlockAndOffset) {
 TEST_F(ShardifyTest, FlacCodecIsLosslessAgainstPcm16) {
   const std::string clean = corpus_->Join("clean.jsonl");
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("pcm")).code, 0);
-  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("flac") + " --codec flac").code, 0);
+  ASSERT_EQ(
+      Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("flac") + " --codec flac").code,
+      0);
   std::unique_ptr<shards::Dataset> pcm, flac;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("pcm"), {}, &pcm));
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("flac"), {}, &flac));
@@ -277,7 +286,8 @@ TEST_F(ShardifyTest, FlacCodecIsLosslessAgainstPcm16) {
     ASSERT_NE(f, nullptr);
     std::vector<int16_t> decoded;
     int rate = 0;
-    ASSERT_OK(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, "flac", &decoded, &rate));
+    ASSERT_OK(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, "flac",
+                                   &decoded, &rate));
     EXPECT_EQ(rate, 16000);
     const auto* p = v1.Find(shards::FieldType::kAudioPcm16);
     ASSERT_EQ(decoded.size() * 2, p->size);
@@ -288,7 +298,8 @@ TEST_F(ShardifyTest, FlacCodecIsLosslessAgainstPcm16) {
 
 TEST_F(ShardifyTest, TextLinesAndDocuments) {
   const std::string in = tmp_.Join("in.txt");
-  testing::WriteFile(in, "first line\nsecond line\n\nbad \xff byte\r\nfourth\n\n\nlast doc line one\nline two\n");
+  testing::WriteFile(
+      in, "first line\nsecond line\n\nbad \xff byte\r\nfourth\n\n\nlast doc line one\nline two\n");
   RunResult r = Sh(Shardify() + " text -q --json -i " + in + " -o " + tmp_.Join("lines"));
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
@@ -318,7 +329,8 @@ TEST_F(ShardifyTest, TextLinesAndDocuments) {
 }
 
 // The token ids of record i, read back from the dataset.
-std::vector<int32_t> RecordTokens(const shards::Dataset& ds, size_t shard, size_t i, std::string* text) {
+std::vector<int32_t> RecordTokens(const shards::Dataset& ds, size_t shard, size_t i,
+                                  std::string* text) {
   std::string p;
   EXPECT_OK(ds.shard(shard).ReadRecord(i, &p));
   shards::RecordView v;
@@ -333,7 +345,8 @@ std::vector<int32_t> RecordTokens(const shards::Dataset& ds, size_t shard, size_
 
 TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
   const std::string clean = corpus_->Join("clean.jsonl");
-  RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds") + " --tokenizer char");
+  RunResult r =
+      Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds") + " --tokenizer char");
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ds;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
@@ -359,7 +372,8 @@ TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
 TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
   const std::string clean = corpus_->Join("clean.jsonl");
   for (const char* d : {"a", "b"}) {
-    RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join(d) + " --tokenizer bpe:60");
+    RunResult r =
+        Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join(d) + " --tokenizer bpe:60");
     ASSERT_EQ(r.code, 0) << r.out;
   }
   EXPECT_EQ(DirContents(tmp_.Join("a")), DirContents(tmp_.Join("b")));
@@ -378,7 +392,8 @@ TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
 TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   const std::string in = tmp_.Join("in.txt");
   testing::WriteFile(in, "Hello world.\nSecond line here\n\nAnother document!\n");
-  RunResult r = Sh(Shardify() + " text -q --docs --tokenizer char -i " + in + " -o " + tmp_.Join("ds"));
+  RunResult r =
+      Sh(Shardify() + " text -q --docs --tokenizer char -i " + in + " -o " + tmp_.Join("ds"));
   ASSERT_EQ(r.code, 0) << r.out;
   std::unique_ptr<shards::Dataset> ds;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
@@ -398,7 +413,10 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
 // online from the same tokenizer, batch for batch.
 TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   const std::string clean = corpus_->Join("clean.jsonl");
-  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ids") + " --tokenizer bpe:50").code, 0);
+  ASSERT_EQ(
+      Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ids") + " --tokenizer bpe:50")
+          .code,
+      0);
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("raw")).code, 0);
   shards::Manifest m;
   ASSERT_OK(shards::LoadManifest(tmp_.Join("ids"), &m));
@@ -411,7 +429,9 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
     o.seed = 7;
     o.threads = 2;
     if (online) {
-      o.tokenizer = [&tok](std::string_view text, std::vector<int32_t>* ids) { return tok->Encode(text, ids); };
+      o.tokenizer = [&tok](std::string_view text, std::vector<int32_t>* ids) {
+        return tok->Encode(text, ids);
+      };
     }
     std::unique_ptr<loader::Loader> l;
     Status st = loader::Loader::Open(dir, o, &l);
@@ -493,14 +513,17 @@ TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
 }
 
 TEST_F(ShardifyTest, TokenizerErrorsAreClear) {
-  RunResult r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer bpe:x");
+  RunResult r =
+      Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer bpe:x");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("bpe:N"), std::string::npos) << r.out;
-  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer spm:/nonexistent.model");
+  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") +
+         " --tokenizer spm:/nonexistent.model");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("/nonexistent.model"), std::string::npos) << r.out;
   testing::WriteFile(tmp_.Join("bad.model"), "garbage");
-  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") + " --tokenizer spm:" + tmp_.Join("bad.model"));
+  r = Sh(Shardify() + " audio -q -m " + manifest_ + " -o " + tmp_.Join("x") +
+         " --tokenizer spm:" + tmp_.Join("bad.model"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("not a SentencePiece model"), std::string::npos) << r.out;
 }
@@ -541,10 +564,12 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
     std::vector<float> got(size_t{f16.frames} * f16.bins);
     features::HalfToFloat(f16.values, got.size(), got.data());
     for (size_t k = 0; k < got.size(); ++k) {
-      ASSERT_NEAR(got[k], want[k], 2e-3 * std::max(1.0f, std::abs(want[k]))) << "record " << i << " value " << k;
+      ASSERT_NEAR(got[k], want[k], 2e-3 * std::max(1.0f, std::abs(want[k])))
+          << "record " << i << " value " << k;
     }
   }
-  RunResult bad = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --drop-audio");
+  RunResult bad =
+      Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --drop-audio");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("--features"), std::string::npos) << bad.out;
 }

@@ -54,16 +54,19 @@ inline std::vector<nlohmann::json> JsonLines(const std::string& out) {
 // with a character tokenizer. False (and the failing command's output in *log) on failure.
 // SLUICE_TEST_CORPUS names a corpus made beforehand instead (`count` clips, from
 // tools/gpu-bundle), for machines without espeak-ng such as a borrowed GPU machine.
-inline bool MakeCharDataset(const std::string& corpus, const std::string& out, int count, std::string* log) {
+inline bool MakeCharDataset(const std::string& corpus, const std::string& out, int count,
+                            std::string* log) {
   const std::string made = Env("SLUICE_TEST_CORPUS");
   Result r;
   r.code = 0;
   if (made.empty())
-    r = Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count " + std::to_string(count) + " --jobs 2");
+    r = Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count " + std::to_string(count) +
+              " --jobs 2");
   const std::string manifest = (made.empty() ? corpus : made) + "/manifest.jsonl";
   if (!made.empty()) {  // another count would silently change what the test trains on
     r = Shell("test \"$(wc -l < " + manifest + ")\" -eq " + std::to_string(count));
-    if (r.code != 0) r.out = "SLUICE_TEST_CORPUS " + made + ": the test needs " + std::to_string(count) + " clips";
+    if (r.code != 0)
+      r.out = "SLUICE_TEST_CORPUS " + made + ": the test needs " + std::to_string(count) + " clips";
   }
   if (r.code == 0)
     r = Shell(Env("SHARDIFY") + " audio -m " + manifest + " -o " + out + " --tokenizer char");

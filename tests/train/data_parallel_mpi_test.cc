@@ -32,7 +32,8 @@ std::string FindOnPath(const std::string& name) {
   size_t start = 0;
   while (start <= path.size()) {
     const size_t end = path.find(':', start);
-    const std::string dir = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string dir =
+        path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     const std::string full = (dir.empty() ? "." : dir) + "/" + name;
     if (access(full.c_str(), X_OK) == 0) return full;
     if (end == std::string::npos) break;
@@ -50,7 +51,8 @@ std::string Mpirun() {
 
 TEST(DataParallel, TwoRanksMatchOneProcessOverAllRows) {
   const std::string mpirun = Mpirun();
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
+  if (mpirun.empty())
+    GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
   const Result r = Shell(mpirun + Env("SLUICE_DP_WORKER"));
   std::printf("%s", r.out.c_str());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -64,19 +66,23 @@ class DataParallelCli : public ::testing::Test {
     if (Mpirun().empty()) return;
     dir_ = new TempDir();
     std::string log;
-    ASSERT_TRUE(sluice::train_test::MakeCharDataset(dir_->Join("corpus"), dir_->Join("chars"), 12, &log)) << log;
+    ASSERT_TRUE(
+        sluice::train_test::MakeCharDataset(dir_->Join("corpus"), dir_->Join("chars"), 12, &log))
+        << log;
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (Mpirun().empty()) GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
+    if (Mpirun().empty())
+      GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)";
   }
   // Two ranks of sluice-train; small batches so that each rank makes several steps.
   static Result Train(const std::string& launcher, const std::string& args) {
     return Shell(launcher + Env("SLUICE_TRAIN") + " " + dir_->Join("chars") +
-                 " --device cpu --preset tiny --max-frames 700 --seed 3 --eval-fraction 0.2 " + args);
+                 " --device cpu --preset tiny --max-frames 700 --seed 3 --eval-fraction 0.2 " +
+                 args);
   }
   static TempDir* dir_;
 };
@@ -84,7 +90,8 @@ TempDir* DataParallelCli::dir_ = nullptr;
 
 TEST_F(DataParallelCli, BothRanksEndWithTheSameCheckpointAndResumeExactly) {
   TempDir run;
-  const Result r = Train(Mpirun(), "--steps 4 --json --checkpoint-every 2 --checkpoint " + run.Join("a{rank}-{step}.ckpt"));
+  const Result r = Train(Mpirun(), "--steps 4 --json --checkpoint-every 2 --checkpoint " +
+                                       run.Join("a{rank}-{step}.ckpt"));
   ASSERT_EQ(r.code, 0) << r.out;
   // Rank 0 alone prints: one JSON line per epoch, the last at step 4, losses finite.
   std::vector<nlohmann::json> lines;
@@ -109,13 +116,15 @@ TEST_F(DataParallelCli, BothRanksEndWithTheSameCheckpointAndResumeExactly) {
   const Result resumed = Train(Mpirun(), "--steps 4 --json --resume " + run.Join("a{rank}-2.ckpt") +
                                              " --checkpoint " + run.Join("b{rank}-{step}.ckpt"));
   ASSERT_EQ(resumed.code, 0) << resumed.out;
-  EXPECT_TRUE(ReadFile(run.Join("b0-4.ckpt")) == a0) << "a resumed 2-rank run differs from the uninterrupted one";
+  EXPECT_TRUE(ReadFile(run.Join("b0-4.ckpt")) == a0)
+      << "a resumed 2-rank run differs from the uninterrupted one";
   EXPECT_TRUE(ReadFile(run.Join("b1-4.ckpt")) == a0);
 
   // The checkpoint remembers its two ranks: one rank alone refuses it.
   const Result alone = Train("", "--steps 4 --resume " + run.Join("a0-2.ckpt"));
   EXPECT_EQ(alone.code, 1) << alone.out;
-  EXPECT_NE(alone.out.find("written by a run of 2 rank(s), this run has 1"), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find("written by a run of 2 rank(s), this run has 1"), std::string::npos)
+      << alone.out;
 }
 
 TEST_F(DataParallelCli, AnErrorOnOneRankEndsTheJob) {

@@ -65,7 +65,8 @@ Rows MakeRows(uint64_t seed) {
     r.frames.push_back(40 + static_cast<int>(rng() % (kT - 40 + 1)));
     const int L = 1 + static_cast<int>(rng() % kSMax);
     r.label_lengths.push_back(L);
-    for (int i = 0; i < kSMax; ++i) r.labels.push_back(i < L ? 1 + static_cast<int>(rng() % (kVocab - 1)) : 0);
+    for (int i = 0; i < kSMax; ++i)
+      r.labels.push_back(i < L ? 1 + static_cast<int>(rng() % (kVocab - 1)) : 0);
   }
   return r;
 }
@@ -96,8 +97,8 @@ Status Train(comm::Communicator* comm, int begin, int end, Trained* out) {
     const Rows mine = all.Slice(begin, end);
     float mean = 0;
     if (mine.B > 0) {
-      SLUICE_RETURN_IF_ERROR(model.Forward(mine.View(), reference::StepContext{9, static_cast<uint64_t>(step), true},
-                                           &mean));
+      SLUICE_RETURN_IF_ERROR(model.Forward(
+          mine.View(), reference::StepContext{9, static_cast<uint64_t>(step), true}, &mean));
       model.ZeroGrad();
       model.Backward();
     } else {
@@ -107,8 +108,10 @@ Status Train(comm::Communicator* comm, int begin, int end, Trained* out) {
     if (comm != nullptr) {
       StepRows rows;
       SLUICE_RETURN_IF_ERROR(GatherStepRows(comm, mine.B, 0, &rows));
-      if (rows.total_rows != kRows) return Status::InvalidArgument("rows over ranks " + std::to_string(rows.total_rows));
-      SLUICE_RETURN_IF_ERROR(CombineGradients(comm, model.grads(), P, mine.B, rows.total_rows, &loss));
+      if (rows.total_rows != kRows)
+        return Status::InvalidArgument("rows over ranks " + std::to_string(rows.total_rows));
+      SLUICE_RETURN_IF_ERROR(
+          CombineGradients(comm, model.grads(), P, mine.B, rows.total_rows, &loss));
     }
     out->grads.emplace_back(model.grads(), model.grads() + P);
     reference::ClipByGlobalNorm(model.grads(), P, 1.0);
@@ -121,7 +124,8 @@ Status Train(comm::Communicator* comm, int begin, int end, Trained* out) {
 
 void RunSplit(comm::Communicator* comm, int first_rank_rows, const Trained& alone) {
   const int rank = comm->rank();
-  const std::string split = "split " + std::to_string(first_rank_rows) + "/" + std::to_string(kRows - first_rank_rows);
+  const std::string split =
+      "split " + std::to_string(first_rank_rows) + "/" + std::to_string(kRows - first_rank_rows);
   const int begin = rank == 0 ? 0 : first_rank_rows, end = rank == 0 ? first_rank_rows : kRows;
   Trained dp;
   const Status s = Train(comm, begin, end, &dp);
@@ -133,7 +137,8 @@ void RunSplit(comm::Communicator* comm, int first_rank_rows, const Trained& alon
     scale = std::max(scale, std::fabs(alone.params[i]));
     worst = std::max(worst, std::fabs(dp.params[i] - alone.params[i]));
   }
-  std::printf("rank %d: %s: max |dp - single| = %.3g (largest weight %.3g)\n", rank, split.c_str(), worst, scale);
+  std::printf("rank %d: %s: max |dp - single| = %.3g (largest weight %.3g)\n", rank, split.c_str(),
+              worst, scale);
   // Same parameters at step 0; later steps differ by the accumulated rounding, which is what the
   // weight bound covers.
   for (int step = 0; step < kSteps; ++step) {
@@ -143,14 +148,16 @@ void RunSplit(comm::Communicator* comm, int first_rank_rows, const Trained& alon
       g_worst = std::max(g_worst, std::fabs(dp.grads[step][i] - alone.grads[step][i]));
     }
     if (!(g_worst <= 1e-5f * g_scale))
-      Fail(rank, split + ": step " + std::to_string(step) + ": combined gradient differs by " + std::to_string(g_worst) +
-                     " (largest element " + std::to_string(g_scale) + ")");
+      Fail(rank, split + ": step " + std::to_string(step) + ": combined gradient differs by " +
+                     std::to_string(g_worst) + " (largest element " + std::to_string(g_scale) +
+                     ")");
   }
   if (!(worst <= 1e-5f * scale)) Fail(rank, split + ": weights differ from the single-process run");
   for (int step = 0; step < kSteps; ++step)
     if (!(std::fabs(dp.losses[step] - alone.losses[step]) <= 1e-5 * std::fabs(alone.losses[step])))
-      Fail(rank, split + ": step " + std::to_string(step) + " loss " + std::to_string(dp.losses[step]) +
-                     ", single-process " + std::to_string(alone.losses[step]));
+      Fail(rank, split + ": step " + std::to_string(step) + " loss " +
+                     std::to_string(dp.losses[step]) + ", single-process " +
+                     std::to_string(alone.losses[step]));
   const Status same = CheckSameParameters(comm, dp.params.data(), dp.params.size(), split);
   if (!same.ok()) Fail(rank, same.ToString());
 }

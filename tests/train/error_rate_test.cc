@@ -15,8 +15,12 @@
 namespace sluice::train {
 namespace {
 
-size_t CharDistance(const std::string& a, const std::string& b) { return EditDistance(CodePoints(a), CodePoints(b)); }
-size_t WordDistance(const std::string& a, const std::string& b) { return EditDistance(Words(a), Words(b)); }
+size_t CharDistance(const std::string& a, const std::string& b) {
+  return EditDistance(CodePoints(a), CodePoints(b));
+}
+size_t WordDistance(const std::string& a, const std::string& b) {
+  return EditDistance(Words(a), Words(b));
+}
 
 TEST(EditDistance, CountsSubstitutionsInsertionsAndDeletions) {
   EXPECT_EQ(CharDistance("", ""), 0u);
@@ -29,7 +33,8 @@ TEST(EditDistance, CountsSubstitutionsInsertionsAndDeletions) {
 }
 
 TEST(EditDistance, IsSymmetric) {
-  const std::vector<std::string> s = {"", "a", "ab", "ba", "the cat", "a cat the", "sitting", "kitten"};
+  const std::vector<std::string> s = {"",        "a",         "ab",      "ba",
+                                      "the cat", "a cat the", "sitting", "kitten"};
   for (const auto& a : s)
     for (const auto& b : s) EXPECT_EQ(CharDistance(a, b), CharDistance(b, a)) << a << " | " << b;
 }
@@ -96,7 +101,8 @@ TEST(HeldOut, IsAStableFunctionOfTheKeyNearTheFraction) {
     EXPECT_EQ(h, IsHeldOut(key, 0.1));
     if (h) {
       ++held;
-      EXPECT_TRUE(IsHeldOut(key, 0.2)) << "a larger fraction keeps every row a smaller one held out";
+      EXPECT_TRUE(IsHeldOut(key, 0.2))
+          << "a larger fraction keeps every row a smaller one held out";
     }
   }
   EXPECT_NEAR(held, 1000, 100);

@@ -22,7 +22,8 @@ TEST(ShareWorkers, EveryShareRunsOncePerRunOnItsOwnThread) {
       calls[i].fetch_add(1);
       ids[i] = std::this_thread::get_id();
     });
-    for (int i = 0; i < 4; ++i) ASSERT_EQ(calls[i].load(), i < count ? 1 : 0) << "run " << run << " share " << i;
+    for (int i = 0; i < 4; ++i)
+      ASSERT_EQ(calls[i].load(), i < count ? 1 : 0) << "run " << run << " share " << i;
     if (count > 0) {
       EXPECT_EQ(ids[0], std::this_thread::get_id());
     }

@@ -36,7 +36,8 @@ class TrainCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     const std::string corpus = dir_->Join("corpus");
-    ASSERT_EQ(Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count 24 --jobs 2").code, 0);
+    ASSERT_EQ(Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count 24 --jobs 2").code,
+              0);
     const std::string shardify = Env("SHARDIFY") + " audio -m " + corpus + "/manifest.jsonl -o ";
     ASSERT_EQ(Shell(shardify + dir_->Join("chars") + " --tokenizer char").code, 0);
     ASSERT_EQ(Shell(shardify + dir_->Join("cased") + " --tokenizer char --keep-case").code, 0);
@@ -48,8 +49,9 @@ class TrainCli : public ::testing::Test {
   }
   // Small batches so that the corpus makes several steps per epoch; two model replicas.
   static Result Train(const std::string& dataset, const std::string& args) {
-    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) + " --device cpu --preset tiny --replicas 2 " +
-           "--max-frames 1500 --seed 3 " + args);
+    return Shell(Env("SLUICE_TRAIN") + " " + dir_->Join(dataset) +
+                 " --device cpu --preset tiny --replicas 2 " + "--max-frames 1500 --seed 3 " +
+                 args);
   }
   static TempDir* dir_;
 };
@@ -78,17 +80,23 @@ TEST_F(TrainCli, TinyModelLossFallsAndEpochsReportCer) {
 TEST_F(TrainCli, ResumeReproducesTheUninterruptedRunBitForBit) {
   TempDir run;
   // Uninterrupted: 11 steps (an epoch is about 8), checkpoints at 5 and 10 (mid-epoch) and 11.
-  const Result a = Train("chars", "--steps 11 --checkpoint-every 5 --checkpoint " + run.Join("a-{step}.ckpt"));
+  const Result a =
+      Train("chars", "--steps 11 --checkpoint-every 5 --checkpoint " + run.Join("a-{step}.ckpt"));
   ASSERT_EQ(a.code, 0) << a.out;
   // Interrupted at step 5, resumed to 11 across the epoch end (and its evaluation).
   const Result b = Train("chars", "--steps 11 --resume " + run.Join("a-5.ckpt") + " --checkpoint " +
                                       run.Join("b-{step}.ckpt"));
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("resumed at step 5"), std::string::npos) << b.out;
-  EXPECT_EQ(b.out.find("step     5/"), std::string::npos) << "the resumed run must start at step 6\n" << b.out;
+  EXPECT_EQ(b.out.find("step     5/"), std::string::npos)
+      << "the resumed run must start at step 6\n"
+      << b.out;
   EXPECT_NE(b.out.find("step     6/"), std::string::npos) << b.out;
-  EXPECT_NE(b.out.find("epoch 0:"), std::string::npos) << "the resume should cross the end of epoch 0\n" << b.out;
-  const std::string final_a = ReadFile(run.Join("a-11.ckpt")), final_b = ReadFile(run.Join("b-11.ckpt"));
+  EXPECT_NE(b.out.find("epoch 0:"), std::string::npos)
+      << "the resume should cross the end of epoch 0\n"
+      << b.out;
+  const std::string final_a = ReadFile(run.Join("a-11.ckpt")),
+                    final_b = ReadFile(run.Join("b-11.ckpt"));
   ASSERT_FALSE(final_a.empty());
   EXPECT_TRUE(final_a == final_b) << "parameters, optimizer or loader state differ after a resume";
   EXPECT_NE(ReadFile(run.Join("a-5.ckpt")), final_a);
@@ -183,24 +191,31 @@ TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
   ASSERT_EQ(held_tiny, 0);
   const Result none = Train("chars", "--steps 1 --eval-fraction 0.0001");
   EXPECT_EQ(none.code, 1) << none.out;
-  EXPECT_NE(none.out.find("--eval-fraction 0.0001 holds out none of " + dir_->Join("chars")), std::string::npos)
+  EXPECT_NE(none.out.find("--eval-fraction 0.0001 holds out none of " + dir_->Join("chars")),
+            std::string::npos)
       << none.out;
 }
 
 TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {
   TempDir run;
-  ASSERT_EQ(Train("chars", "--steps 2 --activation swish --spec-augment --checkpoint-every 1 --checkpoint " +
-                               run.Join("run-{step}.ckpt")).code, 0);
+  ASSERT_EQ(Train("chars",
+                  "--steps 2 --activation swish --spec-augment --checkpoint-every 1 --checkpoint " +
+                      run.Join("run-{step}.ckpt"))
+                .code,
+            0);
   const std::string ckpt = run.Join("run-1.ckpt");
   const Result gelu = Train("chars", "--steps 2 --spec-augment --resume " + ckpt);
   EXPECT_EQ(gelu.code, 1);
-  EXPECT_NE(gelu.out.find("activation: \"gelu\" (checkpoint: \"swish\") (flag --activation)"), std::string::npos)
+  EXPECT_NE(gelu.out.find("activation: \"gelu\" (checkpoint: \"swish\") (flag --activation)"),
+            std::string::npos)
       << gelu.out;
   const Result unmasked = Train("chars", "--steps 2 --activation swish --resume " + ckpt);
   EXPECT_EQ(unmasked.code, 1);
-  EXPECT_NE(unmasked.out.find("spec_augment: false (checkpoint: true) (flag --spec-augment)"), std::string::npos)
+  EXPECT_NE(unmasked.out.find("spec_augment: false (checkpoint: true) (flag --spec-augment)"),
+            std::string::npos)
       << unmasked.out;
-  const Result same = Train("chars", "--steps 2 --activation swish --spec-augment --resume " + ckpt);
+  const Result same =
+      Train("chars", "--steps 2 --activation swish --spec-augment --resume " + ckpt);
   EXPECT_EQ(same.code, 0) << same.out;
 }
 
@@ -217,7 +232,8 @@ TEST_F(TrainCli, DatasetWithoutTokenIdsHasAHint) {
 // never a crash. The default suite runs this on every machine; where a GPU is present the run
 // trains instead, and the gpu suite (train_cuda_test.cc) is the test that matters.
 TEST_F(TrainCli, CudaDeviceWithoutAGpuIsAClearError) {
-  const Result r = Shell(Env("SLUICE_TRAIN") + " " + dir_->Join("chars") + " --device cuda --steps 1 --preset tiny");
+  const Result r = Shell(Env("SLUICE_TRAIN") + " " + dir_->Join("chars") +
+                         " --device cuda --steps 1 --preset tiny");
   if (r.code == 0) GTEST_SKIP() << "a GPU is present: --device cuda trained\n" << r.out;
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("--device cuda"), std::string::npos) << r.out;

@@ -30,7 +30,8 @@ using sluice::testing::TempDir;
 // The loss of step `step` from the text step lines ("step     1/3  epoch 0  loss 152.1234 ..."),
 // NaN when absent.
 double StepLoss(const std::string& out, int step) {
-  const std::regex re("step +" + std::to_string(step) + "/[0-9]+ +epoch [0-9]+ +loss ([-0-9.einf]+)");
+  const std::regex re("step +" + std::to_string(step) +
+                      "/[0-9]+ +epoch [0-9]+ +loss ([-0-9.einf]+)");
   std::smatch m;
   if (!std::regex_search(out, m, re)) return NAN;
   return std::stod(m[1]);
@@ -47,7 +48,9 @@ class TrainCuda : public ::testing::Test {
     }
     dir_ = new TempDir();
     std::string log;
-    ASSERT_TRUE(sluice::train_test::MakeCharDataset(dir_->Join("corpus"), dir_->Join("chars"), 24, &log)) << log;
+    ASSERT_TRUE(
+        sluice::train_test::MakeCharDataset(dir_->Join("corpus"), dir_->Join("chars"), 24, &log))
+        << log;
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -98,7 +101,8 @@ TEST_F(TrainCuda, FirstStepLossMatchesTheCpuTrainer) {
     const double a = StepLoss(cpu.out, step), b = StepLoss(cuda.out, step);
     ASSERT_FALSE(std::isnan(a)) << cpu.out;
     ASSERT_FALSE(std::isnan(b)) << cuda.out;
-    std::printf("step %d loss: cpu %.6f cuda %.6f (relative %.2e)\n", step, a, b, std::fabs(a - b) / std::fabs(a));
+    std::printf("step %d loss: cpu %.6f cuda %.6f (relative %.2e)\n", step, a, b,
+                std::fabs(a - b) / std::fabs(a));
     // Step 1 is the forward of the same weights (1e-2: the whole-model tolerance of
     // tests/gpu/model). Step 2 also checks the first update: AdamW's first step moves every
     // weight by about lr * sign(gradient), so a gradient of the wrong sign shows here; elements

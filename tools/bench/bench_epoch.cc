@@ -101,7 +101,9 @@ Status BareFeatures(const std::string& dir, const LoaderOptions& o, int threads,
           const shards::ShardReader& shard = ds.shard(clips[i].shard);
           const shards::RecordEntry& e = shard.record(clips[i].index);
           shards::RecordView rv;
-          if (!shards::ParseRecord(clips[i].payload.data(), clips[i].payload.size(), shard.name(), &rv).ok())
+          if (!shards::ParseRecord(clips[i].payload.data(), clips[i].payload.size(), shard.name(),
+                                   &rv)
+                   .ok())
             failed = true;
           const size_t values = fx.EpochLength(e, 0, 0, i) * fx.dim();
           if (out[t].size() < values) out[t].resize(values);
@@ -173,7 +175,8 @@ int RunEpoch(int argc, char** argv) {
     // uses the dataset's own tokenizer when its records hold text without ids.
     shards::Manifest m;
     Status st = shards::LoadManifest(tokenizer_from, &m);
-    if (st.ok()) st = loader::LoadRecordTokenizer(m, tokenizer_from, target.kind == "text", &o.tokenizer);
+    if (st.ok())
+      st = loader::LoadRecordTokenizer(m, tokenizer_from, target.kind == "text", &o.tokenizer);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;
@@ -208,7 +211,8 @@ int RunEpoch(int argc, char** argv) {
       st = l->Next(&b);
       if (!st.ok() || b == nullptr) break;
       digest.Add(*b);
-      if (step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
+      if (step_ms > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
     }
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: epoch %llu: %s\n",
@@ -251,24 +255,26 @@ int RunEpoch(int argc, char** argv) {
       }
       std::printf("%s\n", j.dump().c_str());
     } else {
-      std::printf("epoch %llu: %llu batches, %llu utterances, %.3f h of audio in %.2f s: "
-                  "%.3f h/s (%.0fx real time), %.1f MB/s read\n",
-                  static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(s.batches),
-                  static_cast<unsigned long long>(s.utterances), hours, s.wall_seconds, hps,
-                  s.audio_seconds / s.wall_seconds, mbps);
+      std::printf(
+          "epoch %llu: %llu batches, %llu utterances, %.3f h of audio in %.2f s: "
+          "%.3f h/s (%.0fx real time), %.1f MB/s read\n",
+          static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(s.batches),
+          static_cast<unsigned long long>(s.utterances), hours, s.wall_seconds, hps,
+          s.audio_seconds / s.wall_seconds, mbps);
       std::printf("  cpu %.0f%% (%.2f core-s), peak RSS %.1f MB, first batch %.3f s, "
                   "consumer wait %.2f s (%.0f%%)\n",
                   100 * cpu / s.wall_seconds, cpu, u1.peak_rss_bytes / 1e6, s.first_batch_seconds,
                   s.wait_seconds, wait_pct);
-      std::printf("  busy: read %.3f s, decode %.2f s (all threads), collate %.3f s; padding "
-                  "waste %.1f%%; pool %llu batches, %.1f MB; %llu blocks read, %llu again; skipped %llu, "
-                  "repeated %llu\n",
-                  s.read_busy_seconds, s.decode_busy_seconds, s.collate_busy_seconds,
-                  100 * s.padding_waste(), static_cast<unsigned long long>(s.pool_batches),
-                  s.pool_bytes / 1e6, static_cast<unsigned long long>(s.blocks_read),
-                  static_cast<unsigned long long>(s.reread_blocks),
-                  static_cast<unsigned long long>(s.skipped_records),
-                  static_cast<unsigned long long>(s.repeated_records));
+      std::printf(
+          "  busy: read %.3f s, decode %.2f s (all threads), collate %.3f s; padding "
+          "waste %.1f%%; pool %llu batches, %.1f MB; %llu blocks read, %llu again; skipped %llu, "
+          "repeated %llu\n",
+          s.read_busy_seconds, s.decode_busy_seconds, s.collate_busy_seconds,
+          100 * s.padding_waste(), static_cast<unsigned long long>(s.pool_batches),
+          s.pool_bytes / 1e6, static_cast<unsigned long long>(s.blocks_read),
+          static_cast<unsigned long long>(s.reread_blocks),
+          static_cast<unsigned long long>(s.skipped_records),
+          static_cast<unsigned long long>(s.repeated_records));
       if (s.tokens > 0) {
         std::printf("  %llu token ids in %.3f s: %.1f M tokens/s, cpu %.0f%%",
                     static_cast<unsigned long long>(s.tokens), s.wall_seconds, tps / 1e6,

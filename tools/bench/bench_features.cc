@@ -74,8 +74,9 @@ Status LoadList(const std::string& list, int rate, std::vector<std::vector<float
 }  // namespace
 
 int RunFeatures(int argc, char** argv) {
-  CLI::App app{"Feature extraction throughput: clips/s and real-time factor, input already decoded.",
-               argv[0]};
+  CLI::App app{
+      "Feature extraction throughput: clips/s and real-time factor, input already decoded.",
+      argv[0]};
   std::string kind = "fbank";
   double seconds = 16;
   int clips = 64;
@@ -86,13 +87,15 @@ int RunFeatures(int argc, char** argv) {
   tools::FeatureArgs fa;  // the flags every tool shares (tools/common/feature_options.h)
   app.add_option("--features", kind, "fbank (16 kHz, 80 bins) or spectrogram (DeepSpeech2, 8 kHz)")
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
-  app.add_option("--seconds", seconds, "length of each generated clip (s)")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--seconds", seconds, "length of each generated clip (s)")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--clips", clips, "number of generated clips")->check(CLI::Range(1, 1000000));
   app.add_option("--threads", threads, "worker threads, each with its own workspace")
       ->check(CLI::Range(1, 1024));
   app.add_option("--passes", passes, "timed passes over the clips; the fastest is reported")
       ->check(CLI::Range(1, 1000));
-  app.add_option("--input", input, "file listing audio paths (one per line) instead of generated clips");
+  app.add_option("--input", input,
+                 "file listing audio paths (one per line) instead of generated clips");
   tools::AddFeatureOptions(&app, &fa);
   app.add_flag("--json", json, "print one JSON object");
   try {
@@ -112,7 +115,8 @@ int RunFeatures(int argc, char** argv) {
     }
   } else {
     const auto n = static_cast<size_t>(std::llround(seconds * rate));
-    for (int i = 0; i < clips; ++i) data.push_back(SpeechLikeClip(static_cast<uint64_t>(i), rate, n));
+    for (int i = 0; i < clips; ++i)
+      data.push_back(SpeechLikeClip(static_cast<uint64_t>(i), rate, n));
   }
   // Kaldi's filterbank takes the int16 range; the spectrogram [-1, 1].
   if (fbank) {
@@ -140,7 +144,8 @@ int RunFeatures(int argc, char** argv) {
   int64_t frames = 0;
   double audio_seconds = 0;
   for (const auto& clip : data) {
-    frames += fbank ? fbank_computer->NumFrames(clip.size()) : spec_computer->NumFrames(clip.size());
+    frames +=
+        fbank ? fbank_computer->NumFrames(clip.size()) : spec_computer->NumFrames(clip.size());
     audio_seconds += static_cast<double>(clip.size()) / rate;
   }
 
@@ -155,11 +160,13 @@ int RunFeatures(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
-        for (size_t i = next++; i < data.size(); i = next++) compute(i, &workspaces[t], &outputs[t]);
+        for (size_t i = next++; i < data.size(); i = next++)
+          compute(i, &workspaces[t], &outputs[t]);
       });
     }
     for (auto& th : pool) th.join();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (pass > 0) best = std::min(best, wall);
   }
 

@@ -49,7 +49,12 @@ class SyntheticSource : public gpu::BatchSource {
  public:
   SyntheticSource(std::shared_ptr<loader::BatchAllocator> alloc, int holds, uint64_t batches,
                   size_t rows, int64_t frames, int dim)
-      : alloc_(std::move(alloc)), holds_(holds), batches_(batches), rows_(rows), frames_(frames), dim_(dim) {
+      : alloc_(std::move(alloc)),
+        holds_(holds),
+        batches_(batches),
+        rows_(rows),
+        frames_(frames),
+        dim_(dim) {
     bytes_ = rows * frames * dim * sizeof(float);
     for (int i = 0; i < holds; ++i) {
       float* f = static_cast<float*>(alloc_->Allocate(bytes_, loader::kBatchAlignment));
@@ -99,7 +104,8 @@ class SyntheticSource : public gpu::BatchSource {
 };
 
 // Best-of-`reps` GB/s of one copy of `bytes` from `src`.
-Status Bandwidth(const void* src, void* dst, size_t bytes, bool async, void* stream, int reps, double* gbps) {
+Status Bandwidth(const void* src, void* dst, size_t bytes, bool async, void* stream, int reps,
+                 double* gbps) {
   double best = 1e300;
   for (int r = 0; r < reps + 1; ++r) {  // the first is a warm-up
     const auto t0 = Clock::now();
@@ -191,12 +197,13 @@ void PrintFeed(const char* name, const FeedResult& r, double step_s, nlohmann::j
                 {"steady_state_allocations", s.device_allocations},
                 {"host_wait_seconds", s.host_wait_seconds}};
   if (json) return;
-  std::printf("%-9s step %.3f ms (resident %.3f ms) ratio %.4f | data wait mean %.1f us p50 %.1f us "
-              "p99 %.1f us max %.1f us (%.3f%% of step) | steady-state device allocations %llu\n",
-              name, r.step_seconds * 1e3, r.resident_seconds * 1e3, ratio, mean * 1e6,
-              Percentile(s.recent_waits, 0.5) * 1e6, Percentile(s.recent_waits, 0.99) * 1e6,
-              s.max_data_wait_seconds * 1e6, 100.0 * mean / r.step_seconds,
-              static_cast<unsigned long long>(s.device_allocations));
+  std::printf(
+      "%-9s step %.3f ms (resident %.3f ms) ratio %.4f | data wait mean %.1f us p50 %.1f us "
+      "p99 %.1f us max %.1f us (%.3f%% of step) | steady-state device allocations %llu\n",
+      name, r.step_seconds * 1e3, r.resident_seconds * 1e3, ratio, mean * 1e6,
+      Percentile(s.recent_waits, 0.5) * 1e6, Percentile(s.recent_waits, 0.99) * 1e6,
+      s.max_data_wait_seconds * 1e6, 100.0 * mean / r.step_seconds,
+      static_cast<unsigned long long>(s.device_allocations));
 }
 
 }  // namespace
@@ -217,12 +224,14 @@ int RunFeed(int argc, char** argv) {
   uint64_t max_frames = 20000;
   bool json = false, no_pageable = false;
   app.add_option("--step-ms", step_ms, "GPU time the synthetic consumer spends per batch (ms)");
-  app.add_option("--steps", steps, "batches per measured run (synthetic)")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--steps", steps, "batches per measured run (synthetic)")
+      ->check(CLI::Range(1, 1 << 24));
   app.add_option("--rows", rows, "synthetic batch rows")->check(CLI::Range(1, 1 << 20));
   app.add_option("--frames", frames, "synthetic batch frames (T)")->check(CLI::Range(1, 1 << 24));
   app.add_option("--dim", dim, "synthetic batch feature dim (F)")->check(CLI::Range(1, 1 << 16));
   app.add_option("--buffers", buffers, "device buffers of the feeder")->check(CLI::Range(2, 64));
-  app.add_option("--holds", holds, "batches the feeder may hold (loader consumer_batches)")->check(CLI::Range(1, 64));
+  app.add_option("--holds", holds, "batches the feeder may hold (loader consumer_batches)")
+      ->check(CLI::Range(1, 64));
   app.add_option("--copy-mb", copy_mb, "size of the bandwidth test copy (MiB)");
   app.add_option("--dataset", dataset, "feed a shardify dataset through the real loader instead");
   app.add_option("--threads", threads, "loader threads with --dataset (0 = all cores)");
@@ -235,8 +244,10 @@ int RunFeed(int argc, char** argv) {
     return app.exit(e);
   }
 #if !SLUICE_HAVE_GPU
-  std::printf("sluice-bench feed: built without CUDA (gpu/ needs nvcc: meson setup -Dcuda=enabled); "
-              "nothing to measure. The loader side alone: sluice-bench epoch --step-ms %.1f\n", step_ms);
+  std::printf(
+      "sluice-bench feed: built without CUDA (gpu/ needs nvcc: meson setup -Dcuda=enabled); "
+      "nothing to measure. The loader side alone: sluice-bench epoch --step-ms %.1f\n",
+      step_ms);
   return 0;
 #else
   int devices = 0;
@@ -251,7 +262,9 @@ int RunFeed(int argc, char** argv) {
   nlohmann::json j;
   j["device"] = gpu::DeviceDescription(0);
   j["step_ms"] = step_ms;
-  if (!json) std::printf("device: %s, consumer step %.3f ms\n", j["device"].get<std::string>().c_str(), step_ms);
+  if (!json)
+    std::printf("device: %s, consumer step %.3f ms\n", j["device"].get<std::string>().c_str(),
+                step_ms);
   auto fail = [&](const Status& st) {
     std::fprintf(stderr, "sluice-bench feed: %s\n", st.ToString().c_str());
     return 1;
@@ -265,26 +278,37 @@ int RunFeed(int argc, char** argv) {
     std::vector<char> pageable(bytes, 1);
     std::unique_ptr<gpu::DeviceBuffer> dev;
     Status st = gpu::DeviceBuffer::Allocate(bytes, &dev);
-    if (!st.ok() || hp == nullptr) return fail(st.ok() ? Status::IOError("pinned allocation failed") : st);
+    if (!st.ok() || hp == nullptr)
+      return fail(st.ok() ? Status::IOError("pinned allocation failed") : st);
     std::memset(hp, 1, bytes);
     std::unique_ptr<gpu::Stream> stream;
     if (!(st = gpu::Stream::Create(&stream)).ok()) return fail(st);
     double memcpy_pinned = 0, async_pinned = 0, memcpy_pageable = 0, async_pageable = 0;
-    if (!(st = Bandwidth(hp, dev->data(), bytes, false, nullptr, 5, &memcpy_pinned)).ok()) return fail(st);
-    if (!(st = Bandwidth(hp, dev->data(), bytes, true, stream->handle(), 5, &async_pinned)).ok()) return fail(st);
-    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, false, nullptr, 3, &memcpy_pageable)).ok()) return fail(st);
-    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, true, stream->handle(), 3, &async_pageable)).ok()) return fail(st);
+    if (!(st = Bandwidth(hp, dev->data(), bytes, false, nullptr, 5, &memcpy_pinned)).ok())
+      return fail(st);
+    if (!(st = Bandwidth(hp, dev->data(), bytes, true, stream->handle(), 5, &async_pinned)).ok())
+      return fail(st);
+    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, false, nullptr, 3, &memcpy_pageable))
+             .ok())
+      return fail(st);
+    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, true, stream->handle(), 3,
+                         &async_pageable))
+             .ok())
+      return fail(st);
     pinned->Free(hp, bytes, 4096);
     const double best = std::max({memcpy_pinned, async_pinned, memcpy_pageable, async_pageable});
-    j["h2d_gbps"] = {{"bytes", bytes}, {"cudaMemcpy_pinned", memcpy_pinned},
-                     {"cudaMemcpyAsync_pinned", async_pinned}, {"cudaMemcpy_pageable", memcpy_pageable},
+    j["h2d_gbps"] = {{"bytes", bytes},
+                     {"cudaMemcpy_pinned", memcpy_pinned},
+                     {"cudaMemcpyAsync_pinned", async_pinned},
+                     {"cudaMemcpy_pageable", memcpy_pageable},
                      {"cudaMemcpyAsync_pageable", async_pageable},
                      {"feeder_path_vs_best", async_pinned / best}};
     if (!json)
-      std::printf("H2D %.0f MiB: cudaMemcpy pinned %.2f GB/s, cudaMemcpyAsync pinned %.2f GB/s "
-                  "(%.1f%% of best), pageable %.2f / %.2f GB/s\n",
-                  copy_mb, memcpy_pinned, async_pinned, 100.0 * async_pinned / best, memcpy_pageable,
-                  async_pageable);
+      std::printf(
+          "H2D %.0f MiB: cudaMemcpy pinned %.2f GB/s, cudaMemcpyAsync pinned %.2f GB/s "
+          "(%.1f%% of best), pageable %.2f / %.2f GB/s\n",
+          copy_mb, memcpy_pinned, async_pinned, 100.0 * async_pinned / best, memcpy_pageable,
+          async_pageable);
   }
 
   // 2. Feeder runs.
@@ -317,7 +341,8 @@ int RunFeed(int argc, char** argv) {
                            static_cast<long long>(frames), dim, per_batch / 1e6);
     for (bool pinned : {true, false}) {
       if (!pinned && no_pageable) continue;
-      SyntheticSource source(gpu::MakePinnedAllocator(/*force_fallback=*/!pinned), holds, steps, rows, frames, dim);
+      SyntheticSource source(gpu::MakePinnedAllocator(/*force_fallback=*/!pinned), holds, steps,
+                             rows, frames, dim);
       if (!source.ok()) return fail(Status::IOError("host batch allocation failed"));
       FeedResult r;
       const Status st = RunFeeder(&source, cap, buffers, step_s, warmup,

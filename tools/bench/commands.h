@@ -6,6 +6,7 @@ namespace sluice::bench {
 
 int RunFeatures(int argc, char** argv);  // bench_features.cc: feature extraction per core
 int RunEpoch(int argc, char** argv);     // bench_epoch.cc: whole loader epochs
-int RunFeed(int argc, char** argv);      // bench_feed.cc: host-to-device feed over a synthetic GPU consumer
+int RunFeed(int argc,
+            char** argv);  // bench_feed.cc: host-to-device feed over a synthetic GPU consumer
 
 }  // namespace sluice::bench

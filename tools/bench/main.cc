@@ -8,16 +8,18 @@
 namespace {
 
 void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage: sluice-bench <command> [options]\n"
-               "\n"
-               "commands:\n"
-               "  features   feature extraction (fbank / spectrogram) clips/s and real-time factor\n"
-               "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
-               "  feed       host-to-device feed: data wait, H2D GB/s pinned vs pageable, hidden-copy ratio\n"
-               "\n"
-               "Run 'sluice-bench <command> --help' for the options of one command.\n"
-               "docs/benchmarks.md explains the method.\n");
+  std::fprintf(
+      out,
+      "usage: sluice-bench <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  features   feature extraction (fbank / spectrogram) clips/s and real-time factor\n"
+      "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
+      "  feed       host-to-device feed: data wait, H2D GB/s pinned vs pageable, hidden-copy "
+      "ratio\n"
+      "\n"
+      "Run 'sluice-bench <command> --help' for the options of one command.\n"
+      "docs/benchmarks.md explains the method.\n");
 }
 
 }  // namespace

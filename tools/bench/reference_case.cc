@@ -52,7 +52,8 @@ class CaseReader {
 };
 
 template <typename Real>
-int Run(const char* case_path, const std::vector<char>& bytes, const char* out_path, bool init_only) {
+int Run(const char* case_path, const std::vector<char>& bytes, const char* out_path,
+        bool init_only) {
   CaseReader r(bytes);
   r.Skip(8);  // magic, checked by main
   ModelConfig c;
@@ -67,10 +68,12 @@ int Run(const char* case_path, const std::vector<char>& bytes, const char* out_p
   std::vector<int32_t> frames, labels, label_lengths;
   uint64_t P = 0;
   ok = ok && r.ReadArray<float>(static_cast<size_t>(B) * T * c.n_mels, &feats) &&
-       r.ReadArray<int32_t>(B, &frames) && r.ReadArray<int32_t>(static_cast<size_t>(B) * S, &labels) &&
+       r.ReadArray<int32_t>(B, &frames) &&
+       r.ReadArray<int32_t>(static_cast<size_t>(B) * S, &labels) &&
        r.ReadArray<int32_t>(B, &label_lengths) && r.Read(&P);
   if (!ok) {
-    std::fprintf(stderr, "reference-case: %s: truncated or bad header near offset %zu\n", case_path, r.pos());
+    std::fprintf(stderr, "reference-case: %s: truncated or bad header near offset %zu\n", case_path,
+                 r.pos());
     return 1;
   }
   Status st = c.Validate();
@@ -81,8 +84,8 @@ int Run(const char* case_path, const std::vector<char>& bytes, const char* out_p
   Model<Real> model(c);
   std::vector<Real> params;
   if (P != model.num_parameters() || !r.ReadArray<float>(P, &params)) {
-    std::fprintf(stderr, "reference-case: %s: %llu parameters at offset %zu; the config has %zu\n", case_path,
-                 static_cast<unsigned long long>(P), r.pos(), model.num_parameters());
+    std::fprintf(stderr, "reference-case: %s: %llu parameters at offset %zu; the config has %zu\n",
+                 case_path, static_cast<unsigned long long>(P), r.pos(), model.num_parameters());
     return 1;
   }
   std::ofstream out(out_path, std::ios::binary);
@@ -94,7 +97,8 @@ int Run(const char* case_path, const std::vector<char>& bytes, const char* out_p
     }
   } else {
     std::copy(params.begin(), params.end(), model.params());
-    const ModelBatch<Real> batch{feats.data(), frames.data(), B, T, labels.data(), label_lengths.data(), S};
+    const ModelBatch<Real> batch{feats.data(),  frames.data(),        B, T,
+                                 labels.data(), label_lengths.data(), S};
     Real loss = 0;
     st = model.Forward(batch, ctx, &loss);
     if (!st.ok()) {
@@ -128,7 +132,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reference-case: cannot open %s\n", argv[1]);
     return 1;
   }
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(f)),
+                                std::istreambuf_iterator<char>());
   if (bytes.size() < 8 || std::memcmp(bytes.data(), "SLCASE01", 8) != 0) {
     std::fprintf(stderr, "reference-case: %s: not a case file (magic SLCASE01)\n", argv[1]);
     return 1;

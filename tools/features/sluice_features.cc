@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
   app.add_option("--offset", offset, "start reading at this time (s)");
   app.add_option("--duration", duration, "read this long (s); < 0 reads to the end");
-  app.add_option("--sample-frequency", sample_frequency,
-                 "resample the input to this rate (Hz); default 16000 for fbank, 8000 for spectrogram");
+  app.add_option(
+      "--sample-frequency", sample_frequency,
+      "resample the input to this rate (Hz); default 16000 for fbank, 8000 for spectrogram");
   app.add_option("--seed", seed, "fbank: dither seed")->capture_default_str();
   sluice::tools::AddFeatureOptions(&app, &fa);
   try {
@@ -119,7 +120,8 @@ int main(int argc, char** argv) {
   if (fbank) {
     const feat::FbankComputer computer(config.fbank);
     for (float& x : samples) x *= 32768.0f;  // Kaldi's int16 scale
-    frames = computer.Compute(samples.data(), samples.size(), &ws, &out, feat::StreamKey(seed, 0, 0));
+    frames =
+        computer.Compute(samples.data(), samples.size(), &ws, &out, feat::StreamKey(seed, 0, 0));
     dim = computer.Dim();
   } else {
     const feat::SpectrogramComputer computer(config.spectrogram);

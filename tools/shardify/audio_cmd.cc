@@ -70,13 +70,18 @@ void AddFeatures(const AudioConfig& cfg, Scratch& s) {
   const bool fbank = cfg.fbank != nullptr;
   s.feature_input.resize(s.pcm.size());
   // fbank takes Kaldi's int16 scale, the spectrogram [-1, 1] (features/*.h).
-  features::Pcm16ToFloat(s.pcm.data(), s.pcm.size(), s.feature_input.data(), fbank ? 1.0f : 1.0f / 32768);
-  const int64_t frames = fbank ? cfg.fbank->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats)
-                               : cfg.spectrogram->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace, &s.feats);
+  features::Pcm16ToFloat(s.pcm.data(), s.pcm.size(), s.feature_input.data(),
+                         fbank ? 1.0f : 1.0f / 32768);
+  const int64_t frames =
+      fbank ? cfg.fbank->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace,
+                                 &s.feats)
+            : cfg.spectrogram->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace,
+                                       &s.feats);
   const uint32_t bins = static_cast<uint32_t>(fbank ? cfg.fbank->Dim() : cfg.spectrogram->Dim());
   uint16_t* values = shards::EncodeFeaturesF16(static_cast<uint32_t>(frames), bins, &s.field);
   features::FloatToHalf(s.feats.data(), s.feats.size(), values);
-  s.record.AddField(shards::FieldType::kFeaturesF16, s.field.data(), s.field.size() * sizeof(uint16_t));
+  s.record.AddField(shards::FieldType::kFeaturesF16, s.field.data(),
+                    s.field.size() * sizeof(uint16_t));
 }
 
 // Seconds with millisecond precision and no trailing zeros: "12.5", "0.25", "3600".
@@ -97,7 +102,8 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   };
   if (item.text.find_first_not_of(" \t") == std::string::npos) return reject("empty line");
   size_t bad = 0;
-  if (!features::ValidUtf8(item.text, &bad)) return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
+  if (!features::ValidUtf8(item.text, &bad))
+    return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(item.text);
@@ -106,7 +112,8 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   }
   if (!j.is_object()) return reject("not a JSON object");
   auto path_it = j.find("audio_filepath");
-  if (path_it == j.end() || !path_it->is_string() || path_it->get_ref<const std::string&>().empty()) {
+  if (path_it == j.end() || !path_it->is_string() ||
+      path_it->get_ref<const std::string&>().empty()) {
     return reject("missing \"audio_filepath\" (a non-empty string)");
   }
   auto text_it = j.find("text");
@@ -123,19 +130,23 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
       return reject(std::string("\"") + field + "\" must be a non-negative number of seconds");
     }
-    (std::string(field) == "offset" ? dopt.offset_seconds : dopt.duration_seconds) = it->get<double>();
+    (std::string(field) == "offset" ? dopt.offset_seconds : dopt.duration_seconds) =
+        it->get<double>();
   }
   std::string key;
   if (auto it = j.find("id"); it != j.end() && !it->is_null()) {
-    if (!it->is_string() || it->get_ref<const std::string&>().empty()) return reject("\"id\" must be a non-empty string");
+    if (!it->is_string() || it->get_ref<const std::string&>().empty())
+      return reject("\"id\" must be a non-empty string");
     key = it->get<std::string>();
   } else {
     key = path_it->get<std::string>();
     if (dopt.offset_seconds > 0 || dopt.duration_seconds >= 0) {
-      key += "@" + Fmt(dopt.offset_seconds) + "+" + (dopt.duration_seconds >= 0 ? Fmt(dopt.duration_seconds) : "end");
+      key += "@" + Fmt(dopt.offset_seconds) + "+" +
+             (dopt.duration_seconds >= 0 ? Fmt(dopt.duration_seconds) : "end");
     }
   }
-  if (key.size() > shards::kMaxKeySize) return reject("key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
+  if (key.size() > shards::kMaxKeySize)
+    return reject("key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
 
   const std::string& rel = path_it->get_ref<const std::string&>();
   const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
@@ -150,13 +161,15 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   }
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   if (seconds > cfg.max_duration) {
-    return reject(path + ": " + Fmt(seconds) + " s of audio exceeds --max-duration " + Fmt(cfg.max_duration));
+    return reject(path + ": " + Fmt(seconds) + " s of audio exceeds --max-duration " +
+                  Fmt(cfg.max_duration));
   }
   if (seconds < cfg.min_duration) {
-    return reject(path + ": " + Fmt(seconds) + " s of audio is below --min-duration " + Fmt(cfg.min_duration));
+    return reject(path + ": " + Fmt(seconds) + " s of audio is below --min-duration " +
+                  Fmt(cfg.min_duration));
   }
-  st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate, cfg.sample_rate,
-                          &s.resampled);
+  st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate,
+                          cfg.sample_rate, &s.resampled);
   if (!st.ok()) return reject(path + ": resample: " + st.message());
   if (s.resampled.empty()) return reject(path + ": zero-length audio after resampling");
   s.pcm.resize(s.resampled.size());
@@ -194,7 +207,8 @@ Status CollectTranscripts(const std::string& manifest, std::vector<std::string>*
     size_t bad = 0;
     if (!features::ValidUtf8(item.text, &bad)) continue;
     nlohmann::json j = nlohmann::json::parse(item.text, nullptr, false);
-    if (j.is_object() && j.contains("text") && j["text"].is_string()) texts->push_back(j["text"].get<std::string>());
+    if (j.is_object() && j.contains("text") && j["text"].is_string())
+      texts->push_back(j["text"].get<std::string>());
   }
   return st;
 }
@@ -204,10 +218,12 @@ int Run(const AudioArgs& a) {
   Status st = MakeIngestOptions(a.write, kDefaultAudioZstdLevel, &opt);
   if (!st.ok()) return ReportError(st);
   if (a.codec != "pcm16" && a.codec != "flac") {
-    return ReportError(Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac"));
+    return ReportError(
+        Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac"));
   }
   std::error_code ec;
-  if (!fs::is_regular_file(a.manifest, ec)) return ReportError(Status::NotFound(a.manifest + ": no such manifest file"));
+  if (!fs::is_regular_file(a.manifest, ec))
+    return ReportError(Status::NotFound(a.manifest + ": no such manifest file"));
   AudioConfig cfg;
   cfg.base_dir = fs::absolute(a.manifest).parent_path().string();
   cfg.sample_rate = a.sample_rate;
@@ -222,7 +238,8 @@ int Run(const AudioArgs& a) {
     if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
     if (!st.ok()) return ReportError(st);
     cfg.tokenizer = tok.tokenizer.get();
-    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
+    if (!tok.model_bytes.empty())
+      opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
   }
 
   tools::FeatureConfig fconf;
@@ -239,25 +256,27 @@ int Run(const AudioArgs& a) {
       cfg.spectrogram = spectrogram.get();
     }
   } else if (a.drop_audio) {
-    return ReportError(Status::InvalidArgument("--drop-audio needs --features: records would be empty"));
+    return ReportError(
+        Status::InvalidArgument("--drop-audio needs --features: records would be empty"));
   }
   cfg.drop_audio = a.drop_audio;
 
   opt.progress_what = "files";
-  opt.fingerprint = {{"command", "audio"},
-                     {"manifest", fs::absolute(a.manifest).string()},
-                     {"manifest_bytes", fs::file_size(a.manifest, ec)},
-                     {"sample_rate", a.sample_rate},
-                     {"codec", a.codec},
-                     {"max_duration", a.max_duration},
-                     {"min_duration", a.min_duration},
-                     {"shard_size", opt.writer.shard_size},
-                     {"block_size", opt.writer.shard.block_size},
-                     {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", a.write.part},
-                     {"tokenizer", TokenizerFingerprint(a.tokenizer)},
-                     {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
-                     {"drop_audio", a.drop_audio}};
+  opt.fingerprint = {
+      {"command", "audio"},
+      {"manifest", fs::absolute(a.manifest).string()},
+      {"manifest_bytes", fs::file_size(a.manifest, ec)},
+      {"sample_rate", a.sample_rate},
+      {"codec", a.codec},
+      {"max_duration", a.max_duration},
+      {"min_duration", a.min_duration},
+      {"shard_size", opt.writer.shard_size},
+      {"block_size", opt.writer.shard.block_size},
+      {"zstd_level", opt.writer.shard.zstd_level},
+      {"part", a.write.part},
+      {"tokenizer", TokenizerFingerprint(a.tokenizer)},
+      {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
+      {"drop_audio", a.drop_audio}};
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
@@ -277,8 +296,9 @@ int Run(const AudioArgs& a) {
 
   LineSource source({a.manifest}, /*docs=*/false);
   IngestSummary summary;
-  st = RunIngest(&source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt, m,
-                 &summary);
+  st = RunIngest(
+      &source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt, m,
+      &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -288,14 +308,17 @@ int Run(const AudioArgs& a) {
 
 void RegisterAudio(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<AudioArgs>();
-  CLI::App* sub = app->add_subcommand("audio", "Shardify audio files listed in a NeMo-style JSONL manifest");
+  CLI::App* sub =
+      app->add_subcommand("audio", "Shardify audio files listed in a NeMo-style JSONL manifest");
   sub->add_option("-m,--manifest", args->manifest,
-                  "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", \"id\"]} per line")
+                  "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", "
+                  "\"id\"]} per line")
       ->required();
   sub->add_option("-r,--sample-rate", args->sample_rate, "Resample every clip to this rate (Hz)")
       ->check(CLI::Range(1000, 384000))
       ->capture_default_str();
-  sub->add_option("--codec", args->codec, "Audio in shards: pcm16 (fast to read) or flac (about half the disk)")
+  sub->add_option("--codec", args->codec,
+                  "Audio in shards: pcm16 (fast to read) or flac (about half the disk)")
       ->check(CLI::IsMember({"pcm16", "flac"}))
       ->capture_default_str();
   sub->add_option("--max-duration", args->max_duration, "Reject clips longer than this (seconds)")
@@ -304,12 +327,14 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--features", args->features.kind,
-                  "Also store precomputed features (float16 [frames, bins]): fbank or spectrogram, with the "
-                  "options below; the loader then skips the feature computation")
+  sub->add_option(
+         "--features", args->features.kind,
+         "Also store precomputed features (float16 [frames, bins]): fbank or spectrogram, with the "
+         "options below; the loader then skips the feature computation")
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
-  sub->add_flag("--drop-audio", args->drop_audio,
-                "With --features: store no audio (less disk; speed perturbation is then unavailable)");
+  sub->add_flag(
+      "--drop-audio", args->drop_audio,
+      "With --features: store no audio (less disk; speed perturbation is then unavailable)");
   tools::AddFeatureOptions(sub, &args->features);
   AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);

@@ -41,7 +41,8 @@ bool IsOurFile(const std::string& name) {
   return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
          name == loader::kTokenizerModelName ||
          name == std::string(shards::kManifestName) + ".tmp" ||
-         (name.rfind("shard-", 0) == 0 && (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));
+         (name.rfind("shard-", 0) == 0 &&
+          (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));
 }
 
 // Reads the journal of an interrupted run. Shard files it lists must exist
@@ -65,13 +66,15 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
       if (lineno == 1) {
         if (j.at("fingerprint") != fingerprint) {
           return Status::InvalidArgument(
-              dir + ": the interrupted run used other inputs or options (" + j.at("fingerprint").dump() +
+              dir + ": the interrupted run used other inputs or options (" +
+              j.at("fingerprint").dump() +
               "). HINT: resume with the same command line, or pass --overwrite to start over");
         }
         continue;
       }
       shards::ShardEntry e;
-      SLUICE_RETURN_IF_ERROR(shards::ShardEntryFromJson(j.at("shard"), path + ": line " + std::to_string(lineno), &e));
+      SLUICE_RETURN_IF_ERROR(
+          shards::ShardEntryFromJson(j.at("shard"), path + ": line " + std::to_string(lineno), &e));
       rp->shards.push_back(std::move(e));
       rp->next_item = j.at("next_item").get<uint64_t>();
       rp->rejects_bytes = j.at("rejects_bytes").get<uint64_t>();
@@ -85,8 +88,9 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
     std::error_code ec;
     const auto size = fs::file_size(dir + "/" + e.file, ec);
     if (ec || size != e.bytes) {
-      return Status::Corruption(dir + "/" + e.file + ": listed in the journal with " + std::to_string(e.bytes) +
-                                " bytes but " + (ec ? "missing" : "has " + std::to_string(size)) +
+      return Status::Corruption(dir + "/" + e.file + ": listed in the journal with " +
+                                std::to_string(e.bytes) + " bytes but " +
+                                (ec ? "missing" : "has " + std::to_string(size)) +
                                 ". HINT: pass --overwrite to start over");
     }
   }
@@ -114,10 +118,14 @@ Status PrepareOutDir(const IngestOptions& opt, ResumePoint* rp, bool* already_co
       *already_complete = true;
       return Status::OK();
     }
-    return Status::InvalidArgument(opt.out_dir + " already holds a dataset (manifest.json). HINT: choose another --out, or pass --overwrite to replace it");
+    return Status::InvalidArgument(opt.out_dir +
+                                   " already holds a dataset (manifest.json). HINT: choose another "
+                                   "--out, or pass --overwrite to replace it");
   }
   if (!opt.resume && (has_journal || has_shards)) {
-    return Status::InvalidArgument(opt.out_dir + " holds the shards of an interrupted run. HINT: pass --resume to continue it, or --overwrite to start over");
+    return Status::InvalidArgument(opt.out_dir +
+                                   " holds the shards of an interrupted run. HINT: pass --resume "
+                                   "to continue it, or --overwrite to start over");
   }
   if (opt.resume) SLUICE_RETURN_IF_ERROR(LoadJournal(opt.out_dir, opt.fingerprint, rp));
   // Remove what the journal does not vouch for: temporary files and a shard
@@ -150,8 +158,8 @@ Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
   return Status::OK();
 }
 
-Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt, shards::Manifest manifest,
-                 IngestSummary* summary) {
+Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
+                 shards::Manifest manifest, IngestSummary* summary) {
   const auto t0 = std::chrono::steady_clock::now();
   ResumePoint rp;
   bool already_complete = false;
@@ -174,12 +182,14 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   summary->resumed_at_item = start;
 
   RejectsWriter rejects;
-  SLUICE_RETURN_IF_ERROR(rejects.Open(opt.out_dir + "/" + kRejectsName, rp.active ? rp.rejects_bytes : 0));
+  SLUICE_RETURN_IF_ERROR(
+      rejects.Open(opt.out_dir + "/" + kRejectsName, rp.active ? rp.rejects_bytes : 0));
   rejects.set_count(rp.active ? rp.rejected : 0);
 
   const std::string journal_path = opt.out_dir + "/" + kJournalName;
   // The journal is rewritten from what was loaded, which drops a torn last line.
-  std::string journal_text = nlohmann::json{{"journal", 1}, {"fingerprint", opt.fingerprint}}.dump() + "\n";
+  std::string journal_text =
+      nlohmann::json{{"journal", 1}, {"fingerprint", opt.fingerprint}}.dump() + "\n";
   // Keys already written, to reject duplicates; the journal's shards seed it.
   // Each maps to where it was written ("record 3 of shard-00000.sluice"), which
   // a resumed run can tell as well as an uninterrupted one.
@@ -192,8 +202,10 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
       seen_keys.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
     }
     records_before += e.records;
-    journal_text += nlohmann::json{{"shard", shards::ShardEntryToJson(e)}, {"next_item", rp.next_item},
-                                   {"rejects_bytes", rp.rejects_bytes}, {"rejected", rp.rejected}}
+    journal_text += nlohmann::json{{"shard", shards::ShardEntryToJson(e)},
+                                   {"next_item", rp.next_item},
+                                   {"rejects_bytes", rp.rejects_bytes},
+                                   {"rejected", rp.rejected}}
                         .dump() +
                     "\n";
   }
@@ -210,12 +222,14 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   uint64_t next_item_after_shard = start;
   auto on_shard_done = [&](const shards::ShardEntry& e) -> Status {
     SLUICE_RETURN_IF_ERROR(rejects.Flush());
-    const std::string line = nlohmann::json{{"shard", shards::ShardEntryToJson(e)}, {"next_item", next_item_after_shard},
-                                            {"rejects_bytes", rejects.bytes()}, {"rejected", rejects.count()}}
+    const std::string line = nlohmann::json{{"shard", shards::ShardEntryToJson(e)},
+                                            {"next_item", next_item_after_shard},
+                                            {"rejects_bytes", rejects.bytes()},
+                                            {"rejected", rejects.count()}}
                                  .dump() +
                              "\n";
-    if (std::fwrite(line.data(), 1, line.size(), journal) != line.size() || std::fflush(journal) != 0 ||
-        ::fsync(fileno(journal)) != 0) {
+    if (std::fwrite(line.data(), 1, line.size(), journal) != line.size() ||
+        std::fflush(journal) != 0 || ::fsync(fileno(journal)) != 0) {
       return Status::IOError(journal_path + ": append failed");
     }
     ++shards_done;
@@ -226,7 +240,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   wopt.first_shard_index = static_cast<uint32_t>(rp.shards.size());
   shards::DatasetWriter writer(opt.out_dir, wopt, on_shard_done);
 
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = opt.threads > 0
+                          ? opt.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Progress progress(opt.progress_what, end - start, opt.progress);
   std::atomic<bool> stop{false};
   Status failure;
@@ -261,8 +277,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     ItemResult& r = w->result;
     if (r.ok) {
       const auto [shard, record] = writer.NextPosition();
-      auto [it, inserted] =
-          seen_keys.emplace(r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
+      auto [it, inserted] = seen_keys.emplace(
+          r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
       if (!inserted) {
         r.ok = false;
         r.reason = "duplicate key '" + r.key + "', already written as " + it->second;
@@ -272,7 +288,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
       next_item_after_shard = w->item.index + 1;
       st = writer.Add({r.key, r.duration, r.tokens}, r.payload);
       written++;
-      if (exit_after_shards >= 0 && shards_done >= exit_after_shards && writer.pending_records() > 0) {
+      if (exit_after_shards >= 0 && shards_done >= exit_after_shards &&
+          writer.pending_records() > 0) {
         std::fprintf(stderr, "shardify: SHARDIFY_TEST_EXIT_AFTER_SHARDS: exiting abruptly\n");
         std::_Exit(3);
       }
@@ -292,10 +309,11 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     // Items in flight: enough to keep every thread busy while the in-order
     // writer waits for a slow item, few enough to bound memory (each holds
     // one decoded clip).
-    tbb::parallel_pipeline(static_cast<size_t>(threads) * 4,
-                           tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, read_stage) &
-                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, process_stage) &
-                               tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, write_stage));
+    tbb::parallel_pipeline(
+        static_cast<size_t>(threads) * 4,
+        tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, read_stage) &
+            tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, process_stage) &
+            tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, write_stage));
   });
   progress.Finish();
   if (failure.ok()) {
@@ -327,7 +345,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   summary->rejected = manifest.rejected;
   summary->input_bytes = input_bytes;
   summary->manifest = manifest;
-  summary->wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  summary->wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::OK();
 }
 
@@ -336,7 +355,8 @@ void PrintSummary(const IngestSummary& s, bool json) {
   const double seconds = m.seconds();
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
   const double zstd_ratio = m.bytes() ? double(m.raw_bytes()) / m.bytes() : 0;
-  const double pcm_ratio = m.bytes() && m.kind == "audio" ? double(m.duration()) * 2 / m.bytes() : 0;
+  const double pcm_ratio =
+      m.bytes() && m.kind == "audio" ? double(m.duration()) * 2 / m.bytes() : 0;
   if (json) {
     nlohmann::json j = {{"records", m.records},
                         {"rejected", m.rejected},
@@ -356,12 +376,16 @@ void PrintSummary(const IngestSummary& s, bool json) {
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  std::printf("shardify: %" PRIu64 " records written, %" PRIu64 " rejected%s; %zu shards, %.2f h of audio, %.1f MB "
+  std::printf("shardify: %" PRIu64 " records written, %" PRIu64
+              " rejected%s; %zu shards, %.2f h of audio, %.1f MB "
               "(zstd %.2fx%s) in %s: %.1f h/s (%.0fx real time), %.1f MB/s in\n",
-              m.records, m.rejected, m.rejected ? " (see rejects.jsonl)" : "", m.shards.size(), seconds / 3600,
-              m.bytes() / 1e6, zstd_ratio,
-              pcm_ratio > 0 ? (", " + std::to_string(pcm_ratio).substr(0, 4) + "x smaller than PCM16").c_str() : "",
-              FormatDuration(s.wall_seconds).c_str(), seconds / 3600 / wall, seconds / wall, s.input_bytes / 1e6 / wall);
+              m.records, m.rejected, m.rejected ? " (see rejects.jsonl)" : "", m.shards.size(),
+              seconds / 3600, m.bytes() / 1e6, zstd_ratio,
+              pcm_ratio > 0
+                  ? (", " + std::to_string(pcm_ratio).substr(0, 4) + "x smaller than PCM16").c_str()
+                  : "",
+              FormatDuration(s.wall_seconds).c_str(), seconds / 3600 / wall, seconds / wall,
+              s.input_bytes / 1e6 / wall);
 }
 
 }  // namespace sluice::shardify

@@ -7,35 +7,44 @@ namespace sluice::shardify {
 
 void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
   sub->add_option("-o,--out", a->out, "Output dataset directory")->required();
-  sub->add_option("--shard-size", a->shard_size, "Target size of one shard file (e.g. 256MiB, 1GiB)")
+  sub->add_option("--shard-size", a->shard_size,
+                  "Target size of one shard file (e.g. 256MiB, 1GiB)")
       ->capture_default_str();
-  sub->add_option("--block-size", a->block_size, "Raw bytes per zstd block, the unit of random access and checksums")
+  sub->add_option("--block-size", a->block_size,
+                  "Raw bytes per zstd block, the unit of random access and checksums")
       ->capture_default_str();
   sub->add_option("--zstd-level", a->zstd_level,
                   "zstd level, -7 (fastest to read) to 19 (smallest); 0 = -1 for audio, 3 for text")
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
-  sub->add_option("-j,--threads", a->threads, "Worker threads (0: all cores); output is identical for any value")
+  sub->add_option("-j,--threads", a->threads,
+                  "Worker threads (0: all cores); output is identical for any value")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--part", a->part,
-                  "Process part i of N (i/N, 0-based) of the input, for a batch scheduler's array job; "
-                  "combine the parts with 'shardify merge'");
-  sub->add_flag("--resume", a->resume, "Continue an interrupted run in --out from its last complete shard");
-  sub->add_flag("--overwrite", a->overwrite, "Replace a dataset or an interrupted run already in --out");
+  sub->add_option(
+      "--part", a->part,
+      "Process part i of N (i/N, 0-based) of the input, for a batch scheduler's array job; "
+      "combine the parts with 'shardify merge'");
+  sub->add_flag("--resume", a->resume,
+                "Continue an interrupted run in --out from its last complete shard");
+  sub->add_flag("--overwrite", a->overwrite,
+                "Replace a dataset or an interrupted run already in --out");
   sub->add_flag("--json", a->json, "Print the summary as one JSON object");
   sub->add_flag("-q,--quiet", a->quiet, "No progress line, even on a terminal");
 }
 
 void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
-  sub->add_option("--tokenizer", a->spec,
-                  "Store token ids: char (character vocabulary), bpe:N or unigram:N (SentencePiece trained on "
-                  "the texts), or spm:PATH (a trained .model)");
+  sub->add_option(
+      "--tokenizer", a->spec,
+      "Store token ids: char (character vocabulary), bpe:N or unigram:N (SentencePiece trained on "
+      "the texts), or spm:PATH (a trained .model)");
   sub->add_flag("--keep-case", a->keep_case, "Tokenize without lowercasing");
-  sub->add_flag("--keep-punctuation", a->keep_punctuation, "Tokenize without stripping punctuation");
+  sub->add_flag("--keep-punctuation", a->keep_punctuation,
+                "Tokenize without stripping punctuation");
   sub->add_flag("--allow-unknown", a->allow_unknown,
                 "With spm:PATH, keep texts that map to <unk> instead of rejecting them");
-  sub->add_option("--tokenizer-seed", a->seed, "Seed of SentencePiece training")->capture_default_str();
+  sub->add_option("--tokenizer-seed", a->seed, "Seed of SentencePiece training")
+      ->capture_default_str();
 }
 
 nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
@@ -57,7 +66,8 @@ Status ParseSize(const std::string& text, const char* what, uint64_t* out) {
     if (!err.empty()) throw CLI::ValidationError(err);
     *out = std::stoull(s);
   } catch (const std::exception&) {
-    return Status::InvalidArgument(std::string(what) + " '" + text + "': expected a size such as 4096, 1MiB or 2GiB");
+    return Status::InvalidArgument(std::string(what) + " '" + text +
+                                   "': expected a size such as 4096, 1MiB or 2GiB");
   }
   if (*out == 0) return Status::InvalidArgument(std::string(what) + " must be positive");
   return Status::OK();
@@ -70,7 +80,8 @@ Status MakeIngestOptions(const WriteArgs& a, int default_zstd_level, IngestOptio
   SLUICE_RETURN_IF_ERROR(ParseSize(a.shard_size, "--shard-size", &o->writer.shard_size));
   uint64_t block = 0;
   SLUICE_RETURN_IF_ERROR(ParseSize(a.block_size, "--block-size", &block));
-  if (block > shards::kMaxBlockRawSize) return Status::InvalidArgument("--block-size must be at most 1GiB");
+  if (block > shards::kMaxBlockRawSize)
+    return Status::InvalidArgument("--block-size must be at most 1GiB");
   o->writer.shard.block_size = block;
   o->writer.shard.zstd_level = a.zstd_level != 0 ? a.zstd_level : default_zstd_level;
   o->threads = a.threads;
@@ -78,7 +89,8 @@ Status MakeIngestOptions(const WriteArgs& a, int default_zstd_level, IngestOptio
   o->resume = a.resume;
   o->overwrite = a.overwrite;
   o->progress = !a.quiet;
-  if (a.resume && a.overwrite) return Status::InvalidArgument("--resume and --overwrite exclude each other");
+  if (a.resume && a.overwrite)
+    return Status::InvalidArgument("--resume and --overwrite exclude each other");
   return Status::OK();
 }
 
@@ -92,7 +104,8 @@ int ReportError(const Status& s) {
 int main(int argc, char** argv) {
   using namespace sluice::shardify;
   CLI::App app{
-      "shardify: turn an audio or text corpus into a sluice dataset of zstd-compressed, checksummed,\n"
+      "shardify: turn an audio or text corpus into a sluice dataset of zstd-compressed, "
+      "checksummed,\n"
       "indexed shards plus manifest.json. See docs/shardify.md.",
       "shardify"};
   app.set_version_flag("--version", kVersion);

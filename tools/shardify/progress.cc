@@ -36,10 +36,11 @@ void Progress::Update(uint64_t done, uint64_t bytes) {
   std::string eta = "?";
   if (total_ > 0 && rate > 0) eta = FormatDuration((total_ - std::min(done, total_)) / rate);
   if (total_ > 0) {
-    std::fprintf(stderr, "\r%s %llu/%llu  %.1f/s  %.1f MB/s  ETA %s   ", what_.c_str(), (unsigned long long)done,
-                 (unsigned long long)total_, rate, mbs, eta.c_str());
+    std::fprintf(stderr, "\r%s %llu/%llu  %.1f/s  %.1f MB/s  ETA %s   ", what_.c_str(),
+                 (unsigned long long)done, (unsigned long long)total_, rate, mbs, eta.c_str());
   } else {
-    std::fprintf(stderr, "\r%s %llu  %.1f/s  %.1f MB/s   ", what_.c_str(), (unsigned long long)done, rate, mbs);
+    std::fprintf(stderr, "\r%s %llu  %.1f/s  %.1f MB/s   ", what_.c_str(), (unsigned long long)done,
+                 rate, mbs);
   }
   std::fflush(stderr);
   drawn_ = true;

@@ -17,7 +17,8 @@ Status RejectsWriter::Open(const std::string& path, uint64_t keep_bytes) {
   path_ = path;
   if (keep_bytes > 0) {
     if (::truncate(path.c_str(), static_cast<off_t>(keep_bytes)) != 0) {
-      return Status::IOError(path + ": truncate to " + std::to_string(keep_bytes) + ": " + std::strerror(errno));
+      return Status::IOError(path + ": truncate to " + std::to_string(keep_bytes) + ": " +
+                             std::strerror(errno));
     }
     f_ = std::fopen(path.c_str(), "ab");
   } else {
@@ -28,7 +29,8 @@ Status RejectsWriter::Open(const std::string& path, uint64_t keep_bytes) {
   return Status::OK();
 }
 
-Status RejectsWriter::Add(std::string_view source, uint64_t line, std::string_view reason, std::string_view input) {
+Status RejectsWriter::Add(std::string_view source, uint64_t line, std::string_view reason,
+                          std::string_view input) {
   nlohmann::json j;
   j["source"] = std::string(source);
   j["line"] = line;
@@ -46,14 +48,16 @@ Status RejectsWriter::Add(std::string_view source, uint64_t line, std::string_vi
 }
 
 Status RejectsWriter::Flush() {
-  if (f_ && std::fflush(f_) != 0) return Status::IOError(path_ + ": flush: " + std::strerror(errno));
+  if (f_ && std::fflush(f_) != 0)
+    return Status::IOError(path_ + ": flush: " + std::strerror(errno));
   return Status::OK();
 }
 
 Status RejectsWriter::Close() {
   if (!f_) return Status::OK();
   Status s = Flush();
-  if (s.ok() && ::fsync(fileno(f_)) != 0) s = Status::IOError(path_ + ": fsync: " + std::strerror(errno));
+  if (s.ok() && ::fsync(fileno(f_)) != 0)
+    s = Status::IOError(path_ + ": fsync: " + std::strerror(errno));
   std::fclose(f_);
   f_ = nullptr;
   return s;

@@ -18,7 +18,8 @@ class RejectsWriter {
   // earlier run's file (--resume) and appends after them.
   Status Open(const std::string& path, uint64_t keep_bytes);
   // {"source": ..., "line": ..., "reason": ..., "input": first 300 bytes}
-  Status Add(std::string_view source, uint64_t line, std::string_view reason, std::string_view input);
+  Status Add(std::string_view source, uint64_t line, std::string_view reason,
+             std::string_view input);
   // Flushes to the OS so bytes() is on disk before a journal entry names it.
   Status Flush();
   uint64_t bytes() const { return bytes_; }

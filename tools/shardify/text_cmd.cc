@@ -65,7 +65,8 @@ int Run(const TextArgs& a) {
   nlohmann::json inputs = nlohmann::json::array();
   std::error_code ec;
   for (const auto& f : a.inputs) {
-    if (!fs::is_regular_file(f, ec)) return ReportError(Status::NotFound(f + ": no such input file"));
+    if (!fs::is_regular_file(f, ec))
+      return ReportError(Status::NotFound(f + ": no such input file"));
     inputs.push_back({{"file", fs::absolute(f).string()}, {"bytes", fs::file_size(f, ec)}});
   }
   if (!a.store.empty() && a.tokenizer.spec.empty())
@@ -83,7 +84,8 @@ int Run(const TextArgs& a) {
     }
     if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
     if (!st.ok()) return ReportError(st);
-    if (!tok.model_bytes.empty()) opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
+    if (!tok.model_bytes.empty())
+      opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
   }
   opt.progress_what = a.docs ? "documents" : "lines";
   opt.fingerprint = {{"command", "text"},
@@ -109,7 +111,8 @@ int Run(const TextArgs& a) {
   IngestSummary summary;
   const features::Tokenizer* t = tok.tokenizer.get();
   st = RunIngest(
-      &source, [t, store_ids](const InputItem& item, ItemResult* r) { ProcessText(t, store_ids, item, r); },
+      &source,
+      [t, store_ids](const InputItem& item, ItemResult* r) { ProcessText(t, store_ids, item, r); },
       opt, m, &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
@@ -120,14 +123,17 @@ int Run(const TextArgs& a) {
 
 void RegisterText(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<TextArgs>();
-  CLI::App* sub = app->add_subcommand("text", "Shardify plain-text files: one record per line, or per document");
+  CLI::App* sub = app->add_subcommand(
+      "text", "Shardify plain-text files: one record per line, or per document");
   sub->add_option("-i,--input", args->inputs, "Text files (UTF-8)")->required()->expected(1, -1);
-  sub->add_flag("--docs", args->docs, "One record per document: runs of lines separated by blank lines");
+  sub->add_flag("--docs", args->docs,
+                "One record per document: runs of lines separated by blank lines");
   AddTokenizerOptions(sub, &args->tokenizer);
-  sub->add_option("--store", args->store,
-                  "With --tokenizer: ids (default) stores each record's token ids with its text; text "
-                  "stores the text only and its id count in the index, and the loader tokenizes "
-                  "online with the dataset's tokenizer (packing works on both, with the same sequences)")
+  sub->add_option(
+         "--store", args->store,
+         "With --tokenizer: ids (default) stores each record's token ids with its text; text "
+         "stores the text only and its id count in the index, and the loader tokenizes "
+         "online with the dataset's tokenizer (packing works on both, with the same sequences)")
       ->check(CLI::IsMember({"ids", "text"}));
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });

@@ -14,15 +14,16 @@ Status ParseCount(const std::string& spec, const std::string& prefix, int* n) {
     *n = std::stoi(spec.substr(prefix.size()), &used);
     if (used + prefix.size() != spec.size() || *n < 4) throw std::invalid_argument("");
   } catch (const std::exception&) {
-    return Status::InvalidArgument("--tokenizer '" + spec + "': expected " + prefix + "N with N >= 4, e.g. " + prefix +
-                                   "500");
+    return Status::InvalidArgument("--tokenizer '" + spec + "': expected " + prefix +
+                                   "N with N >= 4, e.g. " + prefix + "500");
   }
   return Status::OK();
 }
 
 }  // namespace
 
-Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& texts, DatasetTokenizer* out) {
+Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& texts,
+                        DatasetTokenizer* out) {
   features::TextNormalizeOptions norm;
   norm.lowercase = !a.keep_case;
   norm.strip_punctuation = !a.keep_punctuation;
@@ -39,25 +40,27 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
     SLUICE_RETURN_IF_ERROR(ParseCount(a.spec, t.model_type + ":", &t.vocab_size));
     t.seed = a.seed;
     SLUICE_RETURN_IF_ERROR(features::TrainSentencePiece(texts, norm, t, &out->model_bytes));
-    SLUICE_RETURN_IF_ERROR(
-        features::MakeSentencePieceTokenizer(out->model_bytes, loader::kTokenizerModelName, norm, false, &out->tokenizer));
+    SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(
+        out->model_bytes, loader::kTokenizerModelName, norm, false, &out->tokenizer));
     d["type"] = "sentencepiece";
     d["trained"] = {{"model_type", t.model_type}, {"pieces", t.vocab_size}, {"seed", t.seed}};
   } else if (a.spec.rfind("spm:", 0) == 0) {
     const std::string path = a.spec.substr(4);
     Status s = shards::ReadFileToString(path, &out->model_bytes);
     if (!s.ok()) return Prefixed(s, "--tokenizer " + a.spec);
-    SLUICE_RETURN_IF_ERROR(
-        features::MakeSentencePieceTokenizer(out->model_bytes, path, norm, a.allow_unknown, &out->tokenizer));
+    SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(out->model_bytes, path, norm,
+                                                                a.allow_unknown, &out->tokenizer));
     d["type"] = "sentencepiece";
     d["given"] = path;
     d["allow_unknown"] = a.allow_unknown;
   } else {
-    return Status::InvalidArgument("--tokenizer '" + a.spec + "': expected char, bpe:N, unigram:N or spm:PATH");
+    return Status::InvalidArgument("--tokenizer '" + a.spec +
+                                   "': expected char, bpe:N, unigram:N or spm:PATH");
   }
   if (!out->model_bytes.empty()) {
     d["file"] = loader::kTokenizerModelName;
-    d["xxh3"] = shards::ChecksumHex(shards::Checksum(out->model_bytes.data(), out->model_bytes.size()));
+    d["xxh3"] =
+        shards::ChecksumHex(shards::Checksum(out->model_bytes.data(), out->model_bytes.size()));
   }
   d["vocab_size"] = out->tokenizer->vocab_size();
   d["blank_id"] = features::kBlankId;

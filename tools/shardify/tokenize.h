@@ -33,11 +33,12 @@ struct TokenizerArgs {
 struct DatasetTokenizer {
   std::unique_ptr<features::Tokenizer> tokenizer;
   nlohmann::json description;  // manifest.json "tokenizer"
-  std::string model_bytes;     // SentencePiece model to store as DIR/tokenizer.model (empty for char)
+  std::string model_bytes;  // SentencePiece model to store as DIR/tokenizer.model (empty for char)
 };
 
 // Builds the tokenizer named by args.spec from `texts` (all transcripts). Its
 // description is what loader::LoadDatasetTokenizer reads back.
-Status PrepareTokenizer(const TokenizerArgs& args, const std::vector<std::string>& texts, DatasetTokenizer* out);
+Status PrepareTokenizer(const TokenizerArgs& args, const std::vector<std::string>& texts,
+                        DatasetTokenizer* out);
 
 }  // namespace sluice::shardify

@@ -21,7 +21,8 @@
 
 int main(int argc, char** argv) {
   sluice::train::TrainOptions o;
-  CLI::App app{"sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
+  CLI::App app{
+      "sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
   // Every flag but the feature options' comes from TrainOptions' table (trainer/options.h).
   sluice::tools::AddOptions(&app, &o);
   app.get_option("dataset")->required();

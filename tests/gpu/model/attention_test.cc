@@ -1,7 +1,8 @@
 // Masked multi-head attention (two strided-batched bf16 GEMMs around an fp32 softmax) against
 // reference::AttentionForward/Backward. q, k, v and the probabilities enter the GEMMs as bf16
-// (2^-8 relative at most each) with fp32 accumulation, so outputs and gradients agree to 2e-2 relative
-// L2 and 5e-2 of each tensor's scale per element. The mask is exact: masked probabilities are 0.
+// (2^-8 relative at most each) with fp32 accumulation, so outputs and gradients agree to 2e-2
+// relative L2 and 5e-2 of each tensor's scale per element. The mask is exact: masked probabilities
+// are 0.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -20,7 +21,8 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
   const int B = 4, T = 37, C = 48, H = 3;  // hs = 16; T odd
   const std::vector<int32_t> lengths = {37, 20, 1, 0};  // full, partial, one key, empty
   const AttentionDims d{B, T, C, H};
-  const std::vector<float> qkv = Random(d.head_elems() * 3, 1, -2, 2), bias = Random(3 * C, 2, -0.5, 0.5);
+  const std::vector<float> qkv = Random(d.head_elems() * 3, 1, -2, 2),
+                           bias = Random(3 * C, 2, -0.5, 0.5);
   std::vector<float> qkv_b(qkv.size());
   for (size_t i = 0; i < qkv.size(); ++i) qkv_b[i] = qkv[i] + bias[i % (3 * C)];
   std::vector<float> out(d.head_elems()), att(d.score_elems());
@@ -30,20 +32,22 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dqkv_in = ToDevice(qkv), dbias = ToDevice(bias);
   auto dlen = ToDevice(lengths);
-  auto q = Zeros<Bf16>(d.head_elems()), k = Zeros<Bf16>(d.head_elems()), v = Zeros<Bf16>(d.head_elems());
+  auto q = Zeros<Bf16>(d.head_elems()), k = Zeros<Bf16>(d.head_elems()),
+       v = Zeros<Bf16>(d.head_elems());
   auto probs = Zeros<float>(d.score_elems());
   auto probs_b = Zeros<Bf16>(d.score_elems());
   auto scores = Zeros<float>(d.score_elems());
   auto ds = Zeros<Bf16>(d.score_elems());
-  auto y = Zeros<float>(d.head_elems()), dq = Zeros<float>(d.head_elems()), dk = Zeros<float>(d.head_elems()),
-       dv = Zeros<float>(d.head_elems());
+  auto y = Zeros<float>(d.head_elems()), dq = Zeros<float>(d.head_elems()),
+       dk = Zeros<float>(d.head_elems()), dv = Zeros<float>(d.head_elems());
   auto dy = Zeros<Bf16>(d.head_elems());
   const AttentionSaved saved{q.data(), k.data(), v.data(), probs.data(), probs_b.data()};
-  const AttentionScratch scratch{scores.data(), ds.data(), y.data(), dy.data(), dq.data(), dk.data(), dv.data()};
+  const AttentionScratch scratch{scores.data(), ds.data(), y.data(), dy.data(),
+                                 dq.data(),     dk.data(), dv.data()};
   auto out_b = Zeros<Bf16>(d.head_elems());
   auto out_f = Zeros<float>(d.head_elems());
-  ASSERT_OK(AttentionForward(*gemm, out_b.data(), out_f.data(), dqkv_in.data(), dbias.data(), dlen.data(), d, saved,
-                             scratch, nullptr));
+  ASSERT_OK(AttentionForward(*gemm, out_b.data(), out_f.data(), dqkv_in.data(), dbias.data(),
+                             dlen.data(), d, saved, scratch, nullptr));
   const std::vector<float> got_p = ToHost(probs, d.score_elems());
   ExpectClose("probabilities", got_p, att, 2e-2, 5e-2);
   size_t masked_nonzero = 0;
@@ -58,11 +62,13 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
 
   const std::vector<float> dout = Random(d.head_elems(), 3);
   std::vector<float> dqkv(qkv.size(), 0.0f);
-  reference::AttentionBackward(dqkv.data(), dout.data(), qkv_b.data(), att.data(), lengths.data(), B, T, C, H);
+  reference::AttentionBackward(dqkv.data(), dout.data(), qkv_b.data(), att.data(), lengths.data(),
+                               B, T, C, H);
   auto ddout = ToDevice(dout);
   auto got = Zeros<float>(qkv.size());
   auto got_b = Zeros<Bf16>(qkv.size());
-  ASSERT_OK(AttentionBackward(*gemm, got.data(), got_b.data(), ddout.data(), dlen.data(), d, saved, scratch, nullptr));
+  ASSERT_OK(AttentionBackward(*gemm, got.data(), got_b.data(), ddout.data(), dlen.data(), d, saved,
+                              scratch, nullptr));
   const std::vector<float> g = ToHost(got, qkv.size());
   // q, k and v separately: their gradients have different scales.
   for (int part = 0; part < 3; ++part) {

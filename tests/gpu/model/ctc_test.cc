@@ -59,23 +59,27 @@ TEST(GpuCtc, LossAndGradientMatchReferenceIncludingImpossibleAlignments) {
     const float scale = 1.0f / c.B;
     std::vector<float> losses(c.B), grad(c.log_probs.size());
     const std::vector<float> scales(c.B, scale);
-    ASSERT_OK(reference::CtcLossBatch(c.log_probs.data(), c.B, c.T, c.V, c.labels.data(), c.S, c.in_len.data(),
-                                      c.lab_len.data(), o, losses.data(), grad.data(), scales.data()));
+    ASSERT_OK(reference::CtcLossBatch(c.log_probs.data(), c.B, c.T, c.V, c.labels.data(), c.S,
+                                      c.in_len.data(), c.lab_len.data(), o, losses.data(),
+                                      grad.data(), scales.data()));
     auto lp = ToDevice(c.log_probs);
     auto labels = ToDevice(c.labels), in_len = ToDevice(c.in_len), lab_len = ToDevice(c.lab_len);
     auto dl = Zeros<float>(c.B);
-    auto dg = ToDevice(std::vector<float>(c.log_probs.size(), 7.0f));  // must be overwritten in full
+    auto dg =
+        ToDevice(std::vector<float>(c.log_probs.size(), 7.0f));  // must be overwritten in full
     auto ws = Zeros<double>(CtcWorkspaceElems(c.B, c.T, c.S));
     auto bad = Zeros<int32_t>(1);
-    ASSERT_OK(CtcLossBatch(lp.data(), c.B, c.T, c.V, labels.data(), c.S, in_len.data(), lab_len.data(),
-                           zero_infinity, scale, dl.data(), dg.data(), ws.data(), bad.data(), nullptr));
+    ASSERT_OK(CtcLossBatch(lp.data(), c.B, c.T, c.V, labels.data(), c.S, in_len.data(),
+                           lab_len.data(), zero_infinity, scale, dl.data(), dg.data(), ws.data(),
+                           bad.data(), nullptr));
     const std::vector<float> got_l = ToHost(dl, c.B), got_g = ToHost(dg, grad.size());
     EXPECT_EQ(ToHost(bad, 1)[0], 0);
     for (int b = 0; b < c.B; ++b) {
       if (std::isinf(losses[b])) {
         EXPECT_TRUE(std::isinf(got_l[b]) && got_l[b] > 0) << "utterance " << b;
       } else {
-        EXPECT_NEAR(got_l[b], losses[b], 1e-5 * std::max(1.0f, std::abs(losses[b]))) << "utterance " << b;
+        EXPECT_NEAR(got_l[b], losses[b], 1e-5 * std::max(1.0f, std::abs(losses[b])))
+            << "utterance " << b;
       }
     }
     EXPECT_EQ(got_l[2], zero_infinity ? 0.0f : INFINITY);
@@ -86,7 +90,8 @@ TEST(GpuCtc, LossAndGradientMatchReferenceIncludingImpossibleAlignments) {
     ExpectClose("ctc gradient", got_g, grad, 1e-5, 1e-5, 1e-7);
     // The impossible utterances' gradients are exactly zero.
     for (int b : {2, 5})
-      for (int i = 0; i < c.T * c.V; ++i) ASSERT_EQ(got_g[static_cast<size_t>(b) * c.T * c.V + i], 0.0f);
+      for (int i = 0; i < c.T * c.V; ++i)
+        ASSERT_EQ(got_g[static_cast<size_t>(b) * c.T * c.V + i], 0.0f);
   }
 }
 
@@ -100,8 +105,9 @@ TEST(GpuCtc, InvalidLabelRaisesTheFlagWithoutNaN) {
   auto dg = Zeros<float>(c.log_probs.size());
   auto ws = Zeros<double>(CtcWorkspaceElems(c.B, c.T, c.S));
   auto bad = Zeros<int32_t>(1);
-  ASSERT_OK(CtcLossBatch(lp.data(), c.B, c.T, c.V, labels.data(), c.S, in_len.data(), lab_len.data(), true, 1.0f,
-                         dl.data(), dg.data(), ws.data(), bad.data(), nullptr));
+  ASSERT_OK(CtcLossBatch(lp.data(), c.B, c.T, c.V, labels.data(), c.S, in_len.data(),
+                         lab_len.data(), true, 1.0f, dl.data(), dg.data(), ws.data(), bad.data(),
+                         nullptr));
   EXPECT_EQ(ToHost(bad, 1)[0], 2);
   EXPECT_EQ(ToHost(dl, c.B)[1], 0.0f);
 }

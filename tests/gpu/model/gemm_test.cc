@@ -14,8 +14,8 @@ namespace {
 
 using namespace testing;
 
-std::vector<float> HostGemm(const GemmShape& s, const std::vector<float>& A, const std::vector<float>& B,
-                            const std::vector<float>& C0) {
+std::vector<float> HostGemm(const GemmShape& s, const std::vector<float>& A,
+                            const std::vector<float>& B, const std::vector<float>& C0) {
   std::vector<float> C = C0;
   const int64_t lda = s.trans_a ? s.M : s.K, ldb = s.trans_b ? s.K : s.N;
   for (int b = 0; b < s.batch; ++b)
@@ -23,18 +23,22 @@ std::vector<float> HostGemm(const GemmShape& s, const std::vector<float>& A, con
       for (int n = 0; n < s.N; ++n) {
         double acc = 0;
         for (int k = 0; k < s.K; ++k) {
-          const double a = s.trans_a ? A[b * s.stride_a + k * lda + m] : A[b * s.stride_a + m * lda + k];
-          const double bb = s.trans_b ? B[b * s.stride_b + n * ldb + k] : B[b * s.stride_b + k * ldb + n];
+          const double a =
+              s.trans_a ? A[b * s.stride_a + k * lda + m] : A[b * s.stride_a + m * lda + k];
+          const double bb =
+              s.trans_b ? B[b * s.stride_b + n * ldb + k] : B[b * s.stride_b + k * ldb + n];
           acc += a * bb;
         }
         float& c = C[b * s.stride_c + static_cast<int64_t>(m) * s.N + n];
-        c = static_cast<float>(s.alpha * acc + (s.beta != 0 ? s.beta * static_cast<double>(c) : 0.0));
+        c = static_cast<float>(s.alpha * acc +
+                               (s.beta != 0 ? s.beta * static_cast<double>(c) : 0.0));
       }
   return C;
 }
 
 void CheckShape(Gemm& gemm, GemmShape s, bool bf16_out) {
-  const int64_t a_elems = static_cast<int64_t>(s.M) * s.K, b_elems = static_cast<int64_t>(s.K) * s.N;
+  const int64_t a_elems = static_cast<int64_t>(s.M) * s.K,
+                b_elems = static_cast<int64_t>(s.K) * s.N;
   const int64_t c_elems = static_cast<int64_t>(s.M) * s.N;
   if (s.batch > 1) {
     s.stride_a = a_elems + 8;  // gaps between the batch entries, as attention's never have
@@ -62,8 +66,9 @@ void CheckShape(Gemm& gemm, GemmShape s, bool bf16_out) {
   }
   const std::string what = "M " + std::to_string(s.M) + " N " + std::to_string(s.N) + " K " +
                            std::to_string(s.K) + " ta " + std::to_string(s.trans_a) + " tb " +
-                           std::to_string(s.trans_b) + " batch " + std::to_string(s.batch) + " beta " +
-                           std::to_string(s.beta) + (bf16_out ? " bf16 out" : " fp32 out");
+                           std::to_string(s.trans_b) + " batch " + std::to_string(s.batch) +
+                           " beta " + std::to_string(s.beta) +
+                           (bf16_out ? " bf16 out" : " fp32 out");
   // bf16 output: one rounding of the result, 2^-8 relative at most.
   const double tol = bf16_out ? 4e-3 : 1e-5;
   ExpectClose(what, got, want, tol, tol);

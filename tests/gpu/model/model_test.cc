@@ -31,7 +31,8 @@ HostBatch MakeBatch() {
   HostBatch h;
   h.features = Random(static_cast<size_t>(h.B) * h.T * h.F, 11, -1, 1);
   h.labels.assign(static_cast<size_t>(h.B) * h.S, 0);
-  const std::vector<std::vector<int32_t>> l = {{1, 2, 3, 4, 5}, {6, 6, 2}, {7, 8, 9, 10}};  // the last is impossible
+  const std::vector<std::vector<int32_t>> l = {
+      {1, 2, 3, 4, 5}, {6, 6, 2}, {7, 8, 9, 10}};  // the last is impossible
   for (int b = 0; b < h.B; ++b)
     for (size_t i = 0; i < l[b].size(); ++i) h.labels[b * h.S + i] = l[b][i];
   return h;
@@ -56,8 +57,8 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
 
   reference::Model<float> ref(config);
   ref.InitParameters(5);
-  const reference::ModelBatch<float> rb{h.features.data(), h.frames.data(), h.B, h.T, h.labels.data(),
-                                        h.label_lengths.data(), h.S};
+  const reference::ModelBatch<float> rb{h.features.data(), h.frames.data(),        h.B, h.T,
+                                        h.labels.data(),   h.label_lengths.data(), h.S};
   float ref_loss = 0;
   ASSERT_OK(ref.Forward(rb, ctx, &ref_loss));
   ref.ZeroGrad();
@@ -72,7 +73,8 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
   EXPECT_EQ(std::memcmp(p.data(), ref.params(), p.size() * 4), 0);
 
   auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels), lab_len = ToDevice(h.label_lengths);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
+       lab_len = ToDevice(h.label_lengths);
   const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
   std::vector<size_t> order;
   // Two steps: the second reuses every buffer (and must give the same answer).
@@ -108,8 +110,8 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
       // element for conv2.weight, before any bf16 error. ops_test checks the convolutions
       // tightly with the GPU's own masks; here they only need to catch O(1) mistakes.
       const bool behind_relu = t.name.starts_with("subsampling.conv");
-      ExpectClose(t.name + " (rep " + std::to_string(rep) + ")", got, want, behind_relu ? 2e-1 : 5e-2,
-                  behind_relu ? 5e-1 : 1e-1, 1e-7);
+      ExpectClose(t.name + " (rep " + std::to_string(rep) + ")", got, want,
+                  behind_relu ? 2e-1 : 5e-2, behind_relu ? 5e-1 : 1e-1, 1e-7);
     }
   }
   // The hook reports every tensor once, in increasing offset order, covering the buffer.
@@ -141,7 +143,8 @@ TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
   ASSERT_OK(gpu->InitParameters(1));
   h.labels[1] = 11;  // == vocab: out of range
   auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels), lab_len = ToDevice(h.label_lengths);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
+       lab_len = ToDevice(h.label_lengths);
   CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
   float loss = 0;
   EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());

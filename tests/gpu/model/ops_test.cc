@@ -30,14 +30,16 @@ using namespace testing;
 TEST(GpuOps, LayerNormForwardAndBackwardMatchReference) {
   SKIP_WITHOUT_GPU();
   const int N = 67, C = 96;  // C not a multiple of 32: the warp loop's tail
-  std::vector<float> x = Random(N * C, 1, -3, 5), gamma = Random(C, 2, 0.5, 1.5), beta = Random(C, 3);
+  std::vector<float> x = Random(N * C, 1, -3, 5), gamma = Random(C, 2, 0.5, 1.5),
+                     beta = Random(C, 3);
   std::vector<float> y(N * C), mean(N), rstd(N);
-  reference::LayerNormForward(y.data(), mean.data(), rstd.data(), x.data(), gamma.data(), beta.data(), N, C);
+  reference::LayerNormForward(y.data(), mean.data(), rstd.data(), x.data(), gamma.data(),
+                              beta.data(), N, C);
   auto dx_in = ToDevice(x), dg = ToDevice(gamma), db = ToDevice(beta);
   auto out_b = Zeros<Bf16>(N * C);
   auto out_f = Zeros<float>(N * C), dmean = Zeros<float>(N), drstd = Zeros<float>(N);
-  ASSERT_OK(LayerNormForward(out_b.data(), out_f.data(), dmean.data(), drstd.data(), dx_in.data(), dg.data(),
-                             db.data(), N, C, nullptr));
+  ASSERT_OK(LayerNormForward(out_b.data(), out_f.data(), dmean.data(), drstd.data(), dx_in.data(),
+                             dg.data(), db.data(), N, C, nullptr));
   ExpectClose("ln out fp32", ToHost(out_f, N * C), y, 1e-5, 1e-5);
   ExpectClose("ln out bf16", FromBf16(ToHost(out_b, N * C)), y, 4e-3, 4e-3);
   ExpectClose("ln mean", ToHost(dmean, N), mean, 1e-5, 1e-5);
@@ -46,12 +48,14 @@ TEST(GpuOps, LayerNormForwardAndBackwardMatchReference) {
   const std::vector<float> dy = Random(N * C, 4), din0 = Random(N * C, 5);
   std::vector<float> din = din0, dgamma(C, 0.5f), dbeta(C, -0.25f);
   std::vector<float> dgamma0 = dgamma, dbeta0 = dbeta;
-  reference::LayerNormBackward(din.data(), dgamma.data(), dbeta.data(), dy.data(), x.data(), gamma.data(),
-                               mean.data(), rstd.data(), N, C);
-  auto d_dy = ToDevice(dy), d_din = ToDevice(din0), d_dg = ToDevice(dgamma0), d_db = ToDevice(dbeta0);
+  reference::LayerNormBackward(din.data(), dgamma.data(), dbeta.data(), dy.data(), x.data(),
+                               gamma.data(), mean.data(), rstd.data(), N, C);
+  auto d_dy = ToDevice(dy), d_din = ToDevice(din0), d_dg = ToDevice(dgamma0),
+       d_db = ToDevice(dbeta0);
   auto scratch = Zeros<float>(ColumnSumScratch(N, C));
-  ASSERT_OK(LayerNormBackward(d_din.data(), d_dg.data(), d_db.data(), d_dy.data(), dx_in.data(), dg.data(),
-                              dmean.data(), drstd.data(), N, C, scratch.data(), nullptr));
+  ASSERT_OK(LayerNormBackward(d_din.data(), d_dg.data(), d_db.data(), d_dy.data(), dx_in.data(),
+                              dg.data(), dmean.data(), drstd.data(), N, C, scratch.data(),
+                              nullptr));
   ExpectClose("ln din (adds)", ToHost(d_din, N * C), din, 1e-5, 1e-5);
   ExpectClose("ln dgamma (adds)", ToHost(d_dg, C), dgamma, 1e-5, 1e-5);
   ExpectClose("ln dbeta (adds)", ToHost(d_db, C), dbeta, 1e-5, 1e-5);
@@ -59,7 +63,8 @@ TEST(GpuOps, LayerNormForwardAndBackwardMatchReference) {
 
 TEST(GpuOps, BiasActivationAndBackwardMatchReference) {
   SKIP_WITHOUT_GPU();
-  for (const reference::Activation act : {reference::Activation::kGelu, reference::Activation::kSwish}) {
+  for (const reference::Activation act :
+       {reference::Activation::kGelu, reference::Activation::kSwish}) {
     const std::string name = reference::ActivationName(act);
     SCOPED_TRACE(name);
     const int N = 33, C = 130;
@@ -72,7 +77,8 @@ TEST(GpuOps, BiasActivationAndBackwardMatchReference) {
     auto dpre = ToDevice(pre), dbias = ToDevice(bias);
     auto act_b = Zeros<Bf16>(N * C);
     auto act_f = Zeros<float>(N * C);
-    ASSERT_OK(BiasActivationForward(act, dpre.data(), act_b.data(), act_f.data(), dbias.data(), N, C, nullptr));
+    ASSERT_OK(BiasActivationForward(act, dpre.data(), act_b.data(), act_f.data(), dbias.data(), N,
+                                    C, nullptr));
     ExpectClose("pre + bias", ToHost(dpre, N * C), h, 1e-7, 1e-7);
     ExpectClose(name + " fp32", ToHost(act_f, N * C), g, 1e-6, 1e-6);
     ExpectClose(name + " bf16", FromBf16(ToHost(act_b, N * C)), g, 4e-3, 4e-3);
@@ -83,7 +89,8 @@ TEST(GpuOps, BiasActivationAndBackwardMatchReference) {
     auto ddy = ToDevice(dy);
     auto ddx = Zeros<float>(N * C);
     auto ddx_b = Zeros<Bf16>(N * C);
-    ASSERT_OK(ActivationBackward(act, ddx.data(), ddx_b.data(), ddy.data(), dpre.data(), N * C, nullptr));
+    ASSERT_OK(
+        ActivationBackward(act, ddx.data(), ddx_b.data(), ddy.data(), dpre.data(), N * C, nullptr));
     ExpectClose(name + " backward", ToHost(ddx, N * C), dx, 1e-6, 1e-6);
     ExpectClose(name + " backward bf16", FromBf16(ToHost(ddx_b, N * C)), dx, 4e-3, 4e-3);
   }
@@ -125,7 +132,8 @@ TEST(GpuOps, BiasDropoutResidualMatchesReferenceComposition) {
   for (int i = 0; i < N * C; ++i) y[i] += resid[i];
   auto din = ToDevice(in), db = ToDevice(bias), dr = ToDevice(resid);
   auto out = Zeros<float>(N * C);
-  ASSERT_OK(BiasDropoutResidual(out.data(), din.data(), db.data(), dr.data(), N, C, p, key, nullptr));
+  ASSERT_OK(
+      BiasDropoutResidual(out.data(), din.data(), db.data(), dr.data(), N, C, p, key, nullptr));
   ExpectClose("bias dropout residual", ToHost(out, N * C), y, 1e-7, 1e-7);
 }
 
@@ -176,7 +184,8 @@ TEST(GpuOps, PositionsMatchReferenceFormula) {
       for (int c = 0; c < C; ++c) {
         const size_t i = (static_cast<size_t>(b) * T + t) * C + c;
         const double angle = t / std::pow(10000.0, static_cast<double>(c - c % 2) / C);
-        want[i] = (x[i] + bias[c]) + static_cast<float>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        want[i] =
+            (x[i] + bias[c]) + static_cast<float>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
       }
   auto dx = ToDevice(x), db = ToDevice(bias);
   ASSERT_OK(AddBiasPositions(dx.data(), db.data(), B, T, C, nullptr));
@@ -202,14 +211,16 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
     for (int c = 0; c < C; ++c)
       for (int t = 0; t < T2; ++t)
         for (int f = 0; f < F2; ++f)
-          sub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f] = r2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f];
+          sub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f] =
+              r2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f];
 
   std::unique_ptr<Gemm> gemm;
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dfeats = ToDevice(feats), dw1 = ToDevice(w1), db1 = ToDevice(b1), db2 = ToDevice(b2);
   auto dw2 = ToDevice(ToBf16(w2));
   auto relu1 = Zeros<float>(n1);
-  ASSERT_OK(Conv1ReluForward(relu1.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
+  ASSERT_OK(
+      Conv1ReluForward(relu1.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 + relu", ToHost(relu1, n1), r1, 1e-5, 1e-5);
   const int M2 = B * T2 * F2;
   auto col = Zeros<Bf16>(static_cast<size_t>(M2) * 9 * C);
@@ -223,7 +234,8 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   ASSERT_OK(gemm->Run(s, col.data(), dw2.data(), gout.data(), nullptr));
   auto relu2 = Zeros<float>(n2);
   auto sub_b = Zeros<Bf16>(n2);
-  ASSERT_OK(Conv2Epilogue(relu2.data(), sub_b.data(), gout.data(), db2.data(), B, C, T2, F2, nullptr));
+  ASSERT_OK(
+      Conv2Epilogue(relu2.data(), sub_b.data(), gout.data(), db2.data(), B, C, T2, F2, nullptr));
   ExpectClose("conv2 + relu + transpose", ToHost(relu2, n2), sub, 1e-2, 3e-2);
 
   // Backward from d/d(sub), through the transpose and ReLU, conv2 (dW, db, din) and conv1 (dW, db).
@@ -233,7 +245,8 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
     for (int c = 0; c < C; ++c)
       for (int t = 0; t < T2; ++t)
         for (int f = 0; f < F2; ++f)
-          dr2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] = dsub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
+          dr2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] =
+              dsub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
   // The ReLU masks are the GPU's own (its outputs, read back): where the bf16 conv2 output lies
   // within rounding of 0 its mask can differ from the reference's, and one flipped element moves
   // a bias or weight gradient by a whole |dsub| term (~5% L2 on this shape, simulated), which
@@ -248,15 +261,17 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
               relu2_gpu[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
   reference::ReluBackward(dc2.data(), dr2.data(), mask2.data(), n2);
   std::vector<float> gw2(w2.size(), 0.0f), gb2(C, 0.0f), gw1(w1.size(), 0.0f), gb1(C, 0.0f);
-  reference::Conv2dBackward(dr1.data(), gw2.data(), gb2.data(), dc2.data(), r1.data(), w2.data(), B, C, T1, F1, C);
+  reference::Conv2dBackward(dr1.data(), gw2.data(), gb2.data(), dc2.data(), r1.data(), w2.data(), B,
+                            C, T1, F1, C);
   reference::ReluBackward(dc1.data(), dr1.data(), relu1_gpu.data(), n1);
-  reference::Conv2dBackward<float>(nullptr, gw1.data(), gb1.data(), dc1.data(), feats.data(), w1.data(), B, 1, T,
-                                   F, C);
+  reference::Conv2dBackward<float>(nullptr, gw1.data(), gb1.data(), dc1.data(), feats.data(),
+                                   w1.data(), B, 1, T, F, C);
 
   auto ddsub = ToDevice(dsub);
   auto dg = Zeros<float>(static_cast<size_t>(M2) * C);
   auto dg_b = Zeros<Bf16>(static_cast<size_t>(M2) * C);
-  ASSERT_OK(Conv2EpilogueBackward(dg.data(), dg_b.data(), ddsub.data(), relu2.data(), B, C, T2, F2, nullptr));
+  ASSERT_OK(Conv2EpilogueBackward(dg.data(), dg_b.data(), ddsub.data(), relu2.data(), B, C, T2, F2,
+                                  nullptr));
   // Reference bias gradient of conv2 is the column sum of dg.
   auto gb2_d = Zeros<float>(C);
   auto scratch = Zeros<float>(ColumnSumScratch(M2, C));
@@ -280,16 +295,16 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   ASSERT_OK(Col2Im(drelu1.data(), dcol.data(), B, C, T1, F1, nullptr));
   ExpectClose("conv2 din (col2im)", ToHost(drelu1, n1), dr1, 2e-2, 5e-2);
   auto gw1_d = Zeros<float>(w1.size()), gb1_d = Zeros<float>(C);
-  ASSERT_OK(Conv1ReluBackward(gw1_d.data(), gb1_d.data(), drelu1.data(), relu1.data(), dfeats.data(), B, T, F, C,
-                              nullptr));
+  ASSERT_OK(Conv1ReluBackward(gw1_d.data(), gb1_d.data(), drelu1.data(), relu1.data(),
+                              dfeats.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 dweight", ToHost(gw1_d, w1.size()), gw1, 2e-2, 5e-2);
   ExpectClose("conv1 dbias", ToHost(gb1_d, C), gb1, 2e-2, 5e-2);
 
   // Conv1's backward alone, from the reference's own dc1-side input: fp32 exact up to order.
   auto dr1_exact = ToDevice(dr1);
   auto gw1_e = Zeros<float>(w1.size()), gb1_e = Zeros<float>(C);
-  ASSERT_OK(Conv1ReluBackward(gw1_e.data(), gb1_e.data(), dr1_exact.data(), relu1.data(), dfeats.data(), B, T, F, C,
-                              nullptr));
+  ASSERT_OK(Conv1ReluBackward(gw1_e.data(), gb1_e.data(), dr1_exact.data(), relu1.data(),
+                              dfeats.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 dweight (exact input)", ToHost(gw1_e, w1.size()), gw1, 1e-5, 1e-5);
   ExpectClose("conv1 dbias (exact input)", ToHost(gb1_e, C), gb1, 1e-5, 1e-5);
 }

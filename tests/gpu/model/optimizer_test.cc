@@ -55,7 +55,8 @@ TEST(GpuOptimizer, ClipByGlobalNormMatchesReference) {
     ASSERT_OK(ClipByGlobalNorm(dg.data(), n, max_norm, norm.data(), scratch.data(), nullptr));
     const double got = ToHost(norm, 1)[0];
     EXPECT_NEAR(got, want, 1e-12 * want) << "max_norm " << max_norm;
-    ExpectClose("clipped, max_norm " + std::to_string(max_norm), ToHost(dg, n), grads, 1e-6, 1e-6, 0);
+    ExpectClose("clipped, max_norm " + std::to_string(max_norm), ToHost(dg, n), grads, 1e-6, 1e-6,
+                0);
   }
 }
 
