@@ -9,6 +9,7 @@ DEBIAN_PACKAGES=(
   build-essential meson ninja-build pkg-config python3
   libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
+  libboost-context-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
 )
 

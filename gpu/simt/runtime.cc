@@ -1,0 +1,498 @@
+// The scheduler behind gpu/simt/runtime.h. Each block runs in rounds: every ready thread (fiber)
+// runs, in the chosen order, until it blocks at a barrier or a warp collective or returns; then
+// the collectives whose lanes have all arrived complete, and when nothing else can move, a
+// __syncthreads that every live thread has reached releases. Anything else is a kernel bug the
+// GPU would hang on or answer with garbage, reported as the launch's error.
+#include "gpu/simt/runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SLUICE_SIMT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLUICE_SIMT_ASAN 1
+#endif
+#endif
+#if defined(SLUICE_SIMT_ASAN)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace sluice::simt {
+namespace {
+
+namespace bctx = boost::context;
+using detail::WarpOp;
+using detail::WarpOpKind;
+
+// 64 KiB per CUDA thread: kernels keep their arrays in registers or shared memory, so their
+// frames are small; 1024 threads of a block then need 64 MiB at most, touched lazily.
+constexpr size_t kStackBytes = 64 * 1024;
+constexpr unsigned kMaxBlockThreads = 1024;
+
+// ASan must be told about every stack switch, or it reports the fiber's frames as overflows of
+// the thread stack and unpoisons the wrong range when an exception unwinds.
+void StartSwitch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void* bottom,
+                 [[maybe_unused]] size_t size) {
+#if defined(SLUICE_SIMT_ASAN)
+  __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#endif
+}
+void FinishSwitch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** old_bottom,
+                  [[maybe_unused]] size_t* old_size) {
+#if defined(SLUICE_SIMT_ASAN)
+  __sanitizer_finish_switch_fiber(fake_stack, old_bottom, old_size);
+#endif
+}
+
+// Fiber stacks, reused across blocks and launches of this host thread.
+class StackPool {
+ public:
+  ~StackPool() {
+    for (void* p : free_) std::free(p);
+  }
+  void* Get() {
+    if (free_.empty()) return std::malloc(kStackBytes);
+    void* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void Put(void* p) {
+#if defined(SLUICE_SIMT_ASAN)
+    // A finished fiber leaves the redzones of frames that never returned (Boost's entry
+    // trampoline) poisoned; the next fiber on this memory must start clean.
+    ASAN_UNPOISON_MEMORY_REGION(p, kStackBytes);
+#endif
+    free_.push_back(p);
+  }
+
+ private:
+  std::vector<void*> free_;
+};
+thread_local StackPool t_stacks;
+
+struct Thread;
+
+// Boost.Context's StackAllocator concept over the pool; records the bounds for ASan.
+struct PooledStack {
+  Thread* owner;
+  bctx::stack_context allocate();
+  void deallocate(bctx::stack_context& sc) {
+    t_stacks.Put(static_cast<char*>(sc.sp) - sc.size);
+  }
+};
+
+enum class Wait { kReady, kBarrier, kWarp, kDone };
+
+struct Thread {
+  detail::ThreadView view{};
+  unsigned linear = 0;  // x + y*bx + z*bx*by
+  Wait wait = Wait::kReady;
+  WarpOp op{};
+  unsigned ballot = 0;
+  bctx::fiber fiber;  // the thread, while suspended
+  bctx::fiber sink;   // the scheduler, while the thread runs
+  const void* stack_bottom = nullptr;
+  size_t stack_size = 0;
+  void* fake_stack = nullptr;
+};
+
+bctx::stack_context PooledStack::allocate() {
+  char* base = static_cast<char*>(t_stacks.Get());
+  owner->stack_bottom = base;
+  owner->stack_size = kStackBytes;
+  bctx::stack_context sc;
+  sc.size = kStackBytes;
+  sc.sp = base + kStackBytes;
+  return sc;
+}
+
+struct Cancelled {};
+
+struct Block {
+  const char* kernel = nullptr;
+  detail::KernelBody body{};
+  uint3 index{};
+  std::vector<Thread> threads;
+  bool cancel = false;
+  std::string error;  // the first error; stops the block
+  const void* sched_bottom = nullptr;
+  size_t sched_size = 0;
+};
+
+thread_local Block* t_block = nullptr;
+thread_local Thread* t_thread = nullptr;
+
+struct OrderState {
+  Order order;
+  std::string parse_error;
+};
+OrderState& CurrentOrderState() {
+  thread_local std::optional<OrderState> state;
+  if (!state) {
+    state.emplace();
+    const char* env = std::getenv("SLUICE_SIMT_ORDER");
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "forward") {
+      state->order.mode = OrderMode::kForward;
+    } else if (v == "reverse") {
+      state->order.mode = OrderMode::kReverse;
+    } else if (v.rfind("random:", 0) == 0 && v.size() > 7 &&
+               v.find_first_not_of("0123456789", 7) == std::string::npos) {
+      state->order = {OrderMode::kRandom, std::strtoull(v.c_str() + 7, nullptr, 10)};
+    } else {
+      state->parse_error = "SLUICE_SIMT_ORDER=" + v +
+                           ": expected forward, reverse or random:SEED (decimal)";
+    }
+  }
+  return *state;
+}
+
+thread_local Status t_last_error;
+
+std::string Dim(uint3 v) {
+  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+std::string Hex(unsigned mask) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%08x", mask);
+  return buf;
+}
+// "0-31, 40, 48-63"
+std::string Ranges(const std::vector<unsigned>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ids[i]);
+    if (j > i) out += "-" + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+const char* OpName(WarpOpKind k) {
+  switch (k) {
+    case WarpOpKind::kSync: return "__syncwarp";
+    case WarpOpKind::kShflIdx: return "__shfl_sync";
+    case WarpOpKind::kShflUp: return "__shfl_up_sync";
+    case WarpOpKind::kShflDown: return "__shfl_down_sync";
+    case WarpOpKind::kShflXor: return "__shfl_xor_sync";
+    case WarpOpKind::kBallot: return "__ballot_sync/__any_sync/__all_sync";
+  }
+  return "?";
+}
+
+void Fail(Block& b, const std::string& what) {
+  if (b.error.empty()) b.error = "kernel " + std::string(b.kernel) + ", block " + Dim(b.index) +
+                                 ": " + what;
+}
+
+// Runs from the fiber: hands control back to the scheduler until this thread may go on.
+void Yield(Block& b, Thread& t) {
+  StartSwitch(&t.fake_stack, b.sched_bottom, b.sched_size);
+  t.sink = std::move(t.sink).resume();
+  FinishSwitch(t.fake_stack, &b.sched_bottom, &b.sched_size);
+  if (b.cancel) throw Cancelled{};
+}
+
+void Resume(Thread& t) {
+  t_thread = &t;
+  void* fake = nullptr;
+  StartSwitch(&fake, t.stack_bottom, t.stack_size);
+  t.fiber = std::move(t.fiber).resume();
+  FinishSwitch(fake, nullptr, nullptr);
+  t_thread = nullptr;
+}
+
+void Start(Block& b, Thread& t) {
+  t.fiber = bctx::fiber(std::allocator_arg, PooledStack{&t}, [&b, &t](bctx::fiber&& sink) {
+    FinishSwitch(nullptr, &b.sched_bottom, &b.sched_size);
+    t.sink = std::move(sink);
+    try {
+      if (!b.cancel) b.body.call(b.body.self);  // a block that failed early starts no more
+    } catch (const Cancelled&) {
+    } catch (const std::exception& e) {
+      Fail(b, "thread " + std::to_string(t.linear) + " threw: " + e.what());
+    }
+    t.wait = Wait::kDone;
+    StartSwitch(nullptr, b.sched_bottom, b.sched_size);
+    return std::move(t.sink);
+  });
+}
+
+// The lane whose `var` lane `m` receives; its own lane when the source is past its segment.
+unsigned SourceLane(const WarpOp& op, unsigned m) {
+  const unsigned w = static_cast<unsigned>(op.width);
+  const unsigned seg = m & ~(w - 1);
+  const unsigned arg = static_cast<unsigned>(op.arg);
+  switch (op.kind) {
+    case WarpOpKind::kShflIdx: return seg + (arg & (w - 1));
+    case WarpOpKind::kShflUp: return m >= seg + arg ? m - arg : m;
+    case WarpOpKind::kShflDown: return m + arg < seg + w ? m + arg : m;
+    case WarpOpKind::kShflXor: return (m ^ arg) < seg + w ? m ^ arg : m;
+    default: return m;
+  }
+}
+
+// Completes every warp collective whose lanes have all arrived; returns whether any did.
+bool ResolveWarps(Block& b) {
+  bool progress = false;
+  const unsigned n = static_cast<unsigned>(b.threads.size());
+  for (unsigned base = 0; base < n && b.error.empty(); base += 32) {
+    const unsigned lanes = std::min(32u, n - base);
+    const unsigned present = lanes == 32 ? ~0u : (1u << lanes) - 1;
+    auto where = [&](const WarpOp& op) {
+      return std::string(OpName(op.kind)) + " in warp " + std::to_string(base / 32) +
+             " with mask " + Hex(op.mask);
+    };
+    // First the definite error, before any group completes: a lane outside its own mask.
+    for (unsigned l = 0; l < lanes; ++l) {
+      const Thread& t = b.threads[base + l];
+      if (t.wait == Wait::kWarp && !(t.op.mask >> l & 1)) {
+        Fail(b, where(t.op) + " is called by lane " + std::to_string(l) +
+                    ", which the mask leaves out");
+        return false;
+      }
+    }
+    for (unsigned l = 0; l < lanes; ++l) {
+      Thread& t = b.threads[base + l];
+      if (t.wait != Wait::kWarp) continue;
+      const WarpOp& op = t.op;
+      const unsigned eff = op.mask & present;
+      bool all_here = true;
+      for (unsigned m = 0; m < lanes; ++m) {
+        const Thread& o = b.threads[base + m];
+        if ((eff >> m & 1) && !(o.wait == Wait::kWarp && o.op.kind == op.kind &&
+                                o.op.mask == op.mask)) {
+          all_here = false;
+        }
+      }
+      if (!all_here) continue;
+      const int w = op.width;
+      if (op.kind != WarpOpKind::kSync && op.kind != WarpOpKind::kBallot &&
+          (w < 1 || w > 32 || (w & (w - 1)) != 0)) {
+        Fail(b, where(op) + ": width " + std::to_string(w) + " is not a power of two up to 32");
+        return false;
+      }
+      unsigned ballot = 0;
+      for (unsigned m = 0; m < lanes; ++m) {
+        if ((eff >> m & 1) && b.threads[base + m].op.predicate) ballot |= 1u << m;
+      }
+      for (unsigned m = 0; m < lanes; ++m) {
+        if (!(eff >> m & 1)) continue;
+        Thread& lane = b.threads[base + m];
+        lane.ballot = ballot;
+        lane.wait = Wait::kReady;
+        if (op.kind == WarpOpKind::kSync || op.kind == WarpOpKind::kBallot) continue;
+        const unsigned src = SourceLane(lane.op, m);
+        if (src != m && !(eff >> src & 1)) {
+          Fail(b, where(op) + ": lane " + std::to_string(m) + " reads lane " + std::to_string(src) +
+                      ", outside the mask (its value is undefined on a GPU)");
+          return false;
+        }
+        if (lane.op.size != op.size) {
+          Fail(b, where(op) + ": lanes shuffle values of different sizes");
+          return false;
+        }
+      }
+      // Copy after all checks, reading every source before any result is used.
+      for (unsigned m = 0; m < lanes; ++m) {
+        if (!(eff >> m & 1) || op.kind == WarpOpKind::kSync || op.kind == WarpOpKind::kBallot) {
+          continue;
+        }
+        Thread& lane = b.threads[base + m];
+        const unsigned src = SourceLane(lane.op, m);
+        std::memcpy(lane.op.result, b.threads[base + src].op.value, op.size);
+      }
+      progress = true;
+    }
+  }
+  return progress;
+}
+
+// Nothing can move and not every live thread is at __syncthreads: say why.
+void DescribeStuck(Block& b) {
+  const unsigned n = static_cast<unsigned>(b.threads.size());
+  for (unsigned i = 0; i < n; ++i) {
+    const Thread& t = b.threads[i];
+    if (t.wait != Wait::kWarp) continue;
+    const unsigned base = i / 32 * 32;
+    for (unsigned m = 0; m < 32 && base + m < n; ++m) {
+      const Thread& o = b.threads[base + m];
+      if (!(t.op.mask >> m & 1)) continue;
+      std::string state;
+      if (o.wait == Wait::kDone) {
+        state = "which returned";
+      } else if (o.wait == Wait::kBarrier) {
+        state = "which waits at __syncthreads";
+      } else if (o.op.kind != t.op.kind || o.op.mask != t.op.mask) {
+        state = "which waits at " + std::string(OpName(o.op.kind)) + " with mask " +
+                Hex(o.op.mask);
+      } else {
+        continue;
+      }
+      Fail(b, std::string(OpName(t.op.kind)) + " in warp " + std::to_string(base / 32) +
+                  " with mask " + Hex(t.op.mask) + " (lane " + std::to_string(i - base) +
+                  ") names lane " + std::to_string(m) + ", " + state);
+      return;
+    }
+  }
+  Fail(b, "no thread can proceed (internal error of the SIMT layer)");
+}
+
+// Runs one block to completion or to its first error.
+void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
+  for (Thread& t : b.threads) {
+    t.wait = Wait::kReady;
+    Start(b, t);
+  }
+  std::vector<unsigned> ready;
+  while (b.error.empty()) {
+    ready.clear();
+    for (unsigned i = 0; i < b.threads.size(); ++i) {
+      if (b.threads[i].wait == Wait::kReady) ready.push_back(i);
+    }
+    if (order.mode == OrderMode::kReverse) std::reverse(ready.begin(), ready.end());
+    if (order.mode == OrderMode::kRandom) std::shuffle(ready.begin(), ready.end(), rng);
+    for (unsigned i : ready) Resume(b.threads[i]);
+    if (!b.error.empty() || ResolveWarps(b)) continue;
+    std::vector<unsigned> waiting, returned;
+    bool stuck = false;
+    for (const Thread& t : b.threads) {
+      if (t.wait == Wait::kBarrier) waiting.push_back(t.linear);
+      if (t.wait == Wait::kDone) returned.push_back(t.linear);
+      if (t.wait == Wait::kWarp) stuck = true;
+    }
+    if (stuck) {
+      DescribeStuck(b);
+    } else if (waiting.empty()) {
+      break;  // every thread returned
+    } else if (!returned.empty()) {
+      Fail(b, "__syncthreads reached by threads " + Ranges(waiting) + " but threads " +
+                  Ranges(returned) + " returned without it (a divergent barrier)");
+    } else {
+      for (Thread& t : b.threads) t.wait = Wait::kReady;
+    }
+  }
+  // Unwind the threads still suspended: each throws Cancelled out of its Yield.
+  b.cancel = true;
+  for (Thread& t : b.threads) {
+    if (t.wait != Wait::kDone) Resume(t);
+  }
+  b.cancel = false;
+}
+
+}  // namespace
+
+void SetOrder(Order order) {
+  OrderState& s = CurrentOrderState();
+  s.order = order;
+  s.parse_error.clear();
+}
+
+Order CurrentOrder() { return CurrentOrderState().order; }
+
+Status TakeLastError() { return std::exchange(t_last_error, Status::OK()); }
+
+uint64_t GlobalTimerNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+namespace detail {
+
+const ThreadView& Current() { return t_thread->view; }
+
+Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
+           KernelBody body) {
+  auto fail = [&](Status s) {
+    if (t_last_error.ok()) t_last_error = s;
+    return s;
+  };
+  const std::string name = kernel;
+  if (t_block != nullptr) {
+    return fail(Status::Unsupported("kernel " + name + ": launched from inside kernel " +
+                                    t_block->kernel + " (dynamic parallelism)"));
+  }
+  const OrderState& order = CurrentOrderState();
+  if (!order.parse_error.empty()) return fail(Status::InvalidArgument(order.parse_error));
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  if (threads == 0 || threads > kMaxBlockThreads || block.z > 64) {
+    return fail(Status::InvalidArgument(
+        "kernel " + name + ": block " + Dim({block.x, block.y, block.z}) + " has " +
+        std::to_string(threads) + " threads; CUDA allows 1 to 1024 (z at most 64)"));
+  }
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+    return fail(Status::InvalidArgument("kernel " + name + ": grid " +
+                                        Dim({grid.x, grid.y, grid.z}) + " is empty or too big"));
+  }
+  std::unique_ptr<unsigned char[]> shared(new unsigned char[std::max<size_t>(
+      dynamic_shared_bytes, 1)]);
+  Block b;
+  b.kernel = kernel;
+  b.body = body;
+  b.threads.resize(threads);
+  std::mt19937_64 rng(order.order.seed);
+  t_block = &b;
+  for (unsigned bz = 0; bz < grid.z && b.error.empty(); ++bz) {
+    for (unsigned by = 0; by < grid.y && b.error.empty(); ++by) {
+      for (unsigned bx = 0; bx < grid.x && b.error.empty(); ++bx) {
+        b.index = {bx, by, bz};
+        unsigned i = 0;
+        for (unsigned z = 0; z < block.z; ++z) {
+          for (unsigned y = 0; y < block.y; ++y) {
+            for (unsigned x = 0; x < block.x; ++x, ++i) {
+              Thread& t = b.threads[i];
+              t.linear = i;
+              t.view = {{x, y, z}, b.index, block, grid, shared.get()};
+            }
+          }
+        }
+        RunBlock(b, order.order, rng);
+      }
+    }
+  }
+  t_block = nullptr;
+  if (!b.error.empty()) return fail(Status::InvalidArgument(b.error));
+  return Status::OK();
+}
+
+void SyncThreads() {
+  t_thread->wait = Wait::kBarrier;
+  Yield(*t_block, *t_thread);
+}
+
+unsigned WarpCollective(const WarpOp& op) {
+  Thread& t = *t_thread;
+  t.op = op;
+  t.wait = Wait::kWarp;
+  Yield(*t_block, t);
+  return op.kind == WarpOpKind::kBallot ? t.ballot : 0;
+}
+
+unsigned PresentLanes(unsigned mask) {
+  const Thread& t = *t_thread;
+  const unsigned n = static_cast<unsigned>(t_block->threads.size());
+  const unsigned base = t.linear / 32 * 32;
+  const unsigned lanes = std::min(32u, n - base);
+  return mask & (lanes == 32 ? ~0u : (1u << lanes) - 1);
+}
+
+}  // namespace detail
+}  // namespace sluice::simt

@@ -1,0 +1,134 @@
+// The SIMT layer's CPU runtime (docs/gpu.md "The SIMT layer"): runs a CUDA grid on the calling
+// thread, one fiber per CUDA thread, blocks one after another. CUDA-free; kernels reach it through
+// the shim in gpu/simt/simt.h, which maps threadIdx, __syncthreads, __shfl_sync... onto the
+// functions below. Nothing here is thread-safe across host threads except that each host thread
+// has its own current launch, order and last error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "base/status.h"
+
+// CUDA's vector types, host-side spellings (the real ones come from vector_types.h under nvcc).
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+
+namespace sluice::simt {
+
+// In which order the threads that are ready run between two synchronisation points. A GPU gives
+// no order at all; running them forward, backward and shuffled makes a missing barrier or a
+// read of another thread's unsynchronised write change the result instead of passing by luck.
+enum class OrderMode { kForward, kReverse, kRandom };
+struct Order {
+  OrderMode mode = OrderMode::kForward;  // how ready threads are ordered in each round
+  uint64_t seed = 0;                     // kRandom: the shuffle's seed (same seed, same run)
+};
+
+// The order launches on this host thread use. The initial value comes from SLUICE_SIMT_ORDER
+// ("forward", "reverse" or "random:SEED"; unset means forward); an unparsable value is reported
+// by the first launch's error.
+void SetOrder(Order order);
+Order CurrentOrder();
+
+// The first error of the launches on this host thread since the last call (OK if none), and
+// clears it, like cudaGetLastError. A launch that fails stops at the failing block; the message
+// names the kernel, the block and the threads or lanes involved.
+Status TakeLastError();
+
+// Returns steady-clock nanoseconds: the CPU stand-in for %globaltimer.
+uint64_t GlobalTimerNs();
+
+namespace detail {
+
+// What one CUDA thread sees; the shim reads it through Current().
+struct ThreadView {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+  unsigned char* dynamic_shared;  // the block's extern __shared__ bytes
+};
+// The running fiber's view; valid only inside a kernel launched through Launch.
+const ThreadView& Current();
+
+// A body that runs one CUDA thread; the caller keeps it alive during Run.
+struct KernelBody {
+  void (*call)(const void* self);
+  const void* self;
+};
+
+// Runs the grid; returns the launch's error (also kept for TakeLastError).
+Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
+           KernelBody body);
+
+// Block-wide barrier (__syncthreads).
+void SyncThreads();
+
+// The warp collectives, all through one rendezvous: the calling lane waits until every lane of
+// `mask` has reached a collective of the same kind and mask, then each gets its result.
+enum class WarpOpKind { kSync, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot };
+struct WarpOp {
+  WarpOpKind kind;
+  unsigned mask;
+  const void* value;  // the lane's `var` (shuffles)
+  void* result;       // where the lane's shuffle result goes
+  size_t size;        // sizeof(var)
+  int arg;            // srcLane, delta or laneMask
+  int width;          // shuffle segment width (a power of two up to 32)
+  bool predicate;     // ballot/any/all
+};
+// Returns the ballot of the lanes in `mask` (kBallot), 0 otherwise.
+unsigned WarpCollective(const WarpOp& op);
+
+// The lanes of `mask` that exist in the calling thread's warp (a partial last warp has fewer).
+unsigned PresentLanes(unsigned mask);
+
+}  // namespace detail
+
+// What SLUICE_LAUNCH expands to on the host: copies the arguments to the kernel's parameter types
+// (as a launch does) and runs the grid.
+template <typename... Params>
+class Launcher {
+ public:
+  Launcher(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem)
+      : name_(name), kernel_(kernel), grid_(grid), block_(block), smem_(smem) {}
+
+  template <typename... Args>
+  void operator()(Args&&... args) const {
+    static_assert(sizeof...(Args) == sizeof...(Params), "kernel argument count");
+    struct Bound {
+      void (*kernel)(Params...);
+      std::tuple<std::decay_t<Params>...> params;
+      static void Call(const void* self) {
+        const auto* b = static_cast<const Bound*>(self);
+        std::apply(b->kernel, b->params);
+      }
+    };
+    const Bound bound{kernel_, {static_cast<std::decay_t<Params>>(std::forward<Args>(args))...}};
+    (void)detail::Run(name_, grid_, block_, smem_, {&Bound::Call, &bound});
+  }
+
+ private:
+  const char* name_;
+  void (*kernel_)(Params...);
+  dim3 grid_, block_;
+  size_t smem_;
+};
+
+template <typename... Params>
+Launcher<Params...> MakeLauncher(const char* name, void (*kernel)(Params...), dim3 grid,
+                                 dim3 block, size_t smem) {
+  return Launcher<Params...>(name, kernel, grid, block, smem);
+}
+
+}  // namespace sluice::simt

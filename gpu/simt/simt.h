@@ -1,0 +1,117 @@
+// The CUDA shim: a .cu file that includes this compiles under nvcc unchanged and under the host
+// compiler, where its kernels run on the SIMT layer's CPU runtime (gpu/simt/runtime.h).
+//
+// Launch every kernel through SLUICE_LAUNCH, never `<<< >>>` directly:
+//   SLUICE_LAUNCH(Kernel, grid, block, smem_bytes, stream)(args...);
+// is `Kernel<<<grid, block, smem_bytes, stream>>>(args...)` under nvcc; on the host it runs the
+// grid before returning (the stream is not used yet) and keeps any error for
+// sluice::simt::TakeLastError().
+//
+// Dynamic shared memory is declared with SLUICE_DYNAMIC_SHARED(float, smem) instead of
+// `extern __shared__ float smem[];`: no macro can make that declaration legal host C++ (the
+// array needs a definition of a name only the kernel knows), so the one-source spelling is this.
+#pragma once
+
+#if defined(__CUDACC__)
+
+#define SLUICE_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#define SLUICE_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+
+#else  // the host compiler: the SIMT layer
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "gpu/simt/runtime.h"
+
+#define SLUICE_LAUNCH(kernel, grid, block, smem, stream) \
+  ((void)(stream), ::sluice::simt::MakeLauncher(#kernel, kernel, grid, block, smem))
+#define SLUICE_DYNAMIC_SHARED(type, name) \
+  type* const name = reinterpret_cast<type*>(::sluice::simt::detail::Current().dynamic_shared)
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+// Static shared memory: one instance per host thread. A host thread runs one block at a time and
+// every fiber of the block runs on it, so that is one instance per block, as on a GPU (and, as on
+// a GPU, its contents at the start of a block are whatever the last block left).
+#define __shared__ static thread_local
+
+// CUDA's own spelling of a stream handle, so `static_cast<cudaStream_t>(p)` compiles.
+using cudaStream_t = struct CUstream_st*;
+
+#define threadIdx (::sluice::simt::detail::Current().thread_idx)
+#define blockIdx (::sluice::simt::detail::Current().block_idx)
+#define blockDim (::sluice::simt::detail::Current().block_dim)
+#define gridDim (::sluice::simt::detail::Current().grid_dim)
+inline constexpr int warpSize = 32;
+
+inline void __syncthreads() { ::sluice::simt::detail::SyncThreads(); }
+
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  ::sluice::simt::detail::WarpCollective(
+      {::sluice::simt::detail::WarpOpKind::kSync, mask, nullptr, nullptr, 0, 0, 32, false});
+}
+
+namespace sluice::simt::detail {
+template <typename T>
+T Shuffle(WarpOpKind kind, unsigned mask, T var, int arg, int width) {
+  static_assert(std::is_trivially_copyable_v<T>, "shuffled values are copied as bytes");
+  T out = var;
+  WarpCollective({kind, mask, &var, &out, sizeof(T), arg, width, false});
+  return out;
+}
+}  // namespace sluice::simt::detail
+
+template <typename T>
+T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
+  return ::sluice::simt::detail::Shuffle(::sluice::simt::detail::WarpOpKind::kShflIdx, mask,
+                                         var, src_lane, width);
+}
+template <typename T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+  return ::sluice::simt::detail::Shuffle(::sluice::simt::detail::WarpOpKind::kShflUp, mask, var,
+                                         static_cast<int>(delta), width);
+}
+template <typename T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+  return ::sluice::simt::detail::Shuffle(::sluice::simt::detail::WarpOpKind::kShflDown, mask,
+                                         var, static_cast<int>(delta), width);
+}
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
+  return ::sluice::simt::detail::Shuffle(::sluice::simt::detail::WarpOpKind::kShflXor, mask,
+                                         var, lane_mask, width);
+}
+
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  return ::sluice::simt::detail::WarpCollective({::sluice::simt::detail::WarpOpKind::kBallot,
+                                                 mask, nullptr, nullptr, 0, 0, 32,
+                                                 predicate != 0});
+}
+inline int __any_sync(unsigned mask, int predicate) {
+  return __ballot_sync(mask, predicate) != 0;
+}
+inline int __all_sync(unsigned mask, int predicate) {
+  return __ballot_sync(mask, predicate) == ::sluice::simt::detail::PresentLanes(mask);
+}
+
+// Atomics return the old value, as CUDA's do; relaxed, as CUDA's are.
+template <typename T>
+T atomicAdd(T* address, T value) {
+  return std::atomic_ref<T>(*address).fetch_add(value, std::memory_order_relaxed);
+}
+
+// Math intrinsics: the fast CUDA forms computed with the precise host functions (a GPU's
+// approximations are one of the things only a GPU run checks, docs/gpu.md).
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+#endif  // __CUDACC__
