@@ -87,6 +87,29 @@ bool IsPinned(const void* p, size_t bytes) {
   return Inside(g_pinned, p, bytes);
 }
 
+// cudaMalloc and cudaHostAlloc: host memory, recorded in `m` (g_device or g_pinned).
+cudaError_t Allocate(std::map<uintptr_t, size_t>* m, size_t alignment, void** ptr, size_t bytes) {
+  if (ptr == nullptr) return Ret(cudaErrorInvalidValue);
+  *ptr = nullptr;
+  if (bytes == 0) return cudaSuccess;
+  void* p = ::operator new(bytes, std::align_val_t(alignment), std::nothrow);
+  if (p == nullptr) return Ret(cudaErrorMemoryAllocation);
+  std::lock_guard<std::mutex> lock(g_mem_mu);
+  m->emplace(reinterpret_cast<uintptr_t>(p), bytes);
+  *ptr = p;
+  return cudaSuccess;
+}
+// cudaFree and cudaFreeHost: a pointer `m` does not hold is an error, as on a GPU.
+cudaError_t Release(std::map<uintptr_t, size_t>* m, size_t alignment, void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lock(g_mem_mu);
+    if (m->erase(reinterpret_cast<uintptr_t>(ptr)) == 0) return Ret(cudaErrorInvalidValue);
+  }
+  ::operator delete(ptr, std::align_val_t(alignment));
+  return cudaSuccess;
+}
+
 }  // namespace
 
 // A stream: an in-order queue drained by its own worker thread.
@@ -254,48 +277,17 @@ cudaError_t cudaDeviceSynchronize() {
 }
 
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
-  if (ptr == nullptr) return Ret(cudaErrorInvalidValue);
-  *ptr = nullptr;
-  if (bytes == 0) return cudaSuccess;
-  void* p = ::operator new(bytes, std::align_val_t(kDeviceAlignment), std::nothrow);
-  if (p == nullptr) return Ret(cudaErrorMemoryAllocation);
-  std::lock_guard<std::mutex> lock(g_mem_mu);
-  g_device.emplace(reinterpret_cast<uintptr_t>(p), bytes);
-  *ptr = p;
-  return cudaSuccess;
+  return Allocate(&g_device, kDeviceAlignment, ptr, bytes);
 }
-cudaError_t cudaFree(void* ptr) {
-  if (ptr == nullptr) return cudaSuccess;
-  {
-    std::lock_guard<std::mutex> lock(g_mem_mu);
-    if (g_device.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) return Ret(cudaErrorInvalidValue);
-  }
-  ::operator delete(ptr, std::align_val_t(kDeviceAlignment));
-  return cudaSuccess;
-}
+cudaError_t cudaFree(void* ptr) { return Release(&g_device, kDeviceAlignment, ptr); }
 cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags) {
-  if (ptr == nullptr || flags > 0x0f) return Ret(cudaErrorInvalidValue);
-  *ptr = nullptr;
-  if (bytes == 0) return cudaSuccess;
-  void* p = ::operator new(bytes, std::align_val_t(kPageAlignment), std::nothrow);
-  if (p == nullptr) return Ret(cudaErrorMemoryAllocation);
-  std::lock_guard<std::mutex> lock(g_mem_mu);
-  g_pinned.emplace(reinterpret_cast<uintptr_t>(p), bytes);
-  *ptr = p;
-  return cudaSuccess;
+  if (flags > 0x0f) return Ret(cudaErrorInvalidValue);
+  return Allocate(&g_pinned, kPageAlignment, ptr, bytes);
 }
 cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
   return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
 }
-cudaError_t cudaFreeHost(void* ptr) {
-  if (ptr == nullptr) return cudaSuccess;
-  {
-    std::lock_guard<std::mutex> lock(g_mem_mu);
-    if (g_pinned.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) return Ret(cudaErrorInvalidValue);
-  }
-  ::operator delete(ptr, std::align_val_t(kPageAlignment));
-  return cudaSuccess;
-}
+cudaError_t cudaFreeHost(void* ptr) { return Release(&g_pinned, kPageAlignment, ptr); }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return Ret(cudaErrorInvalidValue);
   void* p = const_cast<void*>(ptr);
