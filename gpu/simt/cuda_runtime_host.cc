@@ -173,7 +173,12 @@ cudaError_t Submit(cudaStream_t stream, Task task) {
 
 // SLUICE_LAUNCH on a stream (sluice::simt::StreamHook).
 void EnqueueGrid(void* stream, const char* kernel, sluice::simt::GridTask grid) {
-  (void)kernel;
+  if (!KnownStream(static_cast<cudaStream_t>(stream))) {
+    // As CUDA reports a launch on a destroyed stream: at launch, through cudaGetLastError.
+    std::fprintf(stderr, "sluice: simt: kernel %s launched on an unknown stream\n", kernel);
+    Ret(cudaErrorInvalidResourceHandle);
+    return;
+  }
   static_cast<cudaStream_t>(stream)->Enqueue([grid = std::move(grid)] {
     const sluice::Status st = grid();
     if (st.ok()) return cudaSuccess;

@@ -170,6 +170,18 @@ TEST_F(DeviceRuntimeTest, AKernelErrorIsAlsoTheNextLastError) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+TEST_F(DeviceRuntimeTest, ALaunchOnADestroyedStreamIsALaunchError) {
+  cudaStream_t gone = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&gone), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(gone), cudaSuccess);
+  ::testing::internal::CaptureStderr();
+  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, gone)(uint64_t{0});
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("kernel SpinKernel"));
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaStreamDestroy(gone), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+}
+
 TEST_F(DeviceRuntimeTest, BadPointersAreErrorsNamedAsCudaNamesThem) {
   char* dev = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), 64), cudaSuccess);
