@@ -6,6 +6,7 @@
 #include "gpu/simt/runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -406,6 +407,13 @@ void SetOrder(Order order) {
 }
 
 Order CurrentOrder() { return CurrentOrderState().order; }
+
+namespace {
+std::atomic<StreamHook> g_stream_hook{nullptr};
+}  // namespace
+
+void SetStreamHook(StreamHook hook) { g_stream_hook.store(hook); }
+StreamHook CurrentStreamHook() { return g_stream_hook.load(); }
 
 Status TakeLastError() { return std::exchange(t_last_error, Status::OK()); }
 

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -44,6 +46,16 @@ Order CurrentOrder();
 // clears it, like cudaGetLastError. A launch that fails stops at the failing block; the message
 // names the kernel, the block and the threads or lanes involved.
 Status TakeLastError();
+
+// A grid bound to its arguments, run later on another host thread; returns the launch's error.
+using GridTask = std::function<Status()>;
+// Where SLUICE_LAUNCH sends a grid launched on a non-null stream: the CPU device backend
+// (gpu/simt/cuda_runtime_host.cc) installs one that queues the task on the stream's worker
+// thread, so kernels on different streams overlap and run in order with the stream's copies.
+// Without a hook, or on the null stream, the grid runs on the caller before the launch returns.
+using StreamHook = void (*)(void* stream, const char* kernel, GridTask task);
+void SetStreamHook(StreamHook hook);
+StreamHook CurrentStreamHook();
 
 // Returns steady-clock nanoseconds: the CPU stand-in for %globaltimer.
 uint64_t GlobalTimerNs();
@@ -96,12 +108,13 @@ unsigned PresentLanes(unsigned mask);
 }  // namespace detail
 
 // What SLUICE_LAUNCH expands to on the host: copies the arguments to the kernel's parameter types
-// (as a launch does) and runs the grid.
+// (as a launch does) and runs the grid, or hands it to the stream hook (a non-null stream).
 template <typename... Params>
 class Launcher {
  public:
-  Launcher(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem)
-      : name_(name), kernel_(kernel), grid_(grid), block_(block), smem_(smem) {}
+  Launcher(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+           void* stream)
+      : name_(name), kernel_(kernel), grid_(grid), block_(block), smem_(smem), stream_(stream) {}
 
   template <typename... Args>
   void operator()(Args&&... args) const {
@@ -114,8 +127,21 @@ class Launcher {
         std::apply(b->kernel, b->params);
       }
     };
-    const Bound bound{kernel_, {static_cast<std::decay_t<Params>>(std::forward<Args>(args))...}};
-    (void)detail::Run(name_, grid_, block_, smem_, {&Bound::Call, &bound});
+    auto bound = std::make_shared<const Bound>(
+        Bound{kernel_, {static_cast<std::decay_t<Params>>(std::forward<Args>(args))...}});
+    const StreamHook hook = CurrentStreamHook();
+    if (stream_ == nullptr || hook == nullptr) {
+      (void)detail::Run(name_, grid_, block_, smem_, {&Bound::Call, bound.get()});
+      return;
+    }
+    // The worker runs it in the launching thread's order mode (a later SetOrder does not apply).
+    hook(stream_, name_,
+         [bound, name = name_, grid = grid_, block = block_, smem = smem_,
+          order = CurrentOrder()] {
+           SetOrder(order);
+           (void)detail::Run(name, grid, block, smem, {&Bound::Call, bound.get()});
+           return TakeLastError();
+         });
   }
 
  private:
@@ -123,12 +149,13 @@ class Launcher {
   void (*kernel_)(Params...);
   dim3 grid_, block_;
   size_t smem_;
+  void* stream_;
 };
 
 template <typename... Params>
 Launcher<Params...> MakeLauncher(const char* name, void (*kernel)(Params...), dim3 grid,
-                                 dim3 block, size_t smem) {
-  return Launcher<Params...>(name, kernel, grid, block, smem);
+                                 dim3 block, size_t smem, void* stream) {
+  return Launcher<Params...>(name, kernel, grid, block, smem, stream);
 }
 
 }  // namespace sluice::simt

@@ -3,9 +3,10 @@
 //
 // Launch every kernel through SLUICE_LAUNCH, never `<<< >>>` directly:
 //   SLUICE_LAUNCH(Kernel, grid, block, smem_bytes, stream)(args...);
-// is `Kernel<<<grid, block, smem_bytes, stream>>>(args...)` under nvcc; on the host it runs the
-// grid before returning (the stream is not used yet) and keeps any error for
-// sluice::simt::TakeLastError().
+// is `Kernel<<<grid, block, smem_bytes, stream>>>(args...)` under nvcc. On the host, on the null
+// stream it runs the grid before returning and keeps any error for sluice::simt::TakeLastError();
+// on a stream of the CPU device backend (gpu/simt/cuda_runtime_host.h) it queues the grid on the
+// stream's worker thread and the error surfaces at the next synchronize or cudaGetLastError.
 //
 // Dynamic shared memory is declared with SLUICE_DYNAMIC_SHARED(float, smem) instead of
 // `extern __shared__ float smem[];`: no macro can make that declaration legal host C++ (the
@@ -27,7 +28,7 @@
 #include "gpu/simt/runtime.h"
 
 #define SLUICE_LAUNCH(kernel, grid, block, smem, stream) \
-  ((void)(stream), ::sluice::simt::MakeLauncher(#kernel, kernel, grid, block, smem))
+  ::sluice::simt::MakeLauncher(#kernel, kernel, grid, block, smem, stream)
 #define SLUICE_DYNAMIC_SHARED(type, name) \
   type* const name = reinterpret_cast<type*>(::sluice::simt::detail::Current().dynamic_shared)
 
