@@ -5,7 +5,7 @@
 // trainer library records and resolves the same options.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
