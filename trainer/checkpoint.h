@@ -52,7 +52,7 @@ Status EncodeCheckpoint(const Checkpoint& c, std::string* bytes);
 Status DecodeCheckpoint(std::string_view bytes, const std::string& name, Checkpoint* out);
 
 // File forms: the write goes to a temporary file renamed over `path` (a crash leaves the old
-// checkpoint whole); IOError names the file.
+// checkpoint whole); the I/O error, prefixed with the file.
 Status WriteCheckpoint(const std::string& path, const Checkpoint& c);
 Status ReadCheckpoint(const std::string& path, Checkpoint* out);
 

@@ -5,9 +5,6 @@
 
 namespace sluice::train {
 
-// Greedy decoding of every row of `eval` (a separate --eval dataset, or the training dataset's
-// held-out records: MakeLoaderOptions). With several ranks each decodes its partition and the
-// counts and losses are summed over ranks (a collective); the examples are this rank's.
 Status Evaluate(loader::Loader* eval, Engine* engine, int V, const features::Tokenizer& tok,
                 size_t max_examples, comm::Communicator* comm, EvalResult* out) {
   *out = EvalResult();

@@ -98,7 +98,6 @@ class Run {
   TokenizedDataset train_set_, eval_set_;
   loader::LoaderOptions train_lo_;  // the training loader's options, recorded in the run config
   std::unique_ptr<loader::Loader> loader_, eval_loader_;
-  double held_out_ = 0;  // --eval-fraction in effect (0 with --eval DIR)
   double frame_seconds_ = 0;  // of one feature frame, for the hours of audio reported
   // BuildEngine
   int vocab_ = 0;
@@ -120,8 +119,8 @@ Status Run::OpenData() {
 #ifdef SLUICE_HAVE_GPU_MODEL
   if (o_.device == "cuda") ConfigureCudaLoader(&lo);
 #endif
-  held_out_ = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
-  if (held_out_ > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o_.dataset, held_out_));
+  const double held_out = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
+  if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o_.dataset, held_out));
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o_.dataset, lo, &loader_));
   // The loader reports audio in frames, at the dataset's frame shift (its stored features' own).
   frame_seconds_ = loader_->feature_info().frame_shift_seconds;
@@ -134,7 +133,7 @@ Status Run::OpenData() {
           "'s, so its token ids mean other things. HINT: shardify both with the same "
           "--tokenizer (spm:PATH with one model for BPE)");
   }
-  if (!o_.eval_dataset.empty() || held_out_ > 0) {
+  if (!o_.eval_dataset.empty() || held_out > 0) {
     const TokenizedDataset& source = o_.eval_dataset.empty() ? train_set_ : eval_set_;
     loader::LoaderOptions elo;
     SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, source, false, ranks_, &elo));
@@ -201,11 +200,19 @@ Status Run::InitOrResume() {
 Status Run::Resume(const std::string& path) {
   Checkpoint c;
   SLUICE_RETURN_IF_ERROR(ReadCheckpoint(path, &c));
+  // The keys read below, checked before use: a file that passes its checksum but was written by
+  // something else must be an error, not an exception out of nlohmann::json.
+  const auto integer = [](const nlohmann::json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j.at(key).is_number_integer();
+  };
+  const nlohmann::json& conf = c.config;
+  if (!integer(conf, "world") || !conf.contains("schedule") ||
+      !integer(conf.at("schedule"), "total_steps") || !integer(conf.at("schedule"), "warmup_steps"))
+    return Status::Corruption(path + ": its configuration lacks an integer \"world\", "
+                                     "\"schedule.total_steps\" or \"schedule.warmup_steps\" "
+                                     "(docs/formats/checkpoint.md)");
   // The loader's partition, and so every step's rows, depend on the world size.
-  if (!c.config.contains("world"))
-    return Status::Corruption(path +
-                              ": its configuration has no \"world\" (docs/formats/checkpoint.md)");
-  const int stored_world = c.config.at("world").get<int>();
+  const int stored_world = conf.at("world").get<int>();
   if (stored_world != ranks_.world)
     return Status::InvalidArgument(
         path + ": written by a run of " + std::to_string(stored_world) + " rank(s), this run has " +
@@ -234,8 +241,8 @@ Status Run::Resume(const std::string& path) {
   if (!restored.ok()) return Prefixed(restored, path);
   counters_ = c.counters;
   state_ = c.loader;
-  schedule_.total_steps = c.config.at("schedule").at("total_steps").get<int64_t>();
-  schedule_.warmup_steps = c.config.at("schedule").at("warmup_steps").get<int64_t>();
+  schedule_.total_steps = conf.at("schedule").at("total_steps").get<int64_t>();
+  schedule_.warmup_steps = conf.at("schedule").at("warmup_steps").get<int64_t>();
   return Status::OK();
 }
 

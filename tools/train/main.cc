@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   app.get_option("dataset")->required();
   app.get_option("--preset")->check(CLI::IsMember({"tiny", "small"}));
   app.get_option("--activation")->check(CLI::IsMember({"gelu", "swish"}));
+  // The loader's kinds but raw: the model takes feature frames, not waveforms.
+  app.get_option("--features")->check(CLI::IsMember({"fbank", "spectrogram", "precomputed"}));
   app.get_option("--eval-fraction")->excludes(app.get_option("--eval"));
   sluice::tools::AddFeatureOptions(&app, &o.features);
   try {
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (app.count("--steps") > 0 && app.count("--epochs") == 0) o.epochs = UINT64_MAX;
+  // --steps alone bounds the run; --steps 0 means "after the epochs", as left out.
+  if (o.steps > 0 && app.count("--epochs") == 0) o.epochs = UINT64_MAX;
 
   const sluice::Status s = sluice::train::RunTraining(o);
   if (!s.ok()) {
