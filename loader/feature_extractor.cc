@@ -20,6 +20,10 @@ namespace {
 Status PrecomputedComputers(const nlohmann::json& j, int rate, LoaderOptions* opt,
                             FeatureKind* base_kind) {
   bool is_fbank = true;
+  // A field the record leaves out is the library's default (docs/formats/manifest.md), not
+  // whatever the caller's options held for computing features itself.
+  opt->fbank = features::FbankOptions();
+  opt->spectrogram = features::SpectrogramOptions();
   SLUICE_RETURN_IF_ERROR(FeaturesFromJson(j, &is_fbank, &opt->fbank, &opt->spectrogram));
   opt->fbank.sample_frequency = static_cast<float>(rate);
   opt->spectrogram.sample_rate = rate;
@@ -55,7 +59,8 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
     kind = FeatureKind::kPrecomputed;
     SLUICE_RETURN_IF_ERROR(PrecomputedComputers(m.features, m.sample_rate, &opt, &compute_kind));
   } else if (kind == FeatureKind::kPrecomputed) {
-    return Status::InvalidArgument("--kind precomputed: the dataset has no precomputed features");
+    return Status::InvalidArgument(
+        "--features precomputed: the dataset has no precomputed features");
   } else if (m.codec == "none") {
     return Status::InvalidArgument(
         "the dataset holds precomputed features only (shardify --drop-audio): use them "

@@ -34,6 +34,9 @@ struct DecodeScratch {
   static constexpr size_t kTokenSlots = 8;
   std::array<uint64_t, kTokenSlots> ids_record = MakeEmptySlots();
   std::array<std::vector<int32_t>, kTokenSlots> ids;
+  // The record whose stored ids this thread last checked against 2^31: a long document's later
+  // rows skip the scan (without it, a document of n ids feeding n / L rows costs n^2 / L).
+  uint64_t ids_checked = ~uint64_t{0};
 
   features::Workspace workspace;
   shards::Buffer raw;           // the decompressed block

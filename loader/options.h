@@ -206,7 +206,7 @@ struct LoaderOptions {
                                            // read once, pool sized by the epoch's worst case.
                                            // Packing raises it to the batches one block can
                                            // feed times (tokens_in_flight + 1)
-                                           // (Loader::OpenBatchCap)
+                                           // (the packed collator's OpenBatchCap)
   int ready_batches = 4;                   // pool buffers for finished batches queued ahead
                                            // of the consumer; the queue may hold more while
                                            // fewer batches are being filled (the pool bounds

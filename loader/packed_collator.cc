@@ -170,7 +170,8 @@ Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, D
   const uint64_t want = index_->tokens[item.record];
   if (const shards::FieldView* f = rv.Find(shards::FieldType::kTokens)) {
     std::span<const int32_t> stored;  // into the block: fields are 8-byte aligned in it
-    SLUICE_RETURN_IF_ERROR(StoredTokenIds(*f, "tokens", &stored));
+    SLUICE_RETURN_IF_ERROR(StoredTokenIds(*f, "tokens", &stored, s->ids_checked != item.record));
+    s->ids_checked = item.record;
     *ids = stored.data();
     *n = stored.size();
     if (*n != want)

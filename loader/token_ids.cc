@@ -8,11 +8,11 @@
 namespace sluice::loader {
 
 Status StoredTokenIds(const shards::FieldView& f, std::string_view where,
-                      std::span<const int32_t>* ids) {
+                      std::span<const int32_t>* ids, bool check_values) {
   std::span<const uint32_t> u;
   SLUICE_RETURN_IF_ERROR(shards::DecodeTokens(f, where, &u));
   constexpr uint32_t kMax = std::numeric_limits<int32_t>::max();
-  for (size_t i = 0; i < u.size(); ++i) {
+  for (size_t i = 0; check_values && i < u.size(); ++i) {
     if (u[i] > kMax)
       return Status::InvalidArgument(std::string(where) + ": token id " + std::to_string(u[i]) +
                                      " at position " + std::to_string(i) +
