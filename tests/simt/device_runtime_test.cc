@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "gpu/simt/cuda_runtime_host.h"
@@ -37,6 +39,31 @@ __global__ void EarlyReturnKernel() {
 
 constexpr uint64_t kMs = 1000000;
 
+// Waits until *open is set, or 10 s pass (then *timed_out).
+__device__ void WaitFor(const std::atomic<bool>* open, std::atomic<bool>* timed_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!open->load()) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
+      timed_out->store(true);
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
+// Holds its stream until *open is set: the tests below check stream order by cause and effect,
+// not by the clock of a shared 2-core machine.
+__global__ void GateKernel(const std::atomic<bool>* open, std::atomic<bool>* timed_out) {
+  WaitFor(open, timed_out);
+}
+
+// Sets *mine, then waits for *other: two of these finish only if their streams run at once.
+__global__ void MeetKernel(std::atomic<bool>* mine, const std::atomic<bool>* other,
+                           std::atomic<bool>* timed_out) {
+  mine->store(true);
+  WaitFor(other, timed_out);
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -57,15 +84,13 @@ class DeviceRuntimeTest : public ::testing::Test {
 };
 
 TEST_F(DeviceRuntimeTest, KernelsOnTwoStreamsOverlap) {
-  const auto t0 = std::chrono::steady_clock::now();
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(50 * kMs);
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, b_)(50 * kMs);
-  EXPECT_LT(SecondsSince(t0), 0.045) << "a launch on a stream returns before the grid runs";
+  std::atomic<bool> on_a{false}, on_b{false}, timed_out{false};
+  SLUICE_LAUNCH(MeetKernel, 1, 1, 0, a_)(&on_a, &on_b, &timed_out);
+  SLUICE_LAUNCH(MeetKernel, 1, 1, 0, b_)(&on_b, &on_a, &timed_out);
   ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(b_), cudaSuccess);
-  const double took = SecondsSince(t0);
-  EXPECT_GE(took, 0.05);
-  EXPECT_LT(took, 0.095) << "two 50 ms spins on two streams ran one after the other";
+  EXPECT_TRUE(on_a && on_b);
+  EXPECT_FALSE(timed_out) << "the grids on two streams ran one after the other";
 }
 
 TEST_F(DeviceRuntimeTest, AStreamRunsCopiesAndKernelsInOrder) {
@@ -101,26 +126,35 @@ TEST_F(DeviceRuntimeTest, AStreamWaitsForAnEventOfAnother) {
   cudaEvent_t before, after;
   ASSERT_EQ(cudaEventCreateWithFlags(&before, cudaEventDefault), cudaSuccess);
   ASSERT_EQ(cudaEventCreateWithFlags(&after, cudaEventBlockingSync), cudaSuccess);
-  const int one = 1;
+  // Pinned, so the copy is queued on a behind the gate rather than staged by the caller.
+  int* one = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&one), sizeof(int)), cudaSuccess);
+  *one = 1;
+  std::atomic<bool> open{false}, timed_out{false};
   ASSERT_EQ(cudaEventRecord(before, a_), cudaSuccess);
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(30 * kMs);
-  ASSERT_EQ(cudaMemcpyAsync(dev, &one, sizeof(int), cudaMemcpyHostToDevice, a_), cudaSuccess);
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
+  ASSERT_EQ(cudaMemcpyAsync(dev, one, sizeof(int), cudaMemcpyHostToDevice, a_), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(after, a_), cudaSuccess);
   // Stream b reads dev[0] only after a's copy: without the wait it would read 0.
   ASSERT_EQ(cudaStreamWaitEvent(b_, after, 0), cudaSuccess);
   SLUICE_LAUNCH(StoreKernel, 1, 1, 0, b_)(dev + 1, dev);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(cudaStreamQuery(b_), cudaErrorNotReady) << "b ran before a reached the event";
+  open = true;
   ASSERT_EQ(cudaStreamSynchronize(b_), cudaSuccess);
+  EXPECT_FALSE(timed_out);
   int got[2] = {0, 0};
   ASSERT_EQ(cudaMemcpy(got, dev, sizeof(got), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(got[1], 1);
   EXPECT_EQ(cudaEventQuery(after), cudaSuccess);
   float ms = 0;
   ASSERT_EQ(cudaEventElapsedTime(&ms, before, after), cudaSuccess);
-  EXPECT_GE(ms, 30.0f);
+  EXPECT_GT(ms, 0.0f);  // the gate held a for the 30 ms sleep, less when the worker started late
   EXPECT_LT(ms, 1000.0f);
   EXPECT_EQ(cudaEventDestroy(before), cudaSuccess);
   EXPECT_EQ(cudaEventDestroy(after), cudaSuccess);
   EXPECT_EQ(cudaFree(dev), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(one), cudaSuccess);
 }
 
 TEST_F(DeviceRuntimeTest, AnEventIsNotReadyUntilItsStreamReachesIt) {
@@ -128,13 +162,16 @@ TEST_F(DeviceRuntimeTest, AnEventIsNotReadyUntilItsStreamReachesIt) {
   ASSERT_EQ(cudaEventCreateWithFlags(&e, cudaEventDefault), cudaSuccess);
   ASSERT_EQ(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming), cudaSuccess);
   EXPECT_EQ(cudaEventQuery(e), cudaSuccess) << "an event never recorded is complete";
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(30 * kMs);
+  std::atomic<bool> open{false}, timed_out{false};
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
   ASSERT_EQ(cudaEventRecord(e, a_), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(untimed, a_), cudaSuccess);
   EXPECT_EQ(cudaEventQuery(e), cudaErrorNotReady);
   float ms = 0;
   EXPECT_EQ(cudaEventElapsedTime(&ms, e, e), cudaErrorNotReady);
+  open = true;
   ASSERT_EQ(cudaEventSynchronize(e), cudaSuccess);
+  EXPECT_FALSE(timed_out);
   EXPECT_EQ(cudaEventQuery(e), cudaSuccess);
   ASSERT_EQ(cudaEventSynchronize(untimed), cudaSuccess);
   EXPECT_EQ(cudaEventElapsedTime(&ms, e, untimed), cudaErrorInvalidResourceHandle);
@@ -145,9 +182,11 @@ TEST_F(DeviceRuntimeTest, AnEventIsNotReadyUntilItsStreamReachesIt) {
 
 TEST_F(DeviceRuntimeTest, AKernelErrorOnAStreamSurfacesAtTheNextSynchronize) {
   ::testing::internal::CaptureStderr();
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(10 * kMs);
+  std::atomic<bool> open{false}, timed_out{false};
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
   SLUICE_LAUNCH(EarlyReturnKernel, 1, 64, 0, a_)();
   const cudaError_t at_launch = cudaPeekAtLastError();
+  open = true;
   const cudaError_t at_sync = cudaStreamSynchronize(a_);
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(at_launch, cudaSuccess) << "the grid had not run yet";
@@ -222,13 +261,17 @@ TEST_F(DeviceRuntimeTest, OnlyCopiesFromPinnedMemoryAreAsynchronous) {
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
   ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), sizeof(int)), cudaSuccess);
   *pinned = 7;
-  SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(40 * kMs);
-  auto t0 = std::chrono::steady_clock::now();
+  *dev = 0;
+  std::atomic<bool> open{false}, timed_out{false};
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
+  // Returns while the gate holds the stream (a staged copy would wait for it until the timeout).
   ASSERT_EQ(cudaMemcpyAsync(dev, pinned, sizeof(int), cudaMemcpyHostToDevice, a_), cudaSuccess);
-  EXPECT_LT(SecondsSince(t0), 0.035);
+  EXPECT_FALSE(timed_out);
+  EXPECT_EQ(*dev, 0) << "queued behind the gate, not copied yet";  // device memory is host memory
+  open = true;
   int pageable = 9;
   SLUICE_LAUNCH(SpinKernel, 1, 1, 0, a_)(40 * kMs);
-  t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(cudaMemcpyAsync(dev, &pageable, sizeof(int), cudaMemcpyHostToDevice, a_), cudaSuccess);
   EXPECT_GE(SecondsSince(t0), 0.035);
   pageable = 0;  // already copied
