@@ -2,15 +2,6 @@
 
 namespace sluice::loader {
 
-bool ParseFeatureKind(std::string_view name, FeatureKind* out) {
-  if (name == "fbank") *out = FeatureKind::kFbank;
-  else if (name == "spectrogram") *out = FeatureKind::kSpectrogram;
-  else if (name == "raw") *out = FeatureKind::kRaw;
-  else if (name == "precomputed") *out = FeatureKind::kPrecomputed;
-  else return false;
-  return true;
-}
-
 const char* FeatureKindName(FeatureKind kind) {
   switch (kind) {
     case FeatureKind::kFbank: return "fbank";
@@ -19,14 +10,6 @@ const char* FeatureKindName(FeatureKind kind) {
     case FeatureKind::kPrecomputed: return "precomputed";
   }
   return "?";
-}
-
-bool ParseDType(std::string_view name, DType* out) {
-  if (name == "f32" || name == "float32") *out = DType::kFloat32;
-  else if (name == "f16" || name == "float16") *out = DType::kFloat16;
-  else if (name == "bf16" || name == "bfloat16") *out = DType::kBFloat16;
-  else return false;
-  return true;
 }
 
 const char* DTypeName(DType t) {

@@ -29,8 +29,7 @@ enum class FeatureKind {
   kRaw,          // the waveform itself: [T = samples, F = 1] in int16 scale
   kPrecomputed,  // the record's kFeaturesF16 field (shardify --features); the default when present
 };
-// "fbank", "spectrogram", "raw", "precomputed"; false if unknown.
-bool ParseFeatureKind(std::string_view name, FeatureKind* out);
+// Names are the table's (kFeatureKindNames): the flags and the JSON parse through it.
 const char* FeatureKindName(FeatureKind kind);
 inline constexpr EnumName<FeatureKind> kFeatureKindNames[] = {
     {"fbank", FeatureKind::kFbank},
@@ -41,8 +40,7 @@ inline const auto& EnumNames(FeatureKind) { return kFeatureKindNames; }
 
 // Element type of Batch::features().
 enum class DType { kFloat32, kFloat16, kBFloat16 };
-bool ParseDType(std::string_view name,
-                DType* out);  // "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16"
+// Names are the table's (kDTypeNames: "f32"/"float32", "f16"/"float16", "bf16"/"bfloat16").
 const char* DTypeName(DType t);
 inline constexpr EnumName<DType> kDTypeNames[] = {
     {"float32", DType::kFloat32}, {"f32", DType::kFloat32},       {"float16", DType::kFloat16},
