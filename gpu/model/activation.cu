@@ -66,11 +66,11 @@ Status BiasActivationForward(reference::Activation act, float* pre, Bf16* act_bf
   if (n == 0) return Status::OK();
   switch (act) {
     case reference::Activation::kGelu:
-      BiasActivationKernel<Gelu><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+      SLUICE_LAUNCH(BiasActivationKernel<Gelu>, GridFor(n, kThreads), kThreads, 0, S(stream))(
           pre, BF(act_bf16), act_f32, bias, n, C);
       break;
     case reference::Activation::kSwish:
-      BiasActivationKernel<Swish><<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+      SLUICE_LAUNCH(BiasActivationKernel<Swish>, GridFor(n, kThreads), kThreads, 0, S(stream))(
           pre, BF(act_bf16), act_f32, bias, n, C);
       break;
     default:
@@ -86,12 +86,12 @@ Status ActivationBackward(reference::Activation act, float* dpre, Bf16* dpre_bf1
   if (n == 0) return Status::OK();
   switch (act) {
     case reference::Activation::kGelu:
-      ActivationBackwardKernel<Gelu>
-          <<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact, pre, n);
+      SLUICE_LAUNCH(ActivationBackwardKernel<Gelu>, GridFor(n, kThreads), kThreads, 0, S(stream))
+      (dpre, BF(dpre_bf16), dact, pre, n);
       break;
     case reference::Activation::kSwish:
-      ActivationBackwardKernel<Swish>
-          <<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dpre, BF(dpre_bf16), dact, pre, n);
+      SLUICE_LAUNCH(ActivationBackwardKernel<Swish>, GridFor(n, kThreads), kThreads, 0, S(stream))
+      (dpre, BF(dpre_bf16), dact, pre, n);
       break;
     default:
       return Status::Unsupported("ActivationBackward: activation " +

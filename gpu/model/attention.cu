@@ -130,7 +130,7 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
   if (d.B == 0 || d.T == 0) return Status::OK();
   const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
   const size_t n3 = 3 * d.head_elems();
-  SplitHeadsKernel<<<GridFor(n3, kThreads), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(SplitHeadsKernel, GridFor(n3, kThreads), kThreads, 0, S(stream))(
       BF(sv.q), BF(sv.k), BF(sv.v), qkv, qkv_bias, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   // scores[bh] = q[bh] k[bh]^T: [T, hs] x [hs, T].
@@ -143,7 +143,7 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
   SLUICE_RETURN_IF_ERROR(gemm.Run(s, sv.q, sv.k, sc.scores, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
-  MaskedSoftmaxKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(MaskedSoftmaxKernel, WarpRowsGrid(rows), kThreads, 0, S(stream))(
       sv.probs, BF(sv.probs_bf16), sc.scores, lengths, d.B, d.H, T, scale);
   SLUICE_LAUNCH_CHECK();
   // y[bh] = p[bh] v[bh]: [T, T] x [T, hs].
@@ -154,7 +154,7 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
   y.stride_b = int64_t(T) * hs;
   y.stride_c = int64_t(T) * hs;
   SLUICE_RETURN_IF_ERROR(gemm.Run(y, sv.probs_bf16, sv.v, sc.y, stream));
-  MergeHeadsKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(MergeHeadsKernel, GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream))(
       BF(out_bf16), out_f32, sc.y, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
@@ -167,8 +167,8 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   SLUICE_RETURN_IF_ERROR(CheckDims(d));
   if (d.B == 0 || d.T == 0) return Status::OK();
   const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
-  SplitGradKernel<<<GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(BF(sc.dy), dout,
-                                                                                 d.B, T, d.C, d.H);
+  SLUICE_LAUNCH(SplitGradKernel, GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream))
+  (BF(sc.dy), dout, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   const int64_t th = int64_t(T) * hs, tt = int64_t(T) * T;
   // dP = dy v^T: [T, hs] x [hs, T].
@@ -183,8 +183,8 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   SLUICE_RETURN_IF_ERROR(gemm.Run(dv, sv.probs_bf16, sc.dy, sc.dv, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
-  SoftmaxBackwardKernel<<<WarpRowsGrid(rows), kThreads, 0, S(stream)>>>(BF(sc.ds), sc.scores,
-                                                                        sv.probs, rows, T, scale);
+  SLUICE_LAUNCH(SoftmaxBackwardKernel, WarpRowsGrid(rows), kThreads, 0, S(stream))
+  (BF(sc.ds), sc.scores, sv.probs, rows, T, scale);
   SLUICE_LAUNCH_CHECK();
   // dq = ds k: [T, T] x [T, hs].
   GemmShape dq;
@@ -194,7 +194,7 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   // dk = ds^T q: [T(k), T(q)] x [T(q), hs].
   GemmShape dk = dv;
   SLUICE_RETURN_IF_ERROR(gemm.Run(dk, sc.ds, sv.q, sc.dk, stream));
-  MergeQkvGradKernel<<<GridFor(3 * d.head_elems(), kThreads), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(MergeQkvGradKernel, GridFor(3 * d.head_elems(), kThreads), kThreads, 0, S(stream))(
       dqkv, BF(dqkv_bf16), sc.dq, sc.dk, sc.dv, d.B, T, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();

@@ -10,6 +10,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/model/device_array.h"
+#include "gpu/simt/simt.h"
 
 namespace sluice::gpu::model::internal {
 

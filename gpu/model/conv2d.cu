@@ -153,8 +153,8 @@ Status Conv1ReluForward(float* out, const float* features, const float* weight, 
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   const size_t n = static_cast<size_t>(B) * C * T1 * F1;
   if (n == 0) return Status::OK();
-  Conv1ReluKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, features, weight, bias, B,
-                                                                    T, F, C, T1, F1);
+  SLUICE_LAUNCH(Conv1ReluKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (out, features, weight, bias, B, T, F, C, T1, F1);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -163,8 +163,8 @@ Status Conv1ReluBackward(float* dweight, float* dbias, const float* dout, const 
                          const float* features, int B, int T, int F, int C, void* stream) {
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   if (C <= 0) return Status::OK();
-  Conv1ReluBackwardKernel<<<C, kThreads, 0, S(stream)>>>(dweight, dbias, dout, out, features, B, T,
-                                                         F, C, T1, F1);
+  SLUICE_LAUNCH(Conv1ReluBackwardKernel, C, kThreads, 0, S(stream))
+  (dweight, dbias, dout, out, features, B, T, F, C, T1, F1);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -173,7 +173,8 @@ Status Im2Col(Bf16* col, const float* in, int B, int C, int H, int W, void* stre
   const int Ho = reference::Conv2dOutSize(H), Wo = reference::Conv2dOutSize(W);
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C * 9;
   if (n == 0) return Status::OK();
-  Im2ColKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(BF(col), in, B, C, H, W, Ho, Wo);
+  SLUICE_LAUNCH(Im2ColKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (BF(col), in, B, C, H, W, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -182,7 +183,8 @@ Status Col2Im(float* din, const float* dcol, int B, int C, int H, int W, void* s
   const int Ho = reference::Conv2dOutSize(H), Wo = reference::Conv2dOutSize(W);
   const size_t n = static_cast<size_t>(B) * C * H * W;
   if (n == 0) return Status::OK();
-  Col2ImKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, dcol, B, C, H, W, Ho, Wo);
+  SLUICE_LAUNCH(Col2ImKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (din, dcol, B, C, H, W, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -191,8 +193,8 @@ Status Conv2Epilogue(float* out, Bf16* out_bf16, const float* gemm_out, const fl
                      int C, int Ho, int Wo, void* stream) {
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C;
   if (n == 0) return Status::OK();
-  Conv2EpilogueKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, BF(out_bf16), gemm_out,
-                                                                        bias, B, C, Ho, Wo);
+  SLUICE_LAUNCH(Conv2EpilogueKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (out, BF(out_bf16), gemm_out, bias, B, C, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -201,7 +203,7 @@ Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, 
                              int B, int C, int Ho, int Wo, void* stream) {
   const size_t n = static_cast<size_t>(B) * Ho * Wo * C;
   if (n == 0) return Status::OK();
-  Conv2EpilogueBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(Conv2EpilogueBackwardKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(
       dgemm, BF(dgemm_bf16), dout, out, B, C, Ho, Wo);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
@@ -210,7 +212,8 @@ Status Conv2EpilogueBackward(float* dgemm, Bf16* dgemm_bf16, const float* dout, 
 Status SubsampledLengths(int32_t* out_len, int32_t* bad, const int32_t* frames, int B, int T,
                          void* stream) {
   if (B <= 0) return Status::OK();
-  SubsampledLengthsKernel<<<(B + 127) / 128, 128, 0, S(stream)>>>(out_len, bad, frames, B, T);
+  SLUICE_LAUNCH(SubsampledLengthsKernel, (B + 127) / 128, 128, 0, S(stream))
+  (out_len, bad, frames, B, T);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -133,9 +133,9 @@ Status CtcLossBatch(const float* log_probs, int B, int T_max, int V, const int32
   if (B < 0 || T_max < 0 || S_max < 0 || V < 1)
     return Status::InvalidArgument("ctc: negative batch dimension or V < 1");
   if (B == 0) return Status::OK();
-  CtcKernel<<<B, kThreads, 0, S(stream)>>>(log_probs, T_max, V, labels, S_max, input_lengths,
-                                           label_lengths, zero_infinity, grad_scale, losses,
-                                           grad_logits, workspace, bad);
+  SLUICE_LAUNCH(CtcKernel, B, kThreads, 0, S(stream))
+  (log_probs, T_max, V, labels, S_max, input_lengths, label_lengths, zero_infinity, grad_scale,
+   losses, grad_logits, workspace, bad);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -76,7 +76,8 @@ Status DropoutForward(float* out, const float* in, size_t n, float p,
                       const reference::DropoutKey& key, void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  DropoutForwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, n, p, key);
+  SLUICE_LAUNCH(DropoutForwardKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (out, in, n, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -86,8 +87,8 @@ Status BiasDropoutResidual(float* out, const float* in, const float* bias, const
   const size_t n = static_cast<size_t>(N) * C;
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  BiasDropoutResidualKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(out, in, bias, resid,
-                                                                              n, C, p, key);
+  SLUICE_LAUNCH(BiasDropoutResidualKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (out, in, bias, resid, n, C, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -96,8 +97,8 @@ Status DropoutBackward(float* din, Bf16* din_bf16, const float* dout, size_t n, 
                        const reference::DropoutKey& key, void* stream) {
   if (n == 0) return Status::OK();
   if (!(p >= 0.0f && p < 1.0f)) return Status::InvalidArgument("dropout: p outside [0, 1)");
-  DropoutBackwardKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(din, BF(din_bf16), dout,
-                                                                          n, p, key);
+  SLUICE_LAUNCH(DropoutBackwardKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (din, BF(din_bf16), dout, n, p, key);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

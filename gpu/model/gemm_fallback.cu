@@ -54,9 +54,11 @@ Status FallbackGemm(const GemmShape& s, const Bf16* A, const Bf16* B, void* C, b
   if (grid.y > 65535 || grid.z > 65535)
     return Status::InvalidArgument("gemm fallback: grid too large");
   if (c_bf16)
-    GemmKernel<<<grid, block, 0, S(stream)>>>(s, BF(A), BF(B), static_cast<__nv_bfloat16*>(C));
+    SLUICE_LAUNCH(GemmKernel<__nv_bfloat16>, grid, block, 0, S(stream))
+    (s, BF(A), BF(B), static_cast<__nv_bfloat16*>(C));
   else
-    GemmKernel<<<grid, block, 0, S(stream)>>>(s, BF(A), BF(B), static_cast<float*>(C));
+    SLUICE_LAUNCH(GemmKernel<float>, grid, block, 0, S(stream))
+    (s, BF(A), BF(B), static_cast<float*>(C));
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

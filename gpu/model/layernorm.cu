@@ -74,7 +74,7 @@ struct GammaGrad {
 Status LayerNormForward(Bf16* out_bf16, float* out_f32, float* mean, float* rstd, const float* in,
                         const float* gamma, const float* beta, int N, int C, void* stream) {
   if (N <= 0) return Status::OK();
-  LayerNormForwardKernel<<<WarpRowsGrid(N), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(LayerNormForwardKernel, WarpRowsGrid(N), kThreads, 0, S(stream))(
       BF(out_bf16), out_f32, mean, rstd, in, gamma, beta, N, C);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
@@ -84,7 +84,7 @@ Status LayerNormBackward(float* din, float* dgamma, float* dbeta, const float* d
                          const float* in, const float* gamma, const float* mean, const float* rstd,
                          int N, int C, float* scratch, void* stream) {
   if (N <= 0) return Status::OK();
-  LayerNormBackwardKernel<<<WarpRowsGrid(N), kThreads, 0, S(stream)>>>(
+  SLUICE_LAUNCH(LayerNormBackwardKernel, WarpRowsGrid(N), kThreads, 0, S(stream))(
       din, dout, in, gamma, mean, rstd, N, C);
   SLUICE_LAUNCH_CHECK();
   SLUICE_RETURN_IF_ERROR(

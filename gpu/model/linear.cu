@@ -36,14 +36,14 @@ __global__ void AddToKernel(float* dst, const float* src, size_t n) {
 
 Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream) {
   if (n == 0) return Status::OK();
-  CastToBf16Kernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(BF(out), in, n);
+  SLUICE_LAUNCH(CastToBf16Kernel, GridFor(n, kThreads), kThreads, 0, S(stream))(BF(out), in, n);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
 
 Status AddTo(float* dst, const float* src, size_t n, void* stream) {
   if (n == 0) return Status::OK();
-  AddToKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(dst, src, n);
+  SLUICE_LAUNCH(AddToKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(dst, src, n);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -51,7 +51,8 @@ Status AddTo(float* dst, const float* src, size_t n, void* stream) {
 Status AddBias(float* x, Bf16* x_bf16, const float* bias, int N, int C, void* stream) {
   const size_t n = static_cast<size_t>(N) * C;
   if (n == 0) return Status::OK();
-  AddBiasKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(x, BF(x_bf16), bias, n, C);
+  SLUICE_LAUNCH(AddBiasKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (x, BF(x_bf16), bias, n, C);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

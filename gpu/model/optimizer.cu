@@ -70,9 +70,10 @@ size_t GlobalNormScratch() { return kNormBlocks; }
 
 Status GlobalNorm(double* norm, const float* grads, size_t n, double* scratch, void* stream) {
   const unsigned blocks = n == 0 ? 1 : std::min<unsigned>(kNormBlocks, GridFor(n, kThreads));
-  SumSquaresKernel<<<blocks, kThreads, 0, S(stream)>>>(scratch, grads, n);
+  SLUICE_LAUNCH(SumSquaresKernel, blocks, kThreads, 0, S(stream))(scratch, grads, n);
   SLUICE_LAUNCH_CHECK();
-  FinishNormKernel<<<1, kThreads, 0, S(stream)>>>(norm, scratch, static_cast<int>(blocks));
+  SLUICE_LAUNCH(FinishNormKernel, 1, kThreads, 0, S(stream))
+  (norm, scratch, static_cast<int>(blocks));
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -81,7 +82,7 @@ Status ClipByGlobalNorm(float* grads, size_t n, double max_norm, double* norm, d
                         void* stream) {
   SLUICE_RETURN_IF_ERROR(GlobalNorm(norm, grads, n, scratch, stream));
   if (n == 0 || !(max_norm > 0)) return Status::OK();
-  ClipKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(grads, n, max_norm, norm);
+  SLUICE_LAUNCH(ClipKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(grads, n, max_norm, norm);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -95,7 +96,8 @@ Status AdamWUpdate(float* params, const float* grads, float* m, float* v, size_t
   const AdamParams a{lr, weight_decay, o.beta1, o.beta2, o.eps,
                      1.0 - std::pow(o.beta1, static_cast<double>(step)),
                      1.0 - std::pow(o.beta2, static_cast<double>(step))};
-  AdamWKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(params, grads, m, v, n, a);
+  SLUICE_LAUNCH(AdamWKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (params, grads, m, v, n, a);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -29,7 +29,8 @@ __global__ void AddBiasPositionsKernel(float* x, const float* bias, int B, int T
 Status AddBiasPositions(float* x, const float* bias, int B, int T, int C, void* stream) {
   const size_t n = static_cast<size_t>(B) * T * C;
   if (n == 0) return Status::OK();
-  AddBiasPositionsKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(x, bias, B, T, C);
+  SLUICE_LAUNCH(AddBiasPositionsKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (x, bias, B, T, C);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -28,7 +28,7 @@ Status ColumnSumAdd(float* dst, const float* in, int N, int C, float* scratch, v
 
 Status MeanOf(float* out, const float* in, int B, void* stream) {
   if (B <= 0) return Status::InvalidArgument("MeanOf: empty");
-  MeanKernel<<<1, 1, 0, S(stream)>>>(out, in, B);
+  SLUICE_LAUNCH(MeanKernel, 1, 1, 0, S(stream))(out, in, B);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -19,7 +19,7 @@ __global__ void ScaleKernel(float* x, size_t n, float s) {
 
 Status Scale(float* x, size_t n, float s, void* stream) {
   if (n == 0 || s == 1.0f) return Status::OK();
-  ScaleKernel<<<GridFor(n, kThreads), kThreads, 0, S(stream)>>>(x, n, s);
+  SLUICE_LAUNCH(ScaleKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(x, n, s);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

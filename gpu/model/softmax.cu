@@ -35,7 +35,7 @@ Status BiasLogSoftmaxForward(float* out, const float* in, const float* bias, int
                              void* stream) {
   if (N <= 0) return Status::OK();
   if (N > 2147483647 || V < 1) return Status::InvalidArgument("log_softmax: bad shape");
-  BiasLogSoftmaxKernel<<<N, kThreads, 0, S(stream)>>>(out, in, bias, V);
+  SLUICE_LAUNCH(BiasLogSoftmaxKernel, N, kThreads, 0, S(stream))(out, in, bias, V);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

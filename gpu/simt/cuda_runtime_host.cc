@@ -403,6 +403,14 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   });
 }
 
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+  if (fn == nullptr) return Ret(cudaErrorInvalidValue);
+  return Submit(stream, [fn, user_data] {
+    fn(user_data);
+    return cudaSuccess;
+  });
+}
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags) {
   if (event == nullptr || flags > 0x0f) return Ret(cudaErrorInvalidValue);
   *event = new CUevent_st();

@@ -15,7 +15,12 @@
 
 #include "base/status.h"
 
-// CUDA's vector types, host-side spellings (the real ones come from vector_types.h under nvcc).
+// CUDA's vector types. Where the toolkit's headers are found (SLUICE_SIMT_CUDA_HEADERS, set for
+// the whole build by gpu/simt/meson.build, so every file agrees) they are CUDA's own, host paths
+// only, so a kernel file can include cuda_bf16.h beside this; elsewhere, host-side spellings.
+#if SLUICE_SIMT_CUDA_HEADERS
+#include <vector_types.h>
+#else
 struct uint3 {
   unsigned x, y, z;
 };
@@ -24,6 +29,7 @@ struct dim3 {
   constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
   constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
 };
+#endif
 
 namespace sluice::simt {
 

@@ -32,10 +32,24 @@
 #define SLUICE_DYNAMIC_SHARED(type, name) \
   type* const name = reinterpret_cast<type*>(::sluice::simt::detail::Current().dynamic_shared)
 
+// CUDA's own host_defines.h (reached through vector_types.h or cuda_bf16.h where the toolkit's
+// headers are used) defines these as nothing on the host already; __shared__ is ours either way.
+#ifndef __global__
 #define __global__
+#endif
+#ifndef __device__
 #define __device__
+#endif
+#ifndef __host__
 #define __host__
+#endif
+#ifndef __forceinline__
 #define __forceinline__ inline
+#endif
+#ifndef __launch_bounds__
+#define __launch_bounds__(...)
+#endif
+#undef __shared__
 // Static shared memory: one instance per host thread. A host thread runs one block at a time and
 // every fiber of the block runs on it, so that is one instance per block, as on a GPU (and, as on
 // a GPU, its contents at the start of a block are whatever the last block left).
