@@ -1,4 +1,4 @@
-#include "trainer/cuda_engine.h"
+#include "trainer/device_backend.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,9 +27,33 @@
 #include "comm/mpi_communicator.h"
 #endif
 
+// This file is built twice (trainer/meson.build): for CUDA, and for the SIMT layer, where
+// SLUICE_SIMT_DEVICE is defined and gpu/ is the CPU device backend's build (its namespace renamed
+// to sluice::gpu_simt there, so both builds link into one sluice-train). Everything but the
+// exported table is in an unnamed namespace, so the two builds never share a symbol.
+#if SLUICE_SIMT_DEVICE
+#define SLUICE_DEVICE_NAME "simt"
+#else
+#define SLUICE_DEVICE_NAME "cuda"
+#endif
+
 namespace sluice::train {
+namespace {
 
 // ---- The launch: device, stream, communicator -------------------------------------------------
+
+class CudaLaunch : public DeviceLaunch {
+ public:
+  static Status Open(const comm::LaunchEnv& env, std::unique_ptr<DeviceLaunch>* out);
+  const Ranks& ranks() const override { return ranks_; }
+  void Abort(int code) override;
+
+ private:
+  struct State;
+  CudaLaunch();
+  std::unique_ptr<State> s_;
+  Ranks ranks_;
+};
 
 struct CudaLaunch::State {
   std::unique_ptr<gpu::Stream> stream;  // destroyed last: the communicator enqueues on it
@@ -42,14 +66,22 @@ struct CudaLaunch::State {
 };
 
 CudaLaunch::CudaLaunch() : s_(std::make_unique<State>()) {}
-CudaLaunch::~CudaLaunch() = default;
 
-Status CudaLaunch::Open(const comm::LaunchEnv& env, std::unique_ptr<CudaLaunch>* out) {
+Status CudaLaunch::Open(const comm::LaunchEnv& env, std::unique_ptr<DeviceLaunch>* out) {
+#if SLUICE_SIMT_DEVICE
+  // The SIMT build's collectives meet in one process (gpu/simt/nccl_host.h); the ranks of a
+  // launcher are separate processes.
+  if (env.world > 1)
+    return Status::Unsupported(
+        "--device simt with " + std::to_string(env.world) + " ranks (" + env.launcher +
+        " environment): the SIMT layer runs one rank per process; its in-process collectives "
+        "are for tests. HINT: run one rank, or --device cpu for data parallelism over MPI");
+#endif
   int count = 0;
   const Status probe = gpu::ProbeDevices(&count);
   if (!probe.ok())
     return Status::Unsupported(
-        "--device cuda: " + probe.message() +
+        "--device " SLUICE_DEVICE_NAME ": " + probe.message() +
         ". HINT: run on a machine with an NVIDIA GPU and its driver, or train with --device cpu");
   std::unique_ptr<CudaLaunch> l(new CudaLaunch());
   SLUICE_RETURN_IF_ERROR(gpu::SetDevice(env.local_rank % count));
@@ -76,7 +108,7 @@ Status CudaLaunch::Open(const comm::LaunchEnv& env, std::unique_ptr<CudaLaunch>*
     l->ranks_.comm = l->s_->nccl.get();
 #else
     return Status::Unsupported(
-        "--device cuda with " + std::to_string(env.world) +
+        "--device " SLUICE_DEVICE_NAME " with " + std::to_string(env.world) +
         " ranks: this sluice-train was built without NCCL. HINT: install NCCL "
         "(libnccl-dev) and reconfigure, or run one rank");
 #endif
@@ -96,8 +128,6 @@ void ConfigureCudaLoader(loader::LoaderOptions* lo) {
   lo->allocator = gpu::MakePinnedAllocator();
   lo->consumer_batches = 2;  // a whole step of slack for each copy (gpu/loader_source.h)
 }
-
-namespace {
 
 // The loader as the feeder's source: a batch the model takes as it is goes to the feeder as the
 // loader made it (pinned memory, a true asynchronous copy); otherwise its rows are re-padded into
@@ -174,7 +204,7 @@ class TrainingSource : public gpu::BatchSource {
   Status Pop(uint64_t index, Info* out) {
     if (infos_.empty() || infos_.front().index != index)
       return Status::Corruption(
-          "cuda trainer: the feeder handed out batch " + std::to_string(index) +
+          SLUICE_DEVICE_NAME " trainer: the feeder handed out batch " + std::to_string(index) +
           ", the source expected " +
           (infos_.empty() ? std::string("none") : std::to_string(infos_.front().index)));
     *out = infos_.front();
@@ -316,7 +346,7 @@ class CudaEngine : public Engine {
     };
     if (info_.rows > 0) {
       if (current_->dtype != loader::DType::kFloat32 || current_->tokens == nullptr)
-        return Status::InvalidArgument("cuda trainer: batch " + std::to_string(current_->index) +
+        return Status::InvalidArgument(SLUICE_DEVICE_NAME " trainer: batch " + std::to_string(current_->index) +
                                        " reached the device without float32 features and tokens");
       const int B = static_cast<int>(current_->rows), T = static_cast<int>(current_->frames);
       const int S = static_cast<int>(current_->max_tokens);
@@ -449,8 +479,6 @@ class CudaEngine : public Engine {
   std::vector<int32_t> output_lengths_;
 };
 
-}  // namespace
-
 Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay, const Ranks& ranks,
                       loader::Loader* loader, std::unique_ptr<Engine>* out) {
   auto engine = std::make_unique<CudaEngine>(config, ranks, loader);
@@ -458,5 +486,16 @@ Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay,
   *out = std::move(engine);
   return Status::OK();
 }
+
+constexpr DeviceBackend kBackend{SLUICE_DEVICE_NAME, &CudaLaunch::Open, &ConfigureCudaLoader,
+                                 &MakeCudaEngine};
+
+}  // namespace
+
+#if SLUICE_SIMT_DEVICE
+const DeviceBackend* SimtBackend() { return &kBackend; }
+#else
+const DeviceBackend* CudaBackend() { return &kBackend; }
+#endif
 
 }  // namespace sluice::train

@@ -16,7 +16,7 @@ namespace sluice::train {
 
 struct TrainOptions {
   std::string dataset;            // shardify output directory with token ids
-  std::string device = "cpu";     // "cpu" or "cuda" (builds with gpu/model); not part of the
+  std::string device = "cpu";     // "cpu", "cuda" or "simt" (device_backend.h); not part of the
                                   // run options: a checkpoint resumes on either device
   std::string preset = "tiny";    // "tiny" or "small" (reference/ ModelConfig)
 
@@ -71,7 +71,9 @@ void VisitFields(O& o, V&& v) {
               kHow},
     o.dataset);
   v(FieldInfo{"device", "--device",
-              "cpu, or cuda (the bf16 GPU model; docs/train.md); a checkpoint resumes on either",
+              "cpu, cuda (the bf16 GPU model; docs/train.md), or simt (that CUDA model run on "
+              "the CPU through the SIMT layer, for tests; docs/gpu.md); a checkpoint resumes on "
+              "any",
               kHow},
     o.device);
   v(FieldInfo{"preset", "--preset", "model size: tiny (~55 k parameters) or small (~11 M)"},

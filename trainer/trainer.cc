@@ -25,7 +25,7 @@
 #include "comm/mpi_communicator.h"
 #endif
 #ifdef SLUICE_HAVE_GPU_MODEL
-#include "trainer/cuda_engine.h"
+#include "trainer/device_backend.h"
 #endif
 
 namespace sluice::train {
@@ -116,9 +116,7 @@ Status Run::OpenData() {
   SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.dataset, &train_set_));
   loader::LoaderOptions& lo = train_lo_;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
-#ifdef SLUICE_HAVE_GPU_MODEL
-  if (o_.device == "cuda") ConfigureCudaLoader(&lo);
-#endif
+  if (const DeviceBackend* device = FindDeviceBackend(o_.device)) device->configure_loader(&lo);
   const double held_out = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
   if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o_.dataset, held_out));
   SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o_.dataset, lo, &loader_));
@@ -157,12 +155,10 @@ Status Run::BuildEngine() {
   if (o_.device == "cpu") {
     engine_ = MakeCpuEngine(config_, o_.replicas, o_.weight_decay, ranks_, loader_.get());
   } else {
-#ifdef SLUICE_HAVE_GPU_MODEL
+    const DeviceBackend* device = FindDeviceBackend(o_.device);  // RunTraining checked it
+    if (device == nullptr) return Status::Unsupported("--device " + o_.device + ": not built");
     SLUICE_RETURN_IF_ERROR(
-        MakeCudaEngine(config_, o_.weight_decay, ranks_, loader_.get(), &engine_));
-#else
-    return Status::Unsupported("--device cuda: not built");
-#endif
+        device->make_engine(config_, o_.weight_decay, ranks_, loader_.get(), &engine_));
   }
   num_params_ = engine_->num_parameters();
   return Status::OK();
@@ -418,7 +414,7 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
   };
   // Model FLOPs utilisation of this rank's device (docs/train.md, "MFU"); CUDA only.
   const double peak = engine_->peak_flops();
-  if (o_.device == "cuda") line["mfu"] = busy > 0 && peak > 0 ? totals.flops / (busy * peak) : 0.0;
+  if (o_.device != "cpu") line["mfu"] = busy > 0 && peak > 0 ? totals.flops / (busy * peak) : 0.0;
   if (lead_ && o_.json) {
     std::printf("%s\n", line.dump().c_str());
   } else if (lead_) {
@@ -448,8 +444,8 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
 
 // The run on this rank: open the data, build the engine, start or resume, then the epochs.
 Status Train(const TrainOptions& o, const Ranks& ranks) {
-  if (o.device != "cpu" && o.device != "cuda")
-    return Status::InvalidArgument("--device '" + o.device + "': expected cpu or cuda");
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "simt")
+    return Status::InvalidArgument("--device '" + o.device + "': expected cpu, cuda or simt");
   if (o.replicas < 1) return Status::InvalidArgument("--replicas must be at least 1");
   Run run(o, ranks);
   SLUICE_RETURN_IF_ERROR(run.OpenData());
@@ -470,11 +466,21 @@ Status Train(const TrainOptions& o, const Ranks& ranks) {
 Status RunTraining(const TrainOptions& o) {
   comm::LaunchEnv env;
   SLUICE_RETURN_IF_ERROR(comm::ReadLaunchEnv(&env));
-  if (o.device == "cuda") {
-#ifdef SLUICE_HAVE_GPU_MODEL
-    // The GPU, its compute stream and, with several ranks, NCCL on that stream (cuda_engine.h).
-    std::unique_ptr<CudaLaunch> launch;
-    SLUICE_RETURN_IF_ERROR(CudaLaunch::Open(env, &launch));
+  if (o.device != "cpu") {
+    const DeviceBackend* device = FindDeviceBackend(o.device);
+    if (device == nullptr && o.device == "cuda")
+      return Status::Unsupported(
+          "--device cuda: this sluice-train was built without the CUDA trainer (gpu/model "
+          "needs nvcc and cuBLASLt at configure time). HINT: --device cpu, or reconfigure "
+          "on a machine with the CUDA toolkit (meson setup -Dcuda=enabled)");
+    if (device == nullptr)
+      return Status::Unsupported(
+          "--device " + o.device + ": this sluice-train was built without the SIMT trainer "
+          "(it needs the CUDA toolkit's headers at configure time, not a GPU). HINT: "
+          "--device cpu, or install the CUDA toolkit under /usr/local/cuda and reconfigure");
+    // The device, its compute stream and, with several ranks, NCCL on that stream.
+    std::unique_ptr<DeviceLaunch> launch;
+    SLUICE_RETURN_IF_ERROR(device->open(env, &launch));
     const Status s = Train(o, launch->ranks());
     if (!s.ok() && env.world > 1) {
       // As on the CPU: the other ranks would wait in their next collective. Under mpirun MPI ends
@@ -485,12 +491,6 @@ Status RunTraining(const TrainOptions& o) {
       launch->Abort(1);
     }
     return s;
-#else
-    return Status::Unsupported(
-        "--device cuda: this sluice-train was built without the CUDA trainer (gpu/model "
-        "needs nvcc and cuBLASLt at configure time). HINT: --device cpu, or reconfigure "
-        "on a machine with the CUDA toolkit (meson setup -Dcuda=enabled)");
-#endif
   }
   if (env.world == 1) return Train(o, Ranks{});
   const std::string where = "rank " + std::to_string(env.rank) + " of " +
