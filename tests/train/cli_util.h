@@ -4,8 +4,10 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,16 @@ inline std::vector<nlohmann::json> JsonLines(const std::string& out) {
     start = end + 1;
   }
   return lines;
+}
+
+// The loss of step `step` from the text step lines ("step     1/3  epoch 0  loss 152.1234 ..."),
+// NaN when absent.
+inline double StepLoss(const std::string& out, int step) {
+  const std::regex re("step +" + std::to_string(step) +
+                      "/[0-9]+ +epoch [0-9]+ +loss ([-0-9.einf]+)");
+  std::smatch m;
+  if (!std::regex_search(out, m, re)) return NAN;
+  return std::stod(m[1]);
 }
 
 // `count` espeak-ng clips made by tools/make-sample-corpus into `corpus`, shardified into `out`

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -25,17 +24,8 @@ using sluice::train_test::Env;
 using sluice::train_test::Result;
 using sluice::train_test::JsonLines;
 using sluice::train_test::Shell;
+using sluice::train_test::StepLoss;
 using sluice::testing::TempDir;
-
-// The loss of step `step` from the text step lines ("step     1/3  epoch 0  loss 152.1234 ..."),
-// NaN when absent.
-double StepLoss(const std::string& out, int step) {
-  const std::regex re("step +" + std::to_string(step) +
-                      "/[0-9]+ +epoch [0-9]+ +loss ([-0-9.einf]+)");
-  std::smatch m;
-  if (!std::regex_search(out, m, re)) return NAN;
-  return std::stod(m[1]);
-}
 
 class TrainCuda : public ::testing::Test {
  protected:
