@@ -115,6 +115,19 @@ cudaError_t cudaFree(void* ptr);
 cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags);
 cudaError_t cudaMallocHost(void** ptr, size_t bytes);
 cudaError_t cudaFreeHost(void* ptr);
+// The typed forms cuda_runtime.h adds for C++ callers (cudaMalloc(&int_ptr, n) and the like).
+template <typename T>
+cudaError_t cudaMalloc(T** ptr, size_t bytes) {
+  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+}
+template <typename T>
+cudaError_t cudaHostAlloc(T** ptr, size_t bytes, unsigned flags) {
+  return cudaHostAlloc(reinterpret_cast<void**>(ptr), bytes, flags);
+}
+template <typename T>
+cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
+  return cudaMallocHost(reinterpret_cast<void**>(ptr), bytes);
+}
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr);
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
@@ -138,8 +151,9 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
 namespace sluice::simt {
 
 // How many devices the backend has (cudaGetDeviceCount): ranks of a test or of an in-process run
-// take one each (LOCAL_RANK modulo this, as gpu/ picks a GPU).
-inline constexpr int kDeviceCount = 8;
+// take one each (LOCAL_RANK modulo this, as gpu/ picks a GPU). As many as the largest nodes have,
+// so that a test process has spare devices for the tests whose faults spoil one.
+inline constexpr int kDeviceCount = 16;
 
 // Not CUDA: cudaLaunchHostFunc for work that can fail, as the device code of a CUDA library can
 // (an NCCL collective whose peer is gone). A task that returns an error fails its device as a
