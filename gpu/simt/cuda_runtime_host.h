@@ -28,11 +28,11 @@
 // - A kernel that fails (the SIMT layer's checks: a divergent barrier, a bad shuffle mask, a thread
 //   that throws) is a device fault, modelled on CUDA's sticky cudaErrorLaunchFailure: the message
 //   goes to stderr, and from then on the device is unusable for the rest of the process: every
-//   later call that reports errors returns cudaErrorLaunchFailure (cudaGetLastError included; taking
-//   it does not clear it), work already queued on the device's streams is dropped (event records
-//   still complete, so no waiter hangs), frees and destroys still release what they are given. Other
-//   devices go on. CUDA's only way out, cudaDeviceReset, is not offered: a test that makes a kernel
-//   fail does it on a device of its own.
+//   later call that reports errors returns cudaErrorLaunchFailure (cudaGetLastError included;
+//   taking it does not clear it), work already queued on the device's streams is dropped (event
+//   records still complete, so no waiter hangs), frees and destroys still release what they are
+//   given. Other devices go on. CUDA's only way out, cudaDeviceReset, is not offered: a test
+//   that makes a kernel fail does it on a device of its own.
 //
 // C++ linkage on purpose: these never collide with libcudart's C symbols.
 #pragma once

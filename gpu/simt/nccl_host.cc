@@ -178,7 +178,10 @@ struct Split {
 // The ranks of one communicator.
 struct Clique {
   Clique(int n, std::string label, double timeout)
-      : nranks(n), name(std::move(label)), timeout_s(timeout), closed_ops(n, -1),
+      : nranks(n),
+        name(std::move(label)),
+        timeout_s(timeout),
+        closed_ops(n, -1),
         closed_splits(n, -1) {}
 
   const int nranks;
@@ -244,8 +247,10 @@ double TimeoutFromEnv() {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (end == v || *end != '\0' || !(s > 0)) {
-    std::fprintf(stderr, "sluice: simt: SLUICE_SIMT_NCCL_TIMEOUT=%s is not a positive number of "
-                 "seconds; using %.0f\n", v, kDefaultTimeoutSeconds);
+    std::fprintf(stderr,
+                 "sluice: simt: SLUICE_SIMT_NCCL_TIMEOUT=%s is not a positive number of "
+                 "seconds; using %.0f\n",
+                 v, kDefaultTimeoutSeconds);
     return kDefaultTimeoutSeconds;
   }
   return s;
@@ -262,22 +267,21 @@ std::string Ranks(const std::vector<int>& ranks) {
 Status WaitForRanks(Clique& c, std::unique_lock<std::mutex>& lock, const std::string& what,
                     uint64_t seq, const std::vector<int64_t>& closed,
                     const std::function<bool(int)>& here, const std::function<bool()>& done) {
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(c.timeout_s));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(c.timeout_s));
   while (!done() && c.broken.empty()) {
     std::vector<int> missing;
     for (int k = 0; k < c.nranks; ++k) {
       if (here(k)) continue;
       missing.push_back(k);
       if (closed[k] >= 0 && static_cast<uint64_t>(closed[k]) <= seq) {
-        c.Break(ncclRemoteError, "rank " + std::to_string(k) + " destroyed its communicator after " +
+        c.Break(ncclRemoteError, "rank " + std::to_string(k) +
+                                     " destroyed its communicator after " +
                                      std::to_string(closed[k]) + " " + what + "s, before this one");
       }
     }
     if (!c.broken.empty()) break;
-    if (c.cv.wait_until(lock, deadline) == std::cv_status::timeout && !done() &&
-        c.broken.empty()) {
+    if (c.cv.wait_until(lock, deadline) == std::cv_status::timeout && !done() && c.broken.empty()) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%g", c.timeout_s);
       c.Break(ncclSystemError,
@@ -386,8 +390,8 @@ ncclResult_t Enqueue(const char* fn, ncclComm_t comm, const Call& call, const vo
   const std::string what = std::string(fn) + " on " + rs->Where() + ": ";
   const size_t size = TypeSize(call.type);
   if (size == 0) {
-    return Fail(ncclInvalidArgument, what + TypeName(call.type) +
-                                         " is not supported by the SIMT layer's NCCL");
+    return Fail(ncclInvalidArgument,
+                what + TypeName(call.type) + " is not supported by the SIMT layer's NCCL");
   }
   if (!call.broadcast && (call.op < ncclSum || call.op > ncclAvg)) {
     return Fail(ncclInvalidArgument, what + "unknown reduction " + std::to_string(call.op));
@@ -409,9 +413,8 @@ ncclResult_t Enqueue(const char* fn, ncclComm_t comm, const Call& call, const vo
   const cudaError_t e = sluice::simt::LaunchHostTask(
       stream, [rs, seq, call, send, recv] { return RunCollective(rs, seq, call, send, recv); });
   if (e != cudaSuccess) {
-    return Fail(ncclUnhandledCudaError,
-                what + "queueing on the stream: " + cudaGetErrorString(e) + " (" +
-                    cudaGetErrorName(e) + ")");
+    return Fail(ncclUnhandledCudaError, what + "queueing on the stream: " + cudaGetErrorString(e) +
+                                            " (" + cudaGetErrorName(e) + ")");
   }
   ++rs->issued;
   return ncclSuccess;
@@ -471,8 +474,8 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* unique_id) {
     label = std::string("NCCL_COMM_ID=") + addr;
   } else {
     std::random_device rd;
-    label = "id " + std::to_string(g_next_id.fetch_add(1)) + " of pid " +
-            std::to_string(getpid()) + " (" + std::to_string(rd()) + ")";
+    label = "id " + std::to_string(g_next_id.fetch_add(1)) + " of pid " + std::to_string(getpid()) +
+            " (" + std::to_string(rd()) + ")";
   }
   std::string id = kIdPrefix + label;
   if (id.size() >= NCCL_UNIQUE_ID_BYTES) {
@@ -490,8 +493,8 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId comm_id
   if (comm == nullptr) return Fail(ncclInvalidArgument, "ncclCommInitRank: comm is null");
   *comm = nullptr;
   if (nranks < 1 || rank < 0 || rank >= nranks) {
-    return Fail(ncclInvalidArgument, "ncclCommInitRank: rank " + std::to_string(rank) + " of " +
-                                         std::to_string(nranks));
+    return Fail(ncclInvalidArgument,
+                "ncclCommInitRank: rank " + std::to_string(rank) + " of " + std::to_string(nranks));
   }
   const std::string key(comm_id.internal, strnlen(comm_id.internal, NCCL_UNIQUE_ID_BYTES));
   if (key.rfind(kIdPrefix, 0) != 0) {
@@ -510,11 +513,11 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId comm_id
     slot->joined.assign(nranks, false);
   }
   const std::shared_ptr<Pending> p = slot;
-  const std::string where = "ncclCommInitRank(" + name + ", rank " + std::to_string(rank) +
-                            " of " + std::to_string(nranks) + ")";
+  const std::string where = "ncclCommInitRank(" + name + ", rank " + std::to_string(rank) + " of " +
+                            std::to_string(nranks) + ")";
   if (p->nranks != nranks) {
-    return Fail(ncclInvalidUsage, where + ": other ranks of this id said " +
-                                      std::to_string(p->nranks) + " ranks");
+    return Fail(ncclInvalidUsage,
+                where + ": other ranks of this id said " + std::to_string(p->nranks) + " ranks");
   }
   if (p->joined[rank]) return Fail(ncclInvalidUsage, where + ": rank joined twice");
   p->joined[rank] = true;
@@ -587,8 +590,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
     c.cv.notify_all();
   } else {
     const Status st = WaitForRanks(
-        c, lock, "split", seq, c.closed_splits,
-        [&](int k) { return sp.color_key[k].has_value(); }, [&] { return sp.ready; });
+        c, lock, "split", seq, c.closed_splits, [&](int k) { return sp.color_key[k].has_value(); },
+        [&] { return sp.ready; });
     if (!st.ok()) return Fail(c.broken_code, where + ": " + c.broken);
   }
   auto [child, child_rank] = sp.assignment[rs->rank];

@@ -43,8 +43,7 @@ TEST(SpinOnStreamSimt, ADeviceFaultIsTheErrorOfLaterLaunches) {
   ASSERT_OK(SpinOnStream(s, 1e-4)) << "the fault is not known before the grid runs";
   EXPECT_EQ(cudaStreamSynchronize(s), cudaErrorLaunchFailure);
   const Status st = SpinOnStream(s, 1e-4);
-  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
-              HasSubstr("kernel DivergentBarrierKernel"));
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("kernel DivergentBarrierKernel"));
   EXPECT_THAT(st.message(), HasSubstr("unspecified launch failure"));
   EXPECT_EQ(cudaStreamDestroy(s), cudaErrorLaunchFailure);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);

@@ -108,9 +108,8 @@ TEST(NcclHost, AllReduceAndBroadcastGiveExactValuesOnEveryRank) {
         sum0 += 0.25f * static_cast<float>(r + 1);
         sum1 += -3.0f * static_cast<float>(r);
       }
-      EXPECT_EQ(Download<float>(me.dev, 2),
-                (std::vector<float>{sum0 / static_cast<float>(world),
-                                    sum1 / static_cast<float>(world)}));
+      EXPECT_EQ(Download<float>(me.dev, 2), (std::vector<float>{sum0 / static_cast<float>(world),
+                                                                sum1 / static_cast<float>(world)}));
 
       const int64_t i64[2] = {rank * 10 - 7, -rank};
       ASSERT_EQ(cudaMemcpy(me.dev, i64, sizeof(i64), cudaMemcpyHostToDevice), cudaSuccess);
@@ -122,8 +121,7 @@ TEST(NcclHost, AllReduceAndBroadcastGiveExactValuesOnEveryRank) {
       const int32_t i32[3] = {rank, 1, 2 * rank + 1};
       for (ncclRedOp_t op : {ncclSum, ncclProd, ncclMin, ncclAvg}) {
         ASSERT_EQ(cudaMemcpy(me.dev, i32, sizeof(i32), cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(ncclAllReduce(me.dev, me.dev, 3, ncclInt32, op, me.comm, me.stream),
-                  ncclSuccess);
+        ASSERT_EQ(ncclAllReduce(me.dev, me.dev, 3, ncclInt32, op, me.comm, me.stream), ncclSuccess);
         ASSERT_EQ(cudaStreamSynchronize(me.stream), cudaSuccess);
         const std::vector<int32_t> got = Download<int32_t>(me.dev, 3);
         const int32_t n = world;
@@ -139,8 +137,8 @@ TEST(NcclHost, AllReduceAndBroadcastGiveExactValuesOnEveryRank) {
       const double mine[2] = {1.5 * rank, -0.5};
       ASSERT_EQ(cudaMemcpy(me.dev, mine, sizeof(mine), cudaMemcpyHostToDevice), cudaSuccess);
       char* recv = static_cast<char*>(me.dev) + 32;
-      ASSERT_EQ(ncclBroadcast(rank == world - 1 ? me.dev : nullptr, recv, 2, ncclFloat64,
-                              world - 1, me.comm, me.stream),
+      ASSERT_EQ(ncclBroadcast(rank == world - 1 ? me.dev : nullptr, recv, 2, ncclFloat64, world - 1,
+                              me.comm, me.stream),
                 ncclSuccess);
       ASSERT_EQ(cudaStreamSynchronize(me.stream), cudaSuccess);
       EXPECT_EQ(Download<double>(recv, 2), (std::vector<double>{1.5 * (world - 1), -0.5}));
@@ -193,8 +191,7 @@ TEST(NcclHost, SplitGroupsByColorAndOrdersByKey) {
       EXPECT_EQ(sub_rank, rank == 0 ? 1 : 0);  // color 0: parent 2 (key -2), then parent 0
       const int32_t v = rank + 1;
       ASSERT_EQ(cudaMemcpy(me.dev, &v, sizeof(v), cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(ncclAllReduce(me.dev, me.dev, 1, ncclInt32, ncclSum, sub, me.stream),
-                ncclSuccess);
+      ASSERT_EQ(ncclAllReduce(me.dev, me.dev, 1, ncclInt32, ncclSum, sub, me.stream), ncclSuccess);
       ASSERT_EQ(cudaStreamSynchronize(me.stream), cudaSuccess);
       EXPECT_EQ(Download<int32_t>(me.dev, 1)[0], rank == 1 ? 2 : 1 + 3);
       EXPECT_EQ(ncclCommDestroy(sub), ncclSuccess);
@@ -219,11 +216,9 @@ TEST(NcclHost, BadCallsAreRefusedWithTheReason) {
   EXPECT_THAT(ncclGetLastError(nullptr), HasSubstr("sendbuff is not 16 bytes of device memory"));
   EXPECT_EQ(ncclAllReduce(dev, dev, 5, ncclFloat32, ncclSum, comm, nullptr), ncclInvalidArgument)
       << "one element past the allocation";
-  EXPECT_EQ(ncclAllReduce(dev, dev, 4, ncclBfloat16, ncclSum, comm, nullptr),
-            ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(dev, dev, 4, ncclBfloat16, ncclSum, comm, nullptr), ncclInvalidArgument);
   EXPECT_EQ(ncclBroadcast(dev, dev, 4, ncclFloat32, 1, comm, nullptr), ncclInvalidArgument);
-  EXPECT_STREQ(ncclGetErrorString(ncclInvalidArgument),
-               "invalid argument (see ncclGetLastError)");
+  EXPECT_STREQ(ncclGetErrorString(ncclInvalidArgument), "invalid argument (see ncclGetLastError)");
   // One rank on the null stream: the collective runs before the call returns.
   const float v[4] = {1, 2, 3, 4};
   ASSERT_EQ(cudaMemcpy(dev, v, sizeof(v), cudaMemcpyHostToDevice), cudaSuccess);
@@ -285,8 +280,7 @@ TEST(NcclHostFailures, ARankThatNeverArrivesIsATimeoutNamingIt) {
     }
     me.Close(/*abort=*/rank == 0);
   });
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(unsetenv("SLUICE_SIMT_NCCL_TIMEOUT"), 0);
   (void)::testing::internal::GetCapturedStderr();
   EXPECT_LT(took, 10.0);

@@ -141,7 +141,8 @@ __global__ void ExitedLanesInMaskKernel(unsigned* ballot, int* all, float* xor_s
   __syncwarp(0xffffffffu);
   const unsigned b = __ballot_sync(0xffffffffu, lane % 2);
   const int a = __all_sync(0xffffffffu, 1);
-  const float x = static_cast<float>(lane) + __shfl_xor_sync(0xffffffffu, static_cast<float>(lane), 8);
+  const float mine = static_cast<float>(lane);
+  const float x = mine + __shfl_xor_sync(0xffffffffu, mine, 8);
   if (lane == 0) {
     *ballot = b;
     *all = a;
