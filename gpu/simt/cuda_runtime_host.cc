@@ -38,6 +38,15 @@ std::atomic<cudaError_t> g_sticky[kDeviceCount];
 
 thread_local int t_device = 0;
 thread_local cudaError_t t_last_error = cudaSuccess;
+thread_local bool t_on_worker = false;  // this thread is a stream's worker
+
+// CUDA forbids CUDA calls from work on a stream; one that queues or waits would deadlock here.
+cudaError_t RefuseOnWorker() {
+  if (!t_on_worker) return cudaSuccess;
+  std::fprintf(stderr, "sluice: simt: a CUDA call from work running on a stream (a host "
+                       "function or a kernel); CUDA does not permit it\n");
+  return cudaErrorNotPermitted;
+}
 
 cudaError_t Sticky(int device) { return g_sticky[device].load(); }
 void FailDevice(int device, cudaError_t e) {
@@ -132,6 +141,7 @@ struct CUstream_st {
   std::thread worker;
 
   void Work() {
+    t_on_worker = true;
     std::unique_lock<std::mutex> lock(mu);
     while (true) {
       cv.wait(lock, [&] { return stop || !queue.empty(); });
@@ -210,6 +220,7 @@ int DeviceOf(const StreamRef& s) { return s != nullptr ? s->device : t_device; }
 // Runs `task` in the stream's order: queued on a stream; on the null stream (the legacy stream),
 // on the caller after the device's blocking streams. A failure spoils the device.
 cudaError_t Submit(cudaStream_t stream, Task task) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   bool known = false;
   const StreamRef s = Lookup(stream, &known);
   if (!known) return Ret(cudaErrorInvalidResourceHandle);
@@ -275,6 +286,7 @@ constexpr ErrorText kErrors[] = {
      "invalid resource handle"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
 };
 const ErrorText* Find(cudaError_t e) {
   for (const ErrorText& t : kErrors) {
@@ -343,6 +355,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize() {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   DrainDevice(t_device, /*blocking_only=*/false);
   return Ret(Sticky(t_device));
 }
@@ -351,6 +364,7 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   return Allocate(&g_device, kDeviceAlignment, ptr, bytes);
 }
 cudaError_t cudaFree(void* ptr) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   if (ptr == nullptr) return cudaSuccess;
   int device = 0;
   {
@@ -376,6 +390,7 @@ cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
   return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
 }
 cudaError_t cudaFreeHost(void* ptr) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   if (ptr == nullptr) return cudaSuccess;
   {
     std::lock_guard<std::mutex> lock(g_mem_mu);
@@ -425,6 +440,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
   const bool pageable = (kind == cudaMemcpyHostToDevice && !IsPinned(src, bytes)) ||
                         (kind == cudaMemcpyDeviceToHost && !IsPinned(dst, bytes));
   if (pageable && s != nullptr) {
+    if (const cudaError_t refused = RefuseOnWorker()) return Ret(refused);
     // Staged through the runtime, as CUDA does from pageable memory: the caller may reuse its
     // buffer once the call returns, so the copy happens now, after the stream's earlier work.
     s->Drain();
@@ -464,6 +480,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
   return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   StreamRef s;
   {
     std::lock_guard<std::mutex> lock(g_stream_mu);
@@ -483,6 +500,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return Ret(Sticky(s->device));
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   bool known = false;
   const StreamRef s = Lookup(stream, &known);
   if (!known) return Ret(cudaErrorInvalidResourceHandle);
@@ -585,6 +603,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   return event->state->done >= event->state->recorded ? cudaSuccess : cudaErrorNotReady;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
   if (event == nullptr) return Ret(cudaErrorInvalidResourceHandle);
   uint64_t generation;
   {

@@ -18,6 +18,9 @@
 // - cudaFree waits for every stream of the allocation's device, and cudaFreeHost for every stream
 //   of the current device, as CUDA's implicitly synchronising frees do: work still queued cannot
 //   use freed memory.
+// - Work running on a stream (a host function, a kernel) must not call the CUDA API, as in CUDA:
+//   a call that would queue work or wait for a stream returns cudaErrorNotPermitted there
+//   instead of deadlocking on the stream it runs on.
 // - An async copy from or to pageable (not cudaHostAlloc'ed) host memory first waits for its
 //   stream and copies on the caller, as the CUDA runtime stages it: it is not asynchronous.
 // - Errors are cudaError_t values with CUDA's names and strings. A call's error is also this host
@@ -57,6 +60,7 @@ enum cudaError {
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
   cudaErrorLaunchFailure = 719,
+  cudaErrorNotPermitted = 800,
 };
 using cudaError_t = cudaError;
 

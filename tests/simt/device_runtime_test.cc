@@ -562,4 +562,34 @@ TEST_F(DeviceRuntimeTest, DynamicSharedMemoryOver48KiBIsRefusedAtTheLaunch) {
   EXPECT_EQ(cudaFreeHost(out), cudaSuccess);
 }
 
+// A host function that calls the CUDA API (CUDA forbids it) gets cudaErrorNotPermitted, not a
+// deadlock: a synchronous copy from the worker of a blocking stream would wait for that stream.
+struct HostFnCalls {
+  int* dev;
+  cudaError_t copy = cudaSuccess;
+  cudaError_t sync = cudaSuccess;
+};
+void CallCudaFromHostFn(void* p) {
+  auto* c = static_cast<HostFnCalls*>(p);
+  int host = 0;
+  c->copy = cudaMemcpy(&host, c->dev, sizeof(int), cudaMemcpyDeviceToHost);
+  c->sync = cudaDeviceSynchronize();
+}
+
+TEST(DeviceRuntime, CudaCallsFromAHostFunctionAreRefusedNotDeadlocked) {
+  cudaStream_t blocking = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  HostFnCalls calls;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&calls.dev), sizeof(int)), cudaSuccess);
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(cudaLaunchHostFunc(blocking, &CallCudaFromHostFn, &calls), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(blocking), cudaSuccess);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("does not permit"));
+  EXPECT_EQ(calls.copy, cudaErrorNotPermitted);
+  EXPECT_EQ(calls.sync, cudaErrorNotPermitted);
+  EXPECT_STREQ(cudaGetErrorName(calls.copy), "cudaErrorNotPermitted");
+  EXPECT_EQ(cudaFree(calls.dev), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(blocking), cudaSuccess);
+}
+
 }  // namespace
