@@ -3,7 +3,11 @@
 #include <cstdint>
 
 #include "gpu/simt/simt.h"
-#if defined(__CUDACC__)
+// The CUDA runtime: nvcc's, or the SIMT layer's CPU device backend (the SIMT build of gpu/,
+// SLUICE_SIMT_DEVICE). Without either (the simt suite's own build) the layer runs every launch on
+// the caller and keeps its error for simt::TakeLastError.
+#if defined(__CUDACC__) || defined(SLUICE_SIMT_DEVICE)
+#define SLUICE_KERNELS_CUDA_RUNTIME 1
 #include "gpu/cuda_check.h"
 #endif
 
@@ -31,11 +35,13 @@ __global__ void SpinKernel(uint64_t ns) {
 Status SpinOnStream(void* stream, double seconds) {
   const uint64_t ns = seconds > 0 ? static_cast<uint64_t>(seconds * 1e9) : 0;
   SLUICE_LAUNCH(SpinKernel, 1, 1, 0, static_cast<cudaStream_t>(stream))(ns);
-#if defined(__CUDACC__)
+#if defined(SLUICE_KERNELS_CUDA_RUNTIME)
+  // The launch's own error, or the device's sticky one; a fault of this grid on a stream comes
+  // from the stream's synchronize, as on a GPU.
   SLUICE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::OK();
 #else
-  return simt::TakeLastError();  // the SIMT layer ran the grid before returning
+  return simt::TakeLastError();  // no device backend: the grid ran before the launch returned
 #endif
 }
 

@@ -12,10 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include <boost/context/fiber.hpp>
 #include <boost/context/stack_context.hpp>
@@ -59,14 +62,26 @@ void FinishSwitch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void
 #endif
 }
 
+// Below every stack, an inaccessible guard: a thread that overflows its stack (deep recursion, a
+// big local array) faults there instead of writing over the memory below, which would be another
+// fiber's stack or the heap. Larger than a page so that a frame of up to this size cannot step
+// over it; it costs address space only.
+constexpr size_t kGuardBytes = 64 * 1024;
+
 // Fiber stacks, reused across blocks and launches of this host thread.
 class StackPool {
  public:
   ~StackPool() {
-    for (void* p : free_) std::free(p);
+    for (void* p : free_) munmap(static_cast<char*>(p) - kGuardBytes, kGuardBytes + kStackBytes);
   }
+  // The lowest address of a kStackBytes stack with the guard below it.
   void* Get() {
-    if (free_.empty()) return std::malloc(kStackBytes);
+    if (free_.empty()) {
+      void* m = mmap(nullptr, kGuardBytes + kStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (m == MAP_FAILED || mprotect(m, kGuardBytes, PROT_NONE) != 0) throw std::bad_alloc();
+      return static_cast<char*>(m) + kGuardBytes;
+    }
     void* p = free_.back();
     free_.pop_back();
     return p;
@@ -104,6 +119,7 @@ struct Thread {
   Wait wait = Wait::kReady;
   WarpOp op{};
   unsigned ballot = 0;
+  unsigned participants = 0;  // the lanes that took part in its last warp collective
   bctx::fiber fiber;  // the thread, while suspended
   bctx::fiber sink;   // the scheduler, while the thread runs
   const void* stack_bottom = nullptr;
@@ -270,11 +286,17 @@ bool ResolveWarps(Block& b) {
         return false;
       }
     }
+    // CUDA (sm_70 on) lets a mask name lanes that have exited: the collective goes on without
+    // them. Only a named lane that is still running and does not arrive is an error.
+    unsigned exited = 0;
+    for (unsigned l = 0; l < lanes; ++l) {
+      if (b.threads[base + l].wait == Wait::kDone) exited |= 1u << l;
+    }
     for (unsigned l = 0; l < lanes; ++l) {
       Thread& t = b.threads[base + l];
       if (t.wait != Wait::kWarp) continue;
       const WarpOp& op = t.op;
-      const unsigned eff = op.mask & present;
+      const unsigned eff = op.mask & present & ~exited;
       bool all_here = true;
       for (unsigned m = 0; m < lanes; ++m) {
         const Thread& o = b.threads[base + m];
@@ -298,12 +320,15 @@ bool ResolveWarps(Block& b) {
         if (!(eff >> m & 1)) continue;
         Thread& lane = b.threads[base + m];
         lane.ballot = ballot;
+        lane.participants = eff;
         lane.wait = Wait::kReady;
         if (op.kind == WarpOpKind::kSync || op.kind == WarpOpKind::kBallot) continue;
         const unsigned src = SourceLane(lane.op, m);
         if (src != m && !(eff >> src & 1)) {
+          const bool gone = (op.mask & present & exited) >> src & 1;
           Fail(b, where(op) + ": lane " + std::to_string(m) + " reads lane " + std::to_string(src) +
-                      ", outside the mask (its value is undefined on a GPU)");
+                      (gone ? ", which has exited" : ", outside the mask") +
+                      " (its value is undefined on a GPU)");
           return false;
         }
         if (lane.op.size != op.size) {
@@ -335,11 +360,9 @@ void DescribeStuck(Block& b) {
     const unsigned base = i / 32 * 32;
     for (unsigned m = 0; m < 32 && base + m < n; ++m) {
       const Thread& o = b.threads[base + m];
-      if (!(t.op.mask >> m & 1)) continue;
+      if (!(t.op.mask >> m & 1) || o.wait == Wait::kDone) continue;  // exited lanes may be named
       std::string state;
-      if (o.wait == Wait::kDone) {
-        state = "which returned";
-      } else if (o.wait == Wait::kBarrier) {
+      if (o.wait == Wait::kBarrier) {
         state = "which waits at __syncthreads";
       } else if (o.op.kind != t.op.kind || o.op.mask != t.op.mask) {
         state = "which waits at " + std::string(OpName(o.op.kind)) + " with mask " +
@@ -427,29 +450,47 @@ namespace detail {
 
 const ThreadView& Current() { return t_thread->view; }
 
+Status CheckLaunch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes) {
+  const std::string name = kernel;
+  if (t_block != nullptr) {
+    return Status::Unsupported("kernel " + name + ": launched from inside kernel " +
+                               t_block->kernel + " (dynamic parallelism)");
+  }
+  const OrderState& order = CurrentOrderState();
+  if (!order.parse_error.empty()) {
+    return Status::InvalidArgument("kernel " + name + ": " + order.parse_error);
+  }
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  if (threads == 0 || threads > kMaxBlockThreads || block.z > 64) {
+    return Status::InvalidArgument(
+        "kernel " + name + ": block " + Dim({block.x, block.y, block.z}) + " has " +
+        std::to_string(threads) + " threads; CUDA allows 1 to 1024 (z at most 64)");
+  }
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+    return Status::InvalidArgument("kernel " + name + ": grid " + Dim({grid.x, grid.y, grid.z}) +
+                                   " is empty or too big");
+  }
+  if (dynamic_shared_bytes > kMaxDynamicSharedBytes) {
+    return Status::Unsupported(
+        "kernel " + name + ": " + std::to_string(dynamic_shared_bytes) +
+        " bytes of dynamic shared memory; CUDA allows " +
+        std::to_string(kMaxDynamicSharedBytes) +
+        " (48 KiB) unless cudaFuncSetAttribute raised the kernel's limit, which the SIMT layer "
+        "does not model");
+  }
+  return Status::OK();
+}
+
 Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
            KernelBody body) {
   auto fail = [&](Status s) {
     if (t_last_error.ok()) t_last_error = s;
     return s;
   };
-  const std::string name = kernel;
-  if (t_block != nullptr) {
-    return fail(Status::Unsupported("kernel " + name + ": launched from inside kernel " +
-                                    t_block->kernel + " (dynamic parallelism)"));
-  }
+  const Status refused = CheckLaunch(kernel, grid, block, dynamic_shared_bytes);
+  if (!refused.ok()) return fail(refused);
   const OrderState& order = CurrentOrderState();
-  if (!order.parse_error.empty()) return fail(Status::InvalidArgument(order.parse_error));
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
-  if (threads == 0 || threads > kMaxBlockThreads || block.z > 64) {
-    return fail(Status::InvalidArgument(
-        "kernel " + name + ": block " + Dim({block.x, block.y, block.z}) + " has " +
-        std::to_string(threads) + " threads; CUDA allows 1 to 1024 (z at most 64)"));
-  }
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
-    return fail(Status::InvalidArgument("kernel " + name + ": grid " +
-                                        Dim({grid.x, grid.y, grid.z}) + " is empty or too big"));
-  }
   std::unique_ptr<unsigned char[]> shared(new unsigned char[std::max<size_t>(
       dynamic_shared_bytes, 1)]);
   Block b;
@@ -468,6 +509,7 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
             for (unsigned x = 0; x < block.x; ++x, ++i) {
               Thread& t = b.threads[i];
               t.linear = i;
+              t.participants = ~0u;  // PresentLanes masks it with the lanes that exist
               t.view = {{x, y, z}, b.index, block, grid, shared.get()};
             }
           }
@@ -499,7 +541,7 @@ unsigned PresentLanes(unsigned mask) {
   const unsigned n = static_cast<unsigned>(t_block->threads.size());
   const unsigned base = t.linear / 32 * 32;
   const unsigned lanes = std::min(32u, n - base);
-  return mask & (lanes == 32 ? ~0u : (1u << lanes) - 1);
+  return mask & t.participants & (lanes == 32 ? ~0u : (1u << lanes) - 1);
 }
 
 }  // namespace detail

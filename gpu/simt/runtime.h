@@ -43,8 +43,8 @@ struct Order {
 };
 
 // The order launches on this host thread use. The initial value comes from SLUICE_SIMT_ORDER
-// ("forward", "reverse" or "random:SEED"; unset means forward); an unparsable value is reported
-// by the first launch's error.
+// ("forward", "reverse" or "random:SEED"; unset means forward); an unparsable value is the error
+// of every launch from this thread, on a stream or not, until SetOrder replaces it.
 void SetOrder(Order order);
 Order CurrentOrder();
 
@@ -55,13 +55,27 @@ Status TakeLastError();
 
 // A grid bound to its arguments, run later on another host thread; returns the launch's error.
 using GridTask = std::function<Status()>;
-// Where SLUICE_LAUNCH sends a grid launched on a non-null stream: the CPU device backend
-// (gpu/simt/cuda_runtime_host.cc) installs one that queues the task on the stream's worker
-// thread, so kernels on different streams overlap and run in order with the stream's copies.
-// Without a hook, or on the null stream, the grid runs on the caller before the launch returns.
-using StreamHook = void (*)(void* stream, const char* kernel, GridTask task);
+// Where SLUICE_LAUNCH sends every launch, null stream included, once a device backend installed
+// one: the CPU device backend (gpu/simt/cuda_runtime_host.cc) queues the task on the stream's
+// worker thread, so kernels on different streams overlap and run in order with the stream's
+// copies, and runs a null-stream grid on the caller after the work it must follow. `refused` is
+// the launch's own error, found on the launching thread before anything runs (then `task` is
+// empty): CUDA reports these at the launch, not at a synchronize, and they do not spoil the
+// device. InvalidArgument: a grid or block outside CUDA's limits, or a malformed
+// SLUICE_SIMT_ORDER (cudaErrorInvalidConfiguration); Unsupported: more dynamic shared memory
+// than CUDA gives without cudaFuncSetAttribute, or a launch from inside a kernel
+// (cudaErrorInvalidValue). Without a hook the grid runs on the caller before the launch returns
+// and every error is kept for TakeLastError.
+using StreamHook = void (*)(void* stream, const char* kernel, const Status& refused,
+                            GridTask task);
 void SetStreamHook(StreamHook hook);
 StreamHook CurrentStreamHook();
+
+// Dynamic shared memory per launch: CUDA's default limit. A kernel needs
+// cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) for more on sm_80/sm_90; the
+// layer does not model that attribute, so it refuses more (Unsupported), as CUDA refuses a launch
+// that did not raise it.
+inline constexpr size_t kMaxDynamicSharedBytes = 48 * 1024;
 
 // Returns steady-clock nanoseconds: the CPU stand-in for %globaltimer.
 uint64_t GlobalTimerNs();
@@ -85,7 +99,11 @@ struct KernelBody {
   const void* self;
 };
 
-// Runs the grid; returns the launch's error (also kept for TakeLastError).
+// What CUDA checks at the launch call, on the launching thread: the configuration, the dynamic
+// shared memory, this thread's SLUICE_SIMT_ORDER. OK or the refusal (see StreamHook).
+Status CheckLaunch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes);
+
+// Checks the launch, then runs the grid; returns its error (also kept for TakeLastError).
 Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
            KernelBody body);
 
@@ -108,7 +126,9 @@ struct WarpOp {
 // Returns the ballot of the lanes in `mask` (kBallot), 0 otherwise.
 unsigned WarpCollective(const WarpOp& op);
 
-// The lanes of `mask` that exist in the calling thread's warp (a partial last warp has fewer).
+// The lanes of `mask` that took part in the calling thread's last warp collective: those that
+// exist (a partial last warp has fewer) and had not exited (CUDA lets a mask name exited lanes).
+// __all_sync compares its ballot with it.
 unsigned PresentLanes(unsigned mask);
 
 }  // namespace detail
@@ -136,12 +156,19 @@ class Launcher {
     auto bound = std::make_shared<const Bound>(
         Bound{kernel_, {static_cast<std::decay_t<Params>>(std::forward<Args>(args))...}});
     const StreamHook hook = CurrentStreamHook();
-    if (stream_ == nullptr || hook == nullptr) {
+    if (hook == nullptr) {
       (void)detail::Run(name_, grid_, block_, smem_, {&Bound::Call, bound.get()});
       return;
     }
+    // Checked here, on the launching thread, as CUDA checks a launch: the worker would not see
+    // this thread's SLUICE_SIMT_ORDER, and a refused grid must not be queued.
+    const Status refused = detail::CheckLaunch(name_, grid_, block_, smem_);
+    if (!refused.ok()) {
+      hook(stream_, name_, refused, GridTask());
+      return;
+    }
     // The worker runs it in the launching thread's order mode (a later SetOrder does not apply).
-    hook(stream_, name_,
+    hook(stream_, name_, refused,
          [bound, name = name_, grid = grid_, block = block_, smem = smem_,
           order = CurrentOrder()] {
            SetOrder(order);

@@ -1,12 +1,15 @@
 // The SIMT layer's CPU device backend (gpu/simt/cuda_runtime_host.h) through the CUDA runtime
-// API itself: streams overlap and keep their order, events order work across streams, and errors
-// come back as the CUDA path reports them. Bounds on wall time are generous: the machine is shared.
+// API itself: streams overlap and keep their order, events order work across streams, the legacy
+// stream and the frees synchronise as CUDA's do, and errors come back as the CUDA path reports
+// them. Bounds on wall time are generous: the machine is shared. A test that makes a kernel fail
+// does it on a device of its own (FreshDevice): the failure is sticky, as in CUDA.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 __global__ void SpinKernel(uint64_t ns) {
@@ -64,6 +68,40 @@ __global__ void MeetKernel(std::atomic<bool>* mine, const std::atomic<bool>* oth
   WaitFor(other, timed_out);
 }
 
+// Sets *done after the store: cause and effect for "the kernel ran before X returned".
+__global__ void StoreThenMarkKernel(int* dst, int value, std::atomic<bool>* done) {
+  *dst = value;
+  done->store(true);
+}
+
+// Uses its dynamic shared memory, all of it.
+__global__ void SharedKernel(int* out) {
+  SLUICE_DYNAMIC_SHARED(char, buf);
+  buf[48 * 1024 - 1] = 3;
+  *out = buf[48 * 1024 - 1];
+}
+
+// Opens *open after `ms` on a thread of its own; joins it on destruction.
+class OpenLater {
+ public:
+  OpenLater(std::atomic<bool>* open, int ms)
+      : t_([open, ms] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+          open->store(true);
+        }) {}
+  ~OpenLater() { t_.join(); }
+
+ private:
+  std::thread t_;
+};
+
+// A device no other test of this process has used: devices 1 to kDeviceCount - 1, one per call.
+int FreshDevice() {
+  static int next = 1;
+  EXPECT_LT(next, sluice::simt::kDeviceCount) << "more failing tests than devices";
+  return next++;
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -71,6 +109,7 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 class DeviceRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&a_, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&b_, cudaStreamNonBlocking), cudaSuccess);
   }
@@ -180,33 +219,72 @@ TEST_F(DeviceRuntimeTest, AnEventIsNotReadyUntilItsStreamReachesIt) {
   EXPECT_EQ(cudaEventDestroy(untimed), cudaSuccess);
 }
 
-TEST_F(DeviceRuntimeTest, AKernelErrorOnAStreamSurfacesAtTheNextSynchronize) {
+// CUDA's sticky launch failure: once a kernel failed, the device is unusable and every later
+// call says so, cudaGetLastError included, however often it is taken.
+TEST(DeviceRuntimeErrors, AKernelFailureIsStickyForItsDeviceOnly) {
+  const int device = FreshDevice();
+  ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  int* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dev, 0, sizeof(int)), cudaSuccess);
+  cudaEvent_t after = nullptr;
+  ASSERT_EQ(cudaEventCreate(&after), cudaSuccess);
   ::testing::internal::CaptureStderr();
-  std::atomic<bool> open{false}, timed_out{false};
-  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
-  SLUICE_LAUNCH(EarlyReturnKernel, 1, 64, 0, a_)();
+  std::atomic<bool> open{false}, timed_out{false}, stored{false};
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, s)(&open, &timed_out);
+  SLUICE_LAUNCH(EarlyReturnKernel, 1, 64, 0, s)();
+  SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, s)(dev, 7, &stored);  // queued behind the fault
+  ASSERT_EQ(cudaEventRecord(after, s), cudaSuccess);
   const cudaError_t at_launch = cudaPeekAtLastError();
   open = true;
-  const cudaError_t at_sync = cudaStreamSynchronize(a_);
+  const cudaError_t at_sync = cudaStreamSynchronize(s);
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(at_launch, cudaSuccess) << "the grid had not run yet";
   EXPECT_EQ(at_sync, cudaErrorLaunchFailure);
   EXPECT_STREQ(cudaGetErrorName(at_sync), "cudaErrorLaunchFailure");
   EXPECT_STREQ(cudaGetErrorString(at_sync), "unspecified launch failure");
   EXPECT_THAT(log, HasSubstr("kernel EarlyReturnKernel"));
-  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure) << "the synchronize's error is the last";
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "and taking it clears it";
-  EXPECT_EQ(cudaStreamSynchronize(a_), cudaSuccess) << "reported once";
+  EXPECT_FALSE(stored) << "work queued after the fault is dropped";
+  EXPECT_EQ(cudaEventSynchronize(after), cudaErrorLaunchFailure) << "and its events complete";
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure) << "taking it does not clear it";
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+  void* more = nullptr;
+  EXPECT_EQ(cudaMalloc(&more, 16), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaMemsetAsync(dev, 0, sizeof(int), s), cudaErrorLaunchFailure);
+  int host = 0;
+  EXPECT_EQ(cudaMemcpy(&host, dev, sizeof(int), cudaMemcpyDeviceToHost), cudaErrorLaunchFailure);
+  SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, nullptr)(dev, 8, &stored);
+  EXPECT_FALSE(stored) << "nor does a later launch run";
+  // Frees and destroys still release (no leak under ASan), and say what happened.
+  EXPECT_EQ(cudaEventDestroy(after), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaFree(dev), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaStreamDestroy(s), cudaErrorLaunchFailure);
+  EXPECT_FALSE(timed_out);
+
+  // Device 0 goes on, for this thread too once it selects it.
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure) << "the last call's error, now taken";
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&more, 16), cudaSuccess);
+  EXPECT_EQ(cudaFree(more), cudaSuccess);
 }
 
-TEST_F(DeviceRuntimeTest, AKernelErrorIsAlsoTheNextLastError) {
-  ::testing::internal::CaptureStderr();
-  SLUICE_LAUNCH(EarlyReturnKernel, 1, 64, 0, b_)();
-  while (cudaStreamQuery(b_) == cudaErrorNotReady) {
-  }
-  (void)::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+TEST(DeviceRuntimeErrors, AFailedKernelOnTheNullStreamIsStickyToo) {
+  const int device = FreshDevice();
+  std::thread([device] {
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    ::testing::internal::CaptureStderr();
+    SLUICE_LAUNCH(EarlyReturnKernel, 1, 64, 0, nullptr)();
+    EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("kernel EarlyReturnKernel"));
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+  }).join();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "this thread's device (0) is fine";
 }
 
 TEST_F(DeviceRuntimeTest, ALaunchOnADestroyedStreamIsALaunchError) {
@@ -235,7 +313,7 @@ TEST_F(DeviceRuntimeTest, BadPointersAreErrorsNamedAsCudaNamesThem) {
       << "the kind says device destination; the pointer is host memory";
   EXPECT_EQ(cudaFree(pageable.data()), cudaErrorInvalidValue);
   EXPECT_EQ(cudaFreeHost(dev), cudaErrorInvalidValue);
-  EXPECT_EQ(cudaSetDevice(1), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaSetDevice(sluice::simt::kDeviceCount), cudaErrorInvalidDevice);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice) << "the last error is the latest";
 
   cudaPointerAttributes attr{};
@@ -282,19 +360,236 @@ TEST_F(DeviceRuntimeTest, OnlyCopiesFromPinnedMemoryAreAsynchronous) {
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
-TEST(DeviceRuntime, OneDeviceDescribedAsTheSimtDevice) {
+TEST(DeviceRuntime, DevicesDescribedAsSimtDevicesAndSelectedPerThread) {
   int n = 0;
   ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
-  EXPECT_EQ(n, 1);
+  EXPECT_EQ(n, sluice::simt::kDeviceCount);
   cudaDeviceProp prop{};
-  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, n - 1), cudaSuccess);
   EXPECT_THAT(prop.name, HasSubstr("SIMT"));
   EXPECT_GT(prop.totalGlobalMem, size_t{0});
-  EXPECT_EQ(cudaGetDeviceProperties(&prop, 1), cudaErrorInvalidDevice);
+  std::thread([] {
+    EXPECT_EQ(cudaSetDevice(3), cudaSuccess);
+    int d = -1;
+    EXPECT_EQ(cudaGetDevice(&d), cudaSuccess);
+    EXPECT_EQ(d, 3);
+  }).join();
+  int d = -1;
+  EXPECT_EQ(cudaGetDevice(&d), cudaSuccess);
+  EXPECT_EQ(d, 0) << "another thread's cudaSetDevice";
+  EXPECT_EQ(cudaGetDeviceProperties(&prop, n), cudaErrorInvalidDevice);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice);
   EXPECT_EQ(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(&n)),
             cudaErrorInvalidResourceHandle);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+}
+
+// CUDA's legacy stream synchronises with blocking streams only: a synchronous copy, a memset, a
+// null-stream kernel or cudaStreamSynchronize(0) must not wait for a cudaStreamNonBlocking
+// stream, or the layer would hide the races a GPU shows.
+TEST_F(DeviceRuntimeTest, TheLegacyStreamDoesNotWaitForNonBlockingStreams) {
+  int* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
+  std::atomic<bool> open{false}, timed_out{false}, stored{false};
+  SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);  // a_ is non-blocking
+  ASSERT_EQ(cudaMemset(dev, 0, sizeof(int)), cudaSuccess);
+  int host = -1;
+  ASSERT_EQ(cudaMemcpy(&host, dev, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+  SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, nullptr)(dev, 5, &stored);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_TRUE(stored);
+  EXPECT_EQ(host, 0);
+  EXPECT_EQ(cudaStreamQuery(a_), cudaErrorNotReady) << "the gate still holds a";
+  open = true;
+  ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
+  EXPECT_FALSE(timed_out) << "the legacy stream waited for a non-blocking stream";
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+}
+
+// ...and it does wait for blocking streams (cudaStreamCreate): work queued there first is done
+// before a synchronous copy or a null-stream kernel runs.
+TEST_F(DeviceRuntimeTest, TheLegacyStreamWaitsForBlockingStreams) {
+  cudaStream_t blocking = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  int* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), 2 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dev, 0, 2 * sizeof(int)), cudaSuccess);
+  std::atomic<bool> open{false}, timed_out{false}, stored{false};
+  {
+    OpenLater opener(&open, 20);
+    SLUICE_LAUNCH(GateKernel, 1, 1, 0, blocking)(&open, &timed_out);
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, blocking)(dev, 9, &stored);
+    int host = 0;
+    ASSERT_EQ(cudaMemcpy(&host, dev, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(host, 9) << "the copy overtook the blocking stream's kernel";
+  }
+  std::atomic<bool> open2{false}, stored2{false};
+  {
+    OpenLater opener(&open2, 20);
+    SLUICE_LAUNCH(GateKernel, 1, 1, 0, blocking)(&open2, &timed_out);
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, blocking)(dev, 11, &stored2);
+    SLUICE_LAUNCH(StoreKernel, 1, 1, 0, nullptr)(dev + 1, dev);
+    EXPECT_TRUE(stored2) << "the null-stream kernel overtook the blocking stream's";
+  }
+  int got[2] = {0, 0};
+  ASSERT_EQ(cudaMemcpy(got, dev, sizeof(got), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got[1], 11);
+  EXPECT_FALSE(timed_out);
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(blocking), cudaSuccess);
+}
+
+// cudaFree and cudaFreeHost synchronise, as CUDA's do: a kernel or copy still queued on a stream
+// (non-blocking included) that uses the memory runs before the memory goes.
+TEST_F(DeviceRuntimeTest, FreesWaitForTheWorkStillQueued) {
+  int* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
+  std::atomic<bool> open{false}, timed_out{false}, stored{false};
+  {
+    OpenLater opener(&open, 20);
+    SLUICE_LAUNCH(GateKernel, 1, 1, 0, a_)(&open, &timed_out);
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, a_)(dev, 1, &stored);
+    EXPECT_EQ(cudaFree(dev), cudaSuccess);
+    EXPECT_TRUE(stored) << "cudaFree returned before a kernel that writes the memory ran";
+  }
+  int* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dev, 0, sizeof(int)), cudaSuccess);
+  std::atomic<bool> open2{false}, stored2{false};
+  {
+    OpenLater opener(&open2, 20);
+    SLUICE_LAUNCH(GateKernel, 1, 1, 0, b_)(&open2, &timed_out);
+    ASSERT_EQ(cudaMemcpyAsync(pinned, dev, sizeof(int), cudaMemcpyDeviceToHost, b_), cudaSuccess);
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, b_)(dev, 2, &stored2);
+    EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+    EXPECT_TRUE(stored2) << "cudaFreeHost returned before a copy into the buffer ran";
+  }
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+  EXPECT_FALSE(timed_out);
+}
+
+// One thread destroys a stream while another waits for it: the waiter returns once the work is
+// done, and nothing touches freed memory (the ASan build checks).
+TEST(DeviceRuntime, DestroyingAStreamWhileAnotherThreadSynchronizesIt) {
+  for (int round = 0; round < 10; ++round) {
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    std::atomic<bool> open{false}, timed_out{false}, waiting{false};
+    SLUICE_LAUNCH(GateKernel, 1, 1, 0, s)(&open, &timed_out);
+    cudaError_t waited = cudaErrorNotReady;
+    std::thread waiter([&] {
+      waiting = true;
+      waited = cudaStreamSynchronize(s);
+    });
+    while (!waiting) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // into the wait, most rounds
+    cudaError_t destroyed = cudaErrorNotReady;
+    std::thread destroyer([&] { destroyed = cudaStreamDestroy(s); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    open = true;
+    destroyer.join();
+    waiter.join();
+    EXPECT_EQ(destroyed, cudaSuccess);
+    EXPECT_TRUE(waited == cudaSuccess || waited == cudaErrorInvalidResourceHandle)
+        << cudaGetErrorName(waited) << ": success, or the stream was gone before the call";
+    EXPECT_FALSE(timed_out);
+  }
+  // And with no work to hold either: the waiter asks again and again while the stream goes.
+  for (int round = 0; round < 100; ++round) {
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    std::atomic<bool> started{false};
+    std::thread waiter([&] {
+      started = true;
+      while (cudaStreamSynchronize(s) == cudaSuccess) {
+      }
+    });
+    while (!started) std::this_thread::yield();
+    EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
+    waiter.join();
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+}
+
+// SLUICE_SIMT_ORDER is read by the launching thread; a malformed value is the launch's error on
+// a stream too (the worker thread, which runs the grid, would not see it).
+TEST_F(DeviceRuntimeTest, AMalformedOrderIsTheErrorOfStreamLaunchesToo) {
+  int* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dev, 0, sizeof(int)), cudaSuccess);
+  ASSERT_EQ(setenv("SLUICE_SIMT_ORDER", "sideways", 1), 0);
+  std::atomic<bool> stored{false};
+  cudaError_t on_stream = cudaSuccess, on_null = cudaSuccess;
+  std::string log;
+  cudaStream_t a = a_;
+  std::thread([&] {  // a thread of its own reads the variable afresh
+    ::testing::internal::CaptureStderr();
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, a)(dev, 1, &stored);
+    on_stream = cudaGetLastError();
+    SLUICE_LAUNCH(StoreThenMarkKernel, 1, 1, 0, nullptr)(dev, 2, &stored);
+    on_null = cudaGetLastError();
+    log = ::testing::internal::GetCapturedStderr();
+  }).join();
+  ASSERT_EQ(unsetenv("SLUICE_SIMT_ORDER"), 0);
+  ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
+  EXPECT_EQ(on_stream, cudaErrorInvalidConfiguration);
+  EXPECT_EQ(on_null, cudaErrorInvalidConfiguration);
+  EXPECT_THAT(log, AllOf(HasSubstr("kernel StoreThenMarkKernel"),
+                         HasSubstr("SLUICE_SIMT_ORDER=sideways")));
+  EXPECT_FALSE(stored) << "a refused launch does not run";
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+}
+
+// More than 48 KiB of dynamic shared memory is refused at the launch (cudaErrorInvalidValue, as
+// CUDA without cudaFuncSetAttribute), not queued, and leaves the device usable.
+TEST_F(DeviceRuntimeTest, DynamicSharedMemoryOver48KiBIsRefusedAtTheLaunch) {
+  int* out = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), sizeof(int)), cudaSuccess);
+  *out = 0;
+  ::testing::internal::CaptureStderr();
+  SLUICE_LAUNCH(SharedKernel, 1, 1, 48 * 1024 + 1, a_)(out);
+  const cudaError_t refused = cudaGetLastError();
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              AllOf(HasSubstr("kernel SharedKernel"), HasSubstr("49153 bytes of dynamic shared")));
+  EXPECT_EQ(refused, cudaErrorInvalidValue);
+  ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess) << "a refusal does not spoil the device";
+  EXPECT_EQ(*out, 0);
+  SLUICE_LAUNCH(SharedKernel, 1, 1, 48 * 1024, a_)(out);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
+  EXPECT_EQ(*out, 3);
+  EXPECT_EQ(cudaFreeHost(out), cudaSuccess);
+}
+
+// A host function that calls the CUDA API (CUDA forbids it) gets cudaErrorNotPermitted, not a
+// deadlock: a synchronous copy from the worker of a blocking stream would wait for that stream.
+struct HostFnCalls {
+  int* dev;
+  cudaError_t copy = cudaSuccess;
+  cudaError_t sync = cudaSuccess;
+};
+void CallCudaFromHostFn(void* p) {
+  auto* c = static_cast<HostFnCalls*>(p);
+  int host = 0;
+  c->copy = cudaMemcpy(&host, c->dev, sizeof(int), cudaMemcpyDeviceToHost);
+  c->sync = cudaDeviceSynchronize();
+}
+
+TEST(DeviceRuntime, CudaCallsFromAHostFunctionAreRefusedNotDeadlocked) {
+  cudaStream_t blocking = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  HostFnCalls calls;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&calls.dev), sizeof(int)), cudaSuccess);
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(cudaLaunchHostFunc(blocking, &CallCudaFromHostFn, &calls), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(blocking), cudaSuccess);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("does not permit"));
+  EXPECT_EQ(calls.copy, cudaErrorNotPermitted);
+  EXPECT_EQ(calls.sync, cudaErrorNotPermitted);
+  EXPECT_STREQ(cudaGetErrorName(calls.copy), "cudaErrorNotPermitted");
+  EXPECT_EQ(cudaFree(calls.dev), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(blocking), cudaSuccess);
 }
 
 }  // namespace

@@ -128,9 +128,52 @@ __global__ void HalfMaskKernel(float* out) {
   out[threadIdx.x] = __shfl_down_sync(0x0000ffffu, 1.0f, 1);
 }
 
-// The full mask, but only the lower half of the warp calls.
+// The full mask, but only the lower half of the warp calls: lane 15 reads lane 16, which exited.
 __global__ void DivergentShuffleKernel(float* out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1);
+}
+
+// The upper half of the warp returns; the lower half goes on with the full mask, which CUDA
+// allows (exited lanes named in a mask do not take part) as long as nobody reads an exited lane.
+__global__ void ExitedLanesInMaskKernel(unsigned* ballot, int* all, float* xor_sum) {
+  const unsigned lane = threadIdx.x % warpSize;
+  if (lane >= 16) return;
+  __syncwarp(0xffffffffu);
+  const unsigned b = __ballot_sync(0xffffffffu, lane % 2);
+  const int a = __all_sync(0xffffffffu, 1);
+  const float mine = static_cast<float>(lane);
+  const float x = mine + __shfl_xor_sync(0xffffffffu, mine, 8);
+  if (lane == 0) {
+    *ballot = b;
+    *all = a;
+  }
+  xor_sum[lane] = x;
+}
+
+// The full mask, the upper half of the warp waits at __syncthreads instead: still running, named,
+// never arriving. A GPU hangs or returns garbage.
+__global__ void ShuffleWhileOthersAtBarrierKernel(float* out) {
+  float v = 1.0f;
+  if (threadIdx.x < 16) v = __shfl_xor_sync(0xffffffffu, v, 1);
+  __syncthreads();
+  out[threadIdx.x] = v;
+}
+
+// Each level keeps 1 KiB on the stack: deep enough, it runs off the 64 KiB fiber stack.
+__device__ int Recurse(int depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  frame[sizeof(frame) - 1] = static_cast<char>(depth);
+  if (depth == 0) return frame[0];
+  return Recurse(depth - 1) + frame[sizeof(frame) - 1];
+}
+__global__ void StackOverflowKernel(int depth, int* out) { *out = Recurse(depth); }
+
+// Reads its dynamic shared memory so that a launch that is not refused touches all of it.
+__global__ void BigSharedKernel(int* out) {
+  SLUICE_DYNAMIC_SHARED(char, buf);
+  buf[48 * 1024 - 1] = 1;
+  *out = buf[48 * 1024 - 1];
 }
 
 // The lower half's own mask, but lane 8 reads lane 16, outside it.
@@ -306,11 +349,45 @@ TEST_F(SimtTest, ShuffleMaskLeavingOutACallingLaneIsAnError) {
                     HasSubstr("mask 0x0000ffff is called by lane 16, which the mask leaves out")));
 }
 
-TEST_F(SimtTest, ShuffleMaskNamingAnAbsentLaneIsAnError) {
+TEST_F(SimtTest, ShuffleReadingAnExitedLaneIsAnError) {
   std::vector<float> out(32);
   SLUICE_LAUNCH(DivergentShuffleKernel, 1, 32, 0, nullptr)(out.data());
   EXPECT_THAT(LaunchError(), AllOf(HasSubstr("kernel DivergentShuffleKernel"),
-                                   HasSubstr("names lane 16, which returned")));
+                                   HasSubstr("lane 15 reads lane 16, which has exited")));
+}
+
+TEST_F(SimtTest, MaskNamingExitedLanesIsAllowedAsInCuda) {
+  for (const Order& order : kOrders) {
+    SetOrder(order);
+    unsigned ballot = 0;
+    int all = 0;
+    std::vector<float> xor_sum(16, -1.0f);
+    SLUICE_LAUNCH(ExitedLanesInMaskKernel, 1, 32, 0, nullptr)(&ballot, &all, xor_sum.data());
+    ASSERT_EQ(LaunchError(), "") << "order " << static_cast<int>(order.mode);
+    EXPECT_EQ(ballot, 0x0000aaaau) << "only the lanes still running vote";
+    EXPECT_EQ(all, 1) << "__all_sync over the lanes still running";
+    for (int l = 0; l < 16; ++l) EXPECT_EQ(xor_sum[l], static_cast<float>(l + (l ^ 8))) << l;
+  }
+}
+
+TEST_F(SimtTest, MaskNamingALaneWaitingElsewhereIsAnError) {
+  std::vector<float> out(32);
+  SLUICE_LAUNCH(ShuffleWhileOthersAtBarrierKernel, 1, 32, 0, nullptr)(out.data());
+  EXPECT_THAT(LaunchError(), AllOf(HasSubstr("kernel ShuffleWhileOthersAtBarrierKernel"),
+                                   HasSubstr("names lane 16, which waits at __syncthreads")));
+}
+
+TEST_F(SimtTest, DynamicSharedMemoryOver48KiBIsRefusedNamingTheKernel) {
+  int out = 0;
+  SLUICE_LAUNCH(BigSharedKernel, 1, 1, 48 * 1024, nullptr)(&out);
+  ASSERT_EQ(LaunchError(), "");
+  EXPECT_EQ(out, 1);
+  out = 0;
+  SLUICE_LAUNCH(BigSharedKernel, 1, 1, 48 * 1024 + 1, nullptr)(&out);
+  EXPECT_THAT(LaunchError(), AllOf(HasSubstr("kernel BigSharedKernel: 49153 bytes of dynamic "
+                                             "shared memory; CUDA allows 49152"),
+                                   HasSubstr("cudaFuncSetAttribute")));
+  EXPECT_EQ(out, 0) << "a refused launch does not run";
 }
 
 TEST_F(SimtTest, ShuffleReadingOutsideTheMaskIsAnError) {
@@ -350,6 +427,19 @@ TEST(SimtDeathTest, OutOfBoundsGlobalReadIsCaughtUnderAsan) {
   EXPECT_DEATH(SLUICE_LAUNCH(OverrunKernel, 1, 32, 0, nullptr)(in.data(), out.data()),
                "heap-buffer-overflow");
 #endif
+}
+
+// Every fiber stack has an inaccessible guard below it: running off the stack faults at once
+// instead of writing over whatever lies below (another fiber's stack, the heap).
+TEST(SimtDeathTest, StackOverflowFaultsOnTheGuard) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  int out = 0;
+  SLUICE_LAUNCH(StackOverflowKernel, 1, 1, 0, nullptr)(16, &out);  // 16 KiB: fits
+  ASSERT_TRUE(TakeLastError().ok());
+  EXPECT_EQ(out, 16 * 17 / 2);
+  // 72 KiB: a few KiB past the end, where memory below a heap-allocated stack would be mapped
+  // (and silently overwritten).
+  EXPECT_DEATH(SLUICE_LAUNCH(StackOverflowKernel, 1, 1, 0, nullptr)(72, &out), "");
 }
 
 }  // namespace
