@@ -86,9 +86,10 @@ struct Problem {
 // Checks a descriptor and four layouts against what this backend implements and against each
 // other, and fills in the sizes and ops of `p`. NOT_SUPPORTED: a valid configuration it does not
 // implement; INVALID_VALUE: one cuBLASLt would refuse too.
-cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc, const cublasLtMatrixLayoutOpaque_t* a,
-                       const cublasLtMatrixLayoutOpaque_t* b, const cublasLtMatrixLayoutOpaque_t* c,
-                       const cublasLtMatrixLayoutOpaque_t* d, Problem* p) {
+cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc,
+                       const cublasLtMatrixLayoutOpaque_t* a, const cublasLtMatrixLayoutOpaque_t* b,
+                       const cublasLtMatrixLayoutOpaque_t* c, const cublasLtMatrixLayoutOpaque_t* d,
+                       Problem* p) {
   if (!desc || !a || !b || !c || !d) return CUBLAS_STATUS_INVALID_VALUE;
   for (int32_t op : {desc->trans_a, desc->trans_b, desc->trans_c})
     if (op < CUBLAS_OP_N || op > CUBLAS_OP_CONJG) return CUBLAS_STATUS_INVALID_VALUE;
@@ -107,8 +108,8 @@ cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc, const cublasLtMat
   }
   const bool bf16_in = a->type == CUDA_R_16BF && b->type == CUDA_R_16BF;
   const bool f32_in = a->type == CUDA_R_32F && b->type == CUDA_R_32F;
-  const bool out_ok = c->type == d->type &&
-                      (d->type == CUDA_R_32F || (bf16_in && d->type == CUDA_R_16BF));
+  const bool out_ok =
+      c->type == d->type && (d->type == CUDA_R_32F || (bf16_in && d->type == CUDA_R_16BF));
   if (!(bf16_in || f32_in) || !out_ok) return CUBLAS_STATUS_NOT_SUPPORTED;
 
   // op(A) is m x k, op(B) k x n, C and D m x n. CUBLAS_OP_C on real types is CUBLAS_OP_T.
@@ -176,7 +177,8 @@ void Compute(const Problem& p) {
                   od = batch * p.stride_d;
     for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
       const int64_t rows = std::min(kRowBlock, p.m - i0);
-      // panel[q * rows + r] = op(A)(i0 + r, q): A(i, q) is at q * lda + i, A^T(i, q) at i * lda + q.
+      // panel[q * rows + r] = op(A)(i0 + r, q): A(i, q) is at q * lda + i, A^T(i, q) at
+      // i * lda + q.
       for (int64_t q = 0; q < p.k; ++q)
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t i = i0 + r;
@@ -278,8 +280,8 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
 }
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
-                                              cublasLtMatmulDescAttributes_t attr,
-                                              const void* buf, size_t size) {
+                                              cublasLtMatmulDescAttributes_t attr, const void* buf,
+                                              size_t size) {
   if (desc == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
   switch (attr) {
     case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return Read(buf, size, &desc->compute);
@@ -348,7 +350,8 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
-      return Read(buf, size, &pref->min_alignment[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES]);
+      return Read(buf, size,
+                  &pref->min_alignment[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES]);
   }
   return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -383,12 +386,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
   return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                              const void* alpha, const void* A, cublasLtMatrixLayout_t a,
-                              const void* B, cublasLtMatrixLayout_t b, const void* beta,
-                              const void* C, cublasLtMatrixLayout_t c, void* D,
-                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t* algo,
-                              void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                              const void* A, cublasLtMatrixLayout_t a, const void* B,
+                              cublasLtMatrixLayout_t b, const void* beta, const void* C,
+                              cublasLtMatrixLayout_t c, void* D, cublasLtMatrixLayout_t d,
+                              const cublasLtMatmulAlgo_t* algo, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream) {
   (void)workspace;  // the algorithm needs none (workspaceSize 0 in its heuristic result)
   (void)workspace_bytes;
   if (handle == nullptr || handle->magic != kHandleMagic) return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -404,8 +407,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   if (D == nullptr || (reads_c && C == nullptr) || (reads_ab && (A == nullptr || B == nullptr)))
     return CUBLAS_STATUS_INVALID_VALUE;
   // A GPU faults on a misaligned element; refuse it here instead.
-  if (!Aligned(A, a->type) || !Aligned(B, b->type) || !Aligned(C, c->type) ||
-      !Aligned(D, d->type))
+  if (!Aligned(A, a->type) || !Aligned(B, b->type) || !Aligned(C, c->type) || !Aligned(D, d->type))
     return CUBLAS_STATUS_INVALID_VALUE;
   // In place (C == D) only with one layout, as cuBLASLt requires.
   if (C == D && (c->ld != d->ld || c->stride != d->stride)) return CUBLAS_STATUS_INVALID_VALUE;
