@@ -166,15 +166,57 @@ uint16_t ToBf16(float f) {
 }
 
 // Rows of D computed together: the op(A) panel of one block (kRowBlock x k fp32) stays in cache
-// while every column of D passes over it.
+// while every column of D passes over it, kColBlock columns at a time (each panel element is
+// loaded once per kColBlock columns). Blocking changes only which sums run side by side: each
+// element's sum still runs over ascending k.
 constexpr int64_t kRowBlock = 128;
+constexpr int64_t kColBlock = 4;
+
+// D[i, j] for the rows [i0, i0 + rows) of batch entry `batch`, from the packed panel.
+void ComputeRows(const Problem& p, int32_t batch, int64_t i0, int64_t rows,
+                 const std::vector<float>& panel, std::vector<float>* acc_buf) {
+  const int64_t ob = batch * p.b.stride, oc = batch * p.c.stride, od = batch * p.stride_d;
+  float* const acc = acc_buf->data();  // acc[c * kRowBlock + r]: D(i0 + r, j0 + c) so far
+  for (int64_t j0 = 0; j0 < p.n; j0 += kColBlock) {
+    const int64_t cols = std::min(kColBlock, p.n - j0);
+    std::fill(acc_buf->begin(), acc_buf->end(), 0.0f);
+    for (int64_t q = 0; q < p.k; ++q) {
+      // Never skipped when zero: 0 * inf must still give NaN, as on the GPU. Lanes past `cols`
+      // multiply by 0 into sums that are never stored.
+      float bv[kColBlock] = {};
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t j = j0 + c;
+        bv[c] = Load(p.b, ob + (p.trans_b ? q * p.b.ld + j : j * p.b.ld + q));
+      }
+      const float* col = &panel[q * rows];
+      for (int64_t r = 0; r < rows; ++r) {
+        const float a = col[r];
+        for (int64_t c = 0; c < kColBlock; ++c) acc[c * kRowBlock + r] += a * bv[c];
+      }
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t j = j0 + c;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        float v = p.k == 0 ? 0.0f : p.alpha * acc[c * kRowBlock + r];
+        if (p.beta != 0.0f) v += p.beta * Load(p.c, oc + j * p.c.ld + i);  // C read only then
+        const int64_t at = od + j * p.ldd + i;
+        if (p.d_type == CUDA_R_16BF) {
+          const uint16_t h = ToBf16(v);
+          std::memcpy(static_cast<uint16_t*>(p.d) + at, &h, 2);
+        } else {
+          static_cast<float*>(p.d)[at] = v;
+        }
+      }
+    }
+  }
+}
 
 void Compute(const Problem& p) {
   std::vector<float> panel(static_cast<size_t>(std::min(p.m, kRowBlock) * p.k));
-  std::vector<float> acc(static_cast<size_t>(std::min(p.m, kRowBlock)));
+  std::vector<float> acc(static_cast<size_t>(kColBlock * kRowBlock));
   for (int32_t batch = 0; batch < p.batch; ++batch) {
-    const int64_t oa = batch * p.a.stride, ob = batch * p.b.stride, oc = batch * p.c.stride,
-                  od = batch * p.stride_d;
+    const int64_t oa = batch * p.a.stride;
     for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
       const int64_t rows = std::min(kRowBlock, p.m - i0);
       // panel[q * rows + r] = op(A)(i0 + r, q): A(i, q) is at q * lda + i, A^T(i, q) at
@@ -184,27 +226,7 @@ void Compute(const Problem& p) {
           const int64_t i = i0 + r;
           panel[q * rows + r] = Load(p.a, oa + (p.trans_a ? i * p.a.ld + q : q * p.a.ld + i));
         }
-      for (int64_t j = 0; j < p.n; ++j) {
-        std::fill(acc.begin(), acc.begin() + rows, 0.0f);
-        for (int64_t q = 0; q < p.k; ++q) {
-          // Never skipped when zero: 0 * inf must still give NaN, as on the GPU.
-          const float bv = Load(p.b, ob + (p.trans_b ? q * p.b.ld + j : j * p.b.ld + q));
-          const float* col = &panel[q * rows];
-          for (int64_t r = 0; r < rows; ++r) acc[r] += col[r] * bv;
-        }
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t i = i0 + r;
-          float v = p.k == 0 ? 0.0f : p.alpha * acc[r];
-          if (p.beta != 0.0f) v += p.beta * Load(p.c, oc + j * p.c.ld + i);  // C read only then
-          const int64_t at = od + j * p.ldd + i;
-          if (p.d_type == CUDA_R_16BF) {
-            const uint16_t h = ToBf16(v);
-            std::memcpy(static_cast<uint16_t*>(p.d) + at, &h, 2);
-          } else {
-            static_cast<float*>(p.d)[at] = v;
-          }
-        }
-      }
+      ComputeRows(p, batch, i0, rows, panel, &acc);
     }
   }
 }
