@@ -104,8 +104,11 @@ struct Thread {
   Wait wait = Wait::kReady;
   WarpOp op{};
   unsigned ballot = 0;
-  bctx::fiber fiber;  // the thread, while suspended
-  bctx::fiber sink;   // the scheduler, while the thread runs
+  bool counting = false;   // waits at __syncthreads_count/_and/_or, not __syncthreads
+  bool predicate = false;  // its predicate there
+  unsigned count = 0;      // the barrier's result, once released
+  bctx::fiber fiber;       // the thread, while suspended
+  bctx::fiber sink;        // the scheduler, while the thread runs
   const void* stack_bottom = nullptr;
   size_t stack_size = 0;
   void* fake_stack = nullptr;
@@ -387,7 +390,20 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
       Fail(b, "__syncthreads reached by threads " + Ranges(waiting) + " but threads " +
                   Ranges(returned) + " returned without it (a divergent barrier)");
     } else {
-      for (Thread& t : b.threads) t.wait = Wait::kReady;
+      unsigned counting = 0, count = 0;
+      for (const Thread& t : b.threads) {
+        counting += t.counting;
+        count += t.counting && t.predicate;
+      }
+      if (counting != 0 && counting != b.threads.size()) {
+        Fail(b, "one barrier reached by " + std::to_string(counting) +
+                    " threads at __syncthreads_count/_and/_or and the others at __syncthreads");
+        break;
+      }
+      for (Thread& t : b.threads) {
+        t.wait = Wait::kReady;
+        t.count = count;
+      }
     }
   }
   // Unwind the threads still suspended: each throws Cancelled out of its Yield.
@@ -483,7 +499,17 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
 
 void SyncThreads() {
   t_thread->wait = Wait::kBarrier;
+  t_thread->counting = false;
   Yield(*t_block, *t_thread);
+}
+
+unsigned SyncThreadsCount(bool predicate) {
+  Thread& t = *t_thread;
+  t.wait = Wait::kBarrier;
+  t.counting = true;
+  t.predicate = predicate;
+  Yield(*t_block, t);
+  return t.count;
 }
 
 unsigned WarpCollective(const WarpOp& op) {

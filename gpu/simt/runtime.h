@@ -91,6 +91,10 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
 
 // Block-wide barrier (__syncthreads).
 void SyncThreads();
+// The barrier of __syncthreads_count/_and/_or: returns how many threads of the block passed a
+// true `predicate`. Every thread at one barrier must use this form (a GPU reduces only over
+// bar.red arrivals; mixing it with __syncthreads there is reported as an error).
+unsigned SyncThreadsCount(bool predicate);
 
 // The warp collectives, all through one rendezvous: the calling lane waits until every lane of
 // `mask` has reached a collective of the same kind and mask, then each gets its result.

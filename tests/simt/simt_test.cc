@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <cstdint>
@@ -136,6 +137,42 @@ __global__ void DivergentShuffleKernel(float* out) {
 // The lower half's own mask, but lane 8 reads lane 16, outside it.
 __global__ void ReadOutsideMaskKernel(float* out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_down_sync(0x0000ffffu, 1.0f, 8);
+}
+
+// Two reducing barriers in a row per block: how many inputs are odd, whether all are positive,
+// whether any exceeds 100 (the second pass sees the inputs shifted by one thread).
+__global__ void ReducingBarrierKernel(const int* in, int* out) {
+  const int* x = in + blockIdx.x * blockDim.x;
+  const unsigned t = threadIdx.x, n = blockDim.x;
+  int* o = out + blockIdx.x * 6;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int v = x[(t + pass) % n];
+    const int count = __syncthreads_count(v % 2 != 0);
+    const int all = __syncthreads_and(v > 0);
+    const int any = __syncthreads_or(v > 100);
+    if (t == n - 1) {
+      o[pass * 3] = count;
+      o[pass * 3 + 1] = all;
+      o[pass * 3 + 2] = any;
+    }
+  }
+}
+
+// Thread 0 meets the others' __syncthreads_or at a plain __syncthreads.
+__global__ void MixedBarrierKernel(int* out) {
+  if (threadIdx.x == 0) {
+    __syncthreads();
+  } else {
+    out[threadIdx.x] = __syncthreads_or(1);
+  }
+}
+
+// a * b + c where the exact product needs more than 24 bits: rounding it first (the _rn promise)
+// and a fused multiply-add differ. Also CUDA's global min/max overloads.
+__global__ void RoundedProductKernel(const float* in, float* out) {
+  out[0] = __fadd_rn(__fmul_rn(in[0], in[1]), in[2]);
+  out[1] = __fmul_rn(in[0], in[1]) + in[2];  // contraction of this is what -ffp-contract=off stops
+  out[2] = min(max(static_cast<int>(in[0]), -3), 5) + min(2u, 7u) + max(-1.5f, in[1]);
 }
 
 // The last thread reads one element past the end of `in` (a block of 32 threads, 32 inputs).
@@ -323,6 +360,55 @@ TEST_F(SimtTest, BadLaunchConfigurationIsAnError) {
   std::vector<float> out(32);
   SLUICE_LAUNCH(HalfMaskKernel, 1, 2048, 0, nullptr)(out.data());
   EXPECT_THAT(LaunchError(), HasSubstr("kernel HalfMaskKernel: block (2048,1,1) has 2048 threads"));
+}
+
+TEST_F(SimtTest, ReducingBarriersCountAndAndOrOverTheBlock) {
+  const int block = 96, blocks = 3;  // three warps, the last two blocks' inputs all positive
+  std::vector<int> in(block * blocks);
+  for (int i = 0; i < block * blocks; ++i) in[i] = i < block ? i * 7 % 13 : 1 + i % 90;
+  in[block + 5] = 150;
+  for (const Order& order : kOrders) {
+    SetOrder(order);
+    std::vector<int> out(blocks * 6, -1);
+    SLUICE_LAUNCH(ReducingBarrierKernel, blocks, block, 0, nullptr)(in.data(), out.data());
+    ASSERT_EQ(LaunchError(), "");
+    for (int b = 0; b < blocks; ++b) {
+      int odd = 0, all = 1, any = 0;
+      for (int t = 0; t < block; ++t) {
+        const int v = in[b * block + t];
+        odd += v % 2 != 0;
+        all &= v > 0;
+        any |= v > 100;
+      }
+      // Both passes see the same multiset of values.
+      for (int pass = 0; pass < 2; ++pass) {
+        EXPECT_EQ(out[b * 6 + pass * 3], odd) << b;
+        EXPECT_EQ(out[b * 6 + pass * 3 + 1], all) << b;
+        EXPECT_EQ(out[b * 6 + pass * 3 + 2], any) << b;
+      }
+    }
+  }
+}
+
+TEST_F(SimtTest, PlainAndReducingBarrierMixedIsAnError) {
+  std::vector<int> out(64);
+  SLUICE_LAUNCH(MixedBarrierKernel, 1, 64, 0, nullptr)(out.data());
+  EXPECT_THAT(LaunchError(),
+              AllOf(HasSubstr("kernel MixedBarrierKernel"),
+                    HasSubstr("63 threads at __syncthreads_count/_and/_or and the others at "
+                              "__syncthreads")));
+}
+
+TEST_F(SimtTest, RoundedIntrinsicsAreNotFused) {
+  // a * b = 1 + 2^-11 + 2^-24 exactly: half an ulp above 1 + 2^-11, which it rounds to (even).
+  const float a = 1.0f + 0x1p-12f, b = a, c = -(1.0f + 0x1p-11f);
+  std::vector<float> in = {a, b, c}, out(3);
+  SLUICE_LAUNCH(RoundedProductKernel, 1, 1, 0, nullptr)(in.data(), out.data());
+  ASSERT_EQ(LaunchError(), "");
+  EXPECT_EQ(std::fma(a, b, c), 0x1p-24f);  // fused: the exact product's tail survives
+  EXPECT_EQ(out[0], 0.0f);                 // rounded product, then the sum
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 1 + 2 + b);
 }
 
 // A big block with many barriers stays fast: 16 blocks of 1024 fibers, 11 barriers each.
