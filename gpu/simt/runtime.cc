@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -253,11 +254,13 @@ unsigned SourceLane(const WarpOp& op, unsigned m) {
   }
 }
 
-// Completes every warp collective whose lanes have all arrived; returns whether any did.
-bool ResolveWarps(Block& b) {
+// Completes every warp collective whose lanes have all arrived, in every warp or only in the one
+// of thread `only` (when given); returns whether any did.
+bool ResolveWarps(Block& b, std::optional<unsigned> only = std::nullopt) {
   bool progress = false;
   const unsigned n = static_cast<unsigned>(b.threads.size());
-  for (unsigned base = 0; base < n && b.error.empty(); base += 32) {
+  const unsigned first = only ? *only / 32 * 32 : 0, end = only ? first + 1 : n;
+  for (unsigned base = first; base < end && b.error.empty(); base += 32) {
     const unsigned lanes = std::min(32u, n - base);
     const unsigned present = lanes == 32 ? ~0u : (1u << lanes) - 1;
     auto where = [&](const WarpOp& op) {
@@ -365,7 +368,8 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
     t.wait = Wait::kReady;
     Start(b, t);
   }
-  std::vector<unsigned> ready;
+  std::deque<unsigned> ready;
+  std::vector<unsigned> released;
   while (b.error.empty()) {
     ready.clear();
     for (unsigned i = 0; i < b.threads.size(); ++i) {
@@ -373,7 +377,36 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
     }
     if (order.mode == OrderMode::kReverse) std::reverse(ready.begin(), ready.end());
     if (order.mode == OrderMode::kRandom) std::shuffle(ready.begin(), ready.end(), rng);
-    for (unsigned i : ready) Resume(b.threads[i]);
+    while (!ready.empty() && b.error.empty()) {
+      const unsigned i = ready.front();
+      ready.pop_front();
+      Resume(b.threads[i]);
+      // A warp whose collective completes goes on at once, ahead of the threads still queued,
+      // as a GPU's warps run independently of each other: a warp that reuses shared memory
+      // after a shuffle, without the __syncthreads that keeps it from overwriting what other
+      // warps have yet to read, then does overwrite it (in the order that runs it first).
+      if (b.threads[i].wait != Wait::kWarp) continue;
+      const unsigned base = i / 32 * 32;
+      const unsigned lanes = std::min<unsigned>(32, b.threads.size() - base);
+      const unsigned present = lanes == 32 ? ~0u : (1u << lanes) - 1;
+      unsigned arrived = 0;  // at a collective or returned
+      for (unsigned l = 0; l < lanes; ++l) {
+        const Wait w = b.threads[base + l].wait;
+        arrived |= unsigned{w == Wait::kWarp || w == Wait::kDone} << l;
+      }
+      // Only once the whole warp is there (cheap test first: most arrivals are not the last),
+      // so a lane calling outside its mask is still reported before any group completes.
+      if (arrived != present || !ResolveWarps(b, i)) continue;
+      released.clear();
+      for (unsigned l = 0; l < lanes; ++l) {
+        if ((arrived >> l & 1) && b.threads[base + l].wait == Wait::kReady) {
+          released.push_back(base + l);
+        }
+      }
+      if (order.mode == OrderMode::kReverse) std::reverse(released.begin(), released.end());
+      if (order.mode == OrderMode::kRandom) std::shuffle(released.begin(), released.end(), rng);
+      ready.insert(ready.begin(), released.begin(), released.end());
+    }
     if (!b.error.empty() || ResolveWarps(b)) continue;
     std::vector<unsigned> waiting, returned;
     bool stuck = false;

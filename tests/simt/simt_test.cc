@@ -114,6 +114,24 @@ __global__ void BroadcastKernel(const int* in, int* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = value;
 }
 
+// Two block sums through one shared array, each warp's partial from a shuffle reduction; thread
+// 0 keeps both. Without the barrier after the first sum's reads, a warp that finishes its second
+// shuffle reduction first overwrites its partial before thread 0 has read the first one.
+template <bool kBarrier>
+__global__ void TwoBlockSumsKernel(const int* in, int* out) {
+  __shared__ int partial[8];
+  int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v * (pass + 1);
+    __syncthreads();
+    int total = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) total += partial[w];
+    if (kBarrier) __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x * 2 + pass] = total;
+  }
+}
+
 // The classic bug: out-of-range threads return before a barrier the others wait at.
 __global__ void EarlyReturnKernel(const int* in, int* out, int n) {
   __shared__ int sh[64];
@@ -321,6 +339,38 @@ TEST_F(SimtTest, MissingBarrierChangesResultUnderReverseOrder) {
     const auto a = run(BroadcastKernel<false>, {OrderMode::kRandom, seed});
     EXPECT_EQ(run(BroadcastKernel<false>, {OrderMode::kRandom, seed}), a) << seed;
     exposed |= a != expect;
+  }
+  EXPECT_TRUE(exposed);
+}
+
+// A warp whose shuffle completes runs on ahead of the other warps, as on a GPU: the missing
+// barrier between two block sums then changes thread 0's result in reverse and random order
+// (thread 0's warp runs first in forward order, so it reads before anyone overwrites). Before
+// warps ran ahead, every order passed: all threads reached the next shuffle before any left one.
+TEST_F(SimtTest, MissingBarrierBetweenShuffleReductionsChangesResult) {
+  const int block = 256, blocks = 8;
+  std::vector<int> in(block * blocks), expect(blocks * 2);
+  for (int i = 0; i < block * blocks; ++i) in[i] = i % 5 + 1;  // every warp sum positive
+  for (int b = 0; b < blocks; ++b) {
+    // Pass 0: every lane holds its warp's sum; pass 1 adds the warp's sum 32 times: each
+    // partial is 32 * warp sum * 2.
+    const int sum = std::accumulate(in.begin() + b * block, in.begin() + (b + 1) * block, 0);
+    expect[b * 2] = sum;
+    expect[b * 2 + 1] = 64 * sum;
+  }
+  auto run = [&](auto kernel, Order order) {
+    SetOrder(order);
+    std::vector<int> out(blocks * 2, -1);
+    SLUICE_LAUNCH(kernel, blocks, block, 0, nullptr)(in.data(), out.data());
+    EXPECT_EQ(LaunchError(), "");
+    return out;
+  };
+  for (const Order& order : kOrders) EXPECT_EQ(run(TwoBlockSumsKernel<true>, order), expect);
+  EXPECT_NE(run(TwoBlockSumsKernel<false>, {OrderMode::kReverse, 0}), expect);
+  // In random order thread 0 reads late enough in some blocks of some seed.
+  bool exposed = false;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    exposed |= run(TwoBlockSumsKernel<false>, {OrderMode::kRandom, seed}) != expect;
   }
   EXPECT_TRUE(exposed);
 }
