@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -459,10 +461,18 @@ Order CurrentOrder() { return CurrentOrderState().order; }
 
 namespace {
 std::atomic<StreamHook> g_stream_hook{nullptr};
+
+std::mutex g_launch_counts_mu;
+std::map<std::string, uint64_t> g_launch_counts;  // guarded by g_launch_counts_mu
 }  // namespace
 
 void SetStreamHook(StreamHook hook) { g_stream_hook.store(hook); }
 StreamHook CurrentStreamHook() { return g_stream_hook.load(); }
+
+std::map<std::string, uint64_t> LaunchCounts() {
+  std::lock_guard<std::mutex> lock(g_launch_counts_mu);
+  return g_launch_counts;
+}
 
 Status TakeLastError() { return std::exchange(t_last_error, Status::OK()); }
 
@@ -498,6 +508,10 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
     return fail(Status::InvalidArgument("kernel " + name + ": grid " +
                                         Dim({grid.x, grid.y, grid.z}) + " is empty or too big"));
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_launch_counts_mu);
+    ++g_launch_counts[name];
   }
   std::unique_ptr<unsigned char[]> shared(new unsigned char[std::max<size_t>(
       dynamic_shared_bytes, 1)]);

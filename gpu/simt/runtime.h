@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -65,6 +67,11 @@ StreamHook CurrentStreamHook();
 
 // Returns steady-clock nanoseconds: the CPU stand-in for %globaltimer.
 uint64_t GlobalTimerNs();
+
+// How many grids of each kernel this process has run, by SLUICE_LAUNCH's first argument as
+// written (`ColumnPartialKernel<F>`), counted as each grid starts, on any host thread or stream:
+// what tests check "every kernel ran at least once" against.
+std::map<std::string, uint64_t> LaunchCounts();
 
 namespace detail {
 
