@@ -86,9 +86,10 @@ struct Problem {
 // Checks a descriptor and four layouts against what this backend implements and against each
 // other, and fills in the sizes and ops of `p`. NOT_SUPPORTED: a valid configuration it does not
 // implement; INVALID_VALUE: one cuBLASLt would refuse too.
-cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc, const cublasLtMatrixLayoutOpaque_t* a,
-                       const cublasLtMatrixLayoutOpaque_t* b, const cublasLtMatrixLayoutOpaque_t* c,
-                       const cublasLtMatrixLayoutOpaque_t* d, Problem* p) {
+cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc,
+                       const cublasLtMatrixLayoutOpaque_t* a, const cublasLtMatrixLayoutOpaque_t* b,
+                       const cublasLtMatrixLayoutOpaque_t* c, const cublasLtMatrixLayoutOpaque_t* d,
+                       Problem* p) {
   if (!desc || !a || !b || !c || !d) return CUBLAS_STATUS_INVALID_VALUE;
   for (int32_t op : {desc->trans_a, desc->trans_b, desc->trans_c})
     if (op < CUBLAS_OP_N || op > CUBLAS_OP_CONJG) return CUBLAS_STATUS_INVALID_VALUE;
@@ -107,8 +108,8 @@ cublasStatus_t Resolve(const cublasLtMatmulDescOpaque_t* desc, const cublasLtMat
   }
   const bool bf16_in = a->type == CUDA_R_16BF && b->type == CUDA_R_16BF;
   const bool f32_in = a->type == CUDA_R_32F && b->type == CUDA_R_32F;
-  const bool out_ok = c->type == d->type &&
-                      (d->type == CUDA_R_32F || (bf16_in && d->type == CUDA_R_16BF));
+  const bool out_ok =
+      c->type == d->type && (d->type == CUDA_R_32F || (bf16_in && d->type == CUDA_R_16BF));
   if (!(bf16_in || f32_in) || !out_ok) return CUBLAS_STATUS_NOT_SUPPORTED;
 
   // op(A) is m x k, op(B) k x n, C and D m x n. CUBLAS_OP_C on real types is CUBLAS_OP_T.
@@ -165,44 +166,67 @@ uint16_t ToBf16(float f) {
 }
 
 // Rows of D computed together: the op(A) panel of one block (kRowBlock x k fp32) stays in cache
-// while every column of D passes over it.
+// while every column of D passes over it, kColBlock columns at a time (each panel element is
+// loaded once per kColBlock columns). Blocking changes only which sums run side by side: each
+// element's sum still runs over ascending k.
 constexpr int64_t kRowBlock = 128;
+constexpr int64_t kColBlock = 4;
+
+// D[i, j] for the rows [i0, i0 + rows) of batch entry `batch`, from the packed panel.
+void ComputeRows(const Problem& p, int32_t batch, int64_t i0, int64_t rows,
+                 const std::vector<float>& panel, std::vector<float>* acc_buf) {
+  const int64_t ob = batch * p.b.stride, oc = batch * p.c.stride, od = batch * p.stride_d;
+  float* const acc = acc_buf->data();  // acc[c * kRowBlock + r]: D(i0 + r, j0 + c) so far
+  for (int64_t j0 = 0; j0 < p.n; j0 += kColBlock) {
+    const int64_t cols = std::min(kColBlock, p.n - j0);
+    std::fill(acc_buf->begin(), acc_buf->end(), 0.0f);
+    for (int64_t q = 0; q < p.k; ++q) {
+      // Never skipped when zero: 0 * inf must still give NaN, as on the GPU. Lanes past `cols`
+      // multiply by 0 into sums that are never stored.
+      float bv[kColBlock] = {};
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t j = j0 + c;
+        bv[c] = Load(p.b, ob + (p.trans_b ? q * p.b.ld + j : j * p.b.ld + q));
+      }
+      const float* col = &panel[q * rows];
+      for (int64_t r = 0; r < rows; ++r) {
+        const float a = col[r];
+        for (int64_t c = 0; c < kColBlock; ++c) acc[c * kRowBlock + r] += a * bv[c];
+      }
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t j = j0 + c;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        float v = p.k == 0 ? 0.0f : p.alpha * acc[c * kRowBlock + r];
+        if (p.beta != 0.0f) v += p.beta * Load(p.c, oc + j * p.c.ld + i);  // C read only then
+        const int64_t at = od + j * p.ldd + i;
+        if (p.d_type == CUDA_R_16BF) {
+          const uint16_t h = ToBf16(v);
+          std::memcpy(static_cast<uint16_t*>(p.d) + at, &h, 2);
+        } else {
+          static_cast<float*>(p.d)[at] = v;
+        }
+      }
+    }
+  }
+}
 
 void Compute(const Problem& p) {
   std::vector<float> panel(static_cast<size_t>(std::min(p.m, kRowBlock) * p.k));
-  std::vector<float> acc(static_cast<size_t>(std::min(p.m, kRowBlock)));
+  std::vector<float> acc(static_cast<size_t>(kColBlock * kRowBlock));
   for (int32_t batch = 0; batch < p.batch; ++batch) {
-    const int64_t oa = batch * p.a.stride, ob = batch * p.b.stride, oc = batch * p.c.stride,
-                  od = batch * p.stride_d;
+    const int64_t oa = batch * p.a.stride;
     for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
       const int64_t rows = std::min(kRowBlock, p.m - i0);
-      // panel[q * rows + r] = op(A)(i0 + r, q): A(i, q) is at q * lda + i, A^T(i, q) at i * lda + q.
+      // panel[q * rows + r] = op(A)(i0 + r, q): A(i, q) is at q * lda + i, A^T(i, q) at
+      // i * lda + q.
       for (int64_t q = 0; q < p.k; ++q)
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t i = i0 + r;
           panel[q * rows + r] = Load(p.a, oa + (p.trans_a ? i * p.a.ld + q : q * p.a.ld + i));
         }
-      for (int64_t j = 0; j < p.n; ++j) {
-        std::fill(acc.begin(), acc.begin() + rows, 0.0f);
-        for (int64_t q = 0; q < p.k; ++q) {
-          // Never skipped when zero: 0 * inf must still give NaN, as on the GPU.
-          const float bv = Load(p.b, ob + (p.trans_b ? q * p.b.ld + j : j * p.b.ld + q));
-          const float* col = &panel[q * rows];
-          for (int64_t r = 0; r < rows; ++r) acc[r] += col[r] * bv;
-        }
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t i = i0 + r;
-          float v = p.k == 0 ? 0.0f : p.alpha * acc[r];
-          if (p.beta != 0.0f) v += p.beta * Load(p.c, oc + j * p.c.ld + i);  // C read only then
-          const int64_t at = od + j * p.ldd + i;
-          if (p.d_type == CUDA_R_16BF) {
-            const uint16_t h = ToBf16(v);
-            std::memcpy(static_cast<uint16_t*>(p.d) + at, &h, 2);
-          } else {
-            static_cast<float*>(p.d)[at] = v;
-          }
-        }
-      }
+      ComputeRows(p, batch, i0, rows, panel, &acc);
     }
   }
 }
@@ -278,8 +302,8 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
 }
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
-                                              cublasLtMatmulDescAttributes_t attr,
-                                              const void* buf, size_t size) {
+                                              cublasLtMatmulDescAttributes_t attr, const void* buf,
+                                              size_t size) {
   if (desc == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
   switch (attr) {
     case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return Read(buf, size, &desc->compute);
@@ -348,7 +372,8 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
     case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
-      return Read(buf, size, &pref->min_alignment[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES]);
+      return Read(buf, size,
+                  &pref->min_alignment[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES]);
   }
   return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -383,12 +408,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
   return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                              const void* alpha, const void* A, cublasLtMatrixLayout_t a,
-                              const void* B, cublasLtMatrixLayout_t b, const void* beta,
-                              const void* C, cublasLtMatrixLayout_t c, void* D,
-                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t* algo,
-                              void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                              const void* A, cublasLtMatrixLayout_t a, const void* B,
+                              cublasLtMatrixLayout_t b, const void* beta, const void* C,
+                              cublasLtMatrixLayout_t c, void* D, cublasLtMatrixLayout_t d,
+                              const cublasLtMatmulAlgo_t* algo, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream) {
   (void)workspace;  // the algorithm needs none (workspaceSize 0 in its heuristic result)
   (void)workspace_bytes;
   if (handle == nullptr || handle->magic != kHandleMagic) return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -404,8 +429,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   if (D == nullptr || (reads_c && C == nullptr) || (reads_ab && (A == nullptr || B == nullptr)))
     return CUBLAS_STATUS_INVALID_VALUE;
   // A GPU faults on a misaligned element; refuse it here instead.
-  if (!Aligned(A, a->type) || !Aligned(B, b->type) || !Aligned(C, c->type) ||
-      !Aligned(D, d->type))
+  if (!Aligned(A, a->type) || !Aligned(B, b->type) || !Aligned(C, c->type) || !Aligned(D, d->type))
     return CUBLAS_STATUS_INVALID_VALUE;
   // In place (C == D) only with one layout, as cuBLASLt requires.
   if (C == D && (c->ld != d->ld || c->stride != d->stride)) return CUBLAS_STATUS_INVALID_VALUE;

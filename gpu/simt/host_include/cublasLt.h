@@ -117,13 +117,13 @@ enum cublasLtMatmulDescAttributes_t {
 };
 
 enum cublasLtMatrixLayoutAttribute_t {
-  CUBLASLT_MATRIX_LAYOUT_TYPE = 0,                   // uint32_t (cudaDataType_t)
-  CUBLASLT_MATRIX_LAYOUT_ORDER = 1,                  // int32_t, only CUBLASLT_ORDER_COL
-  CUBLASLT_MATRIX_LAYOUT_ROWS = 2,                   // uint64_t
-  CUBLASLT_MATRIX_LAYOUT_COLS = 3,                   // uint64_t
-  CUBLASLT_MATRIX_LAYOUT_LD = 4,                     // int64_t
-  CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,            // int32_t, default 1
-  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,   // int64_t elements, default 0
+  CUBLASLT_MATRIX_LAYOUT_TYPE = 0,                  // uint32_t (cudaDataType_t)
+  CUBLASLT_MATRIX_LAYOUT_ORDER = 1,                 // int32_t, only CUBLASLT_ORDER_COL
+  CUBLASLT_MATRIX_LAYOUT_ROWS = 2,                  // uint64_t
+  CUBLASLT_MATRIX_LAYOUT_COLS = 3,                  // uint64_t
+  CUBLASLT_MATRIX_LAYOUT_LD = 4,                    // int64_t
+  CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,           // int32_t, default 1
+  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,  // int64_t elements, default 0
 };
 
 enum cublasLtMatmulPreferenceAttributes_t {
@@ -165,8 +165,8 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComput
                                         cudaDataType_t scale_type);
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc);
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
-                                              cublasLtMatmulDescAttributes_t attr,
-                                              const void* buf, size_t size);
+                                              cublasLtMatmulDescAttributes_t attr, const void* buf,
+                                              size_t size);
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type,
                                           uint64_t rows, uint64_t cols, int64_t ld);
@@ -192,9 +192,9 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
 // algo: from AlgoGetHeuristic, or null (cuBLASLt then picks one itself). The workspace is not
 // used (the algorithm needs none). Operands must be aligned to their element size; C may equal D
 // only with the same layout (cuBLASLt's in-place rule).
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                              const void* alpha, const void* A, cublasLtMatrixLayout_t a,
-                              const void* B, cublasLtMatrixLayout_t b, const void* beta,
-                              const void* C, cublasLtMatrixLayout_t c, void* D,
-                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t* algo,
-                              void* workspace, size_t workspace_bytes, cudaStream_t stream);
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                              const void* A, cublasLtMatrixLayout_t a, const void* B,
+                              cublasLtMatrixLayout_t b, const void* beta, const void* C,
+                              cublasLtMatrixLayout_t c, void* D, cublasLtMatrixLayout_t d,
+                              const cublasLtMatmulAlgo_t* algo, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream);
