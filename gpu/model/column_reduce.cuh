@@ -44,7 +44,7 @@ Status ColumnReduceAdd(float* dst, int N, int C, float* scratch, F value, void* 
   if (N <= 0 || C <= 0) return Status::OK();
   const int chunks = Chunks(N);
   if (chunks > 65535) return Status::InvalidArgument("column reduction: too many rows");
-  SLUICE_LAUNCH(ColumnPartialKernel, dim3((C + 31) / 32, chunks), dim3(32, 8), 0, S(stream))
+  SLUICE_LAUNCH(ColumnPartialKernel<F>, dim3((C + 31) / 32, chunks), dim3(32, 8), 0, S(stream))
   (scratch, N, C, value);
   SLUICE_LAUNCH_CHECK();
   SLUICE_LAUNCH(ColumnFinishKernel, (C + kThreads - 1) / kThreads, kThreads, 0, S(stream))

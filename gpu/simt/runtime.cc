@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <random>
@@ -120,8 +123,11 @@ struct Thread {
   WarpOp op{};
   unsigned ballot = 0;
   unsigned participants = 0;  // the lanes that took part in its last warp collective
-  bctx::fiber fiber;  // the thread, while suspended
-  bctx::fiber sink;   // the scheduler, while the thread runs
+  bool counting = false;      // waits at __syncthreads_count/_and/_or, not __syncthreads
+  bool predicate = false;     // its predicate there
+  unsigned count = 0;         // the barrier's result, once released
+  bctx::fiber fiber;          // the thread, while suspended
+  bctx::fiber sink;           // the scheduler, while the thread runs
   const void* stack_bottom = nullptr;
   size_t stack_size = 0;
   void* fake_stack = nullptr;
@@ -266,11 +272,13 @@ unsigned SourceLane(const WarpOp& op, unsigned m) {
   }
 }
 
-// Completes every warp collective whose lanes have all arrived; returns whether any did.
-bool ResolveWarps(Block& b) {
+// Completes every warp collective whose lanes have all arrived, in every warp or only in the one
+// of thread `only` (when given); returns whether any did.
+bool ResolveWarps(Block& b, std::optional<unsigned> only = std::nullopt) {
   bool progress = false;
   const unsigned n = static_cast<unsigned>(b.threads.size());
-  for (unsigned base = 0; base < n && b.error.empty(); base += 32) {
+  const unsigned first = only ? *only / 32 * 32 : 0, end = only ? first + 1 : n;
+  for (unsigned base = first; base < end && b.error.empty(); base += 32) {
     const unsigned lanes = std::min(32u, n - base);
     const unsigned present = lanes == 32 ? ~0u : (1u << lanes) - 1;
     auto where = [&](const WarpOp& op) {
@@ -385,7 +393,8 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
     t.wait = Wait::kReady;
     Start(b, t);
   }
-  std::vector<unsigned> ready;
+  std::deque<unsigned> ready;
+  std::vector<unsigned> released;
   while (b.error.empty()) {
     ready.clear();
     for (unsigned i = 0; i < b.threads.size(); ++i) {
@@ -393,7 +402,36 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
     }
     if (order.mode == OrderMode::kReverse) std::reverse(ready.begin(), ready.end());
     if (order.mode == OrderMode::kRandom) std::shuffle(ready.begin(), ready.end(), rng);
-    for (unsigned i : ready) Resume(b.threads[i]);
+    while (!ready.empty() && b.error.empty()) {
+      const unsigned i = ready.front();
+      ready.pop_front();
+      Resume(b.threads[i]);
+      // A warp whose collective completes goes on at once, ahead of the threads still queued,
+      // as a GPU's warps run independently of each other: a warp that reuses shared memory
+      // after a shuffle, without the __syncthreads that keeps it from overwriting what other
+      // warps have yet to read, then does overwrite it (in the order that runs it first).
+      if (b.threads[i].wait != Wait::kWarp) continue;
+      const unsigned base = i / 32 * 32;
+      const unsigned lanes = std::min<unsigned>(32, b.threads.size() - base);
+      const unsigned present = lanes == 32 ? ~0u : (1u << lanes) - 1;
+      unsigned arrived = 0;  // at a collective or returned
+      for (unsigned l = 0; l < lanes; ++l) {
+        const Wait w = b.threads[base + l].wait;
+        arrived |= unsigned{w == Wait::kWarp || w == Wait::kDone} << l;
+      }
+      // Only once the whole warp is there (cheap test first: most arrivals are not the last),
+      // so a lane calling outside its mask is still reported before any group completes.
+      if (arrived != present || !ResolveWarps(b, i)) continue;
+      released.clear();
+      for (unsigned l = 0; l < lanes; ++l) {
+        if ((arrived >> l & 1) && b.threads[base + l].wait == Wait::kReady) {
+          released.push_back(base + l);
+        }
+      }
+      if (order.mode == OrderMode::kReverse) std::reverse(released.begin(), released.end());
+      if (order.mode == OrderMode::kRandom) std::shuffle(released.begin(), released.end(), rng);
+      ready.insert(ready.begin(), released.begin(), released.end());
+    }
     if (!b.error.empty() || ResolveWarps(b)) continue;
     std::vector<unsigned> waiting, returned;
     bool stuck = false;
@@ -410,7 +448,20 @@ void RunBlock(Block& b, const Order& order, std::mt19937_64& rng) {
       Fail(b, "__syncthreads reached by threads " + Ranges(waiting) + " but threads " +
                   Ranges(returned) + " returned without it (a divergent barrier)");
     } else {
-      for (Thread& t : b.threads) t.wait = Wait::kReady;
+      unsigned counting = 0, count = 0;
+      for (const Thread& t : b.threads) {
+        counting += t.counting;
+        count += t.counting && t.predicate;
+      }
+      if (counting != 0 && counting != b.threads.size()) {
+        Fail(b, "one barrier reached by " + std::to_string(counting) +
+                    " threads at __syncthreads_count/_and/_or and the others at __syncthreads");
+        break;
+      }
+      for (Thread& t : b.threads) {
+        t.wait = Wait::kReady;
+        t.count = count;
+      }
     }
   }
   // Unwind the threads still suspended: each throws Cancelled out of its Yield.
@@ -433,10 +484,18 @@ Order CurrentOrder() { return CurrentOrderState().order; }
 
 namespace {
 std::atomic<StreamHook> g_stream_hook{nullptr};
+
+std::mutex g_launch_counts_mu;
+std::map<std::string, uint64_t> g_launch_counts;  // guarded by g_launch_counts_mu
 }  // namespace
 
 void SetStreamHook(StreamHook hook) { g_stream_hook.store(hook); }
 StreamHook CurrentStreamHook() { return g_stream_hook.load(); }
+
+std::map<std::string, uint64_t> LaunchCounts() {
+  std::lock_guard<std::mutex> lock(g_launch_counts_mu);
+  return g_launch_counts;
+}
 
 Status TakeLastError() { return std::exchange(t_last_error, Status::OK()); }
 
@@ -491,6 +550,10 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
   if (!refused.ok()) return fail(refused);
   const OrderState& order = CurrentOrderState();
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  {
+    std::lock_guard<std::mutex> lock(g_launch_counts_mu);
+    ++g_launch_counts[kernel];
+  }
   std::unique_ptr<unsigned char[]> shared(new unsigned char[std::max<size_t>(
       dynamic_shared_bytes, 1)]);
   Block b;
@@ -525,7 +588,17 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
 
 void SyncThreads() {
   t_thread->wait = Wait::kBarrier;
+  t_thread->counting = false;
   Yield(*t_block, *t_thread);
+}
+
+unsigned SyncThreadsCount(bool predicate) {
+  Thread& t = *t_thread;
+  t.wait = Wait::kBarrier;
+  t.counting = true;
+  t.predicate = predicate;
+  Yield(*t_block, t);
+  return t.count;
 }
 
 unsigned WarpCollective(const WarpOp& op) {

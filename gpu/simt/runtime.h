@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -80,6 +82,11 @@ inline constexpr size_t kMaxDynamicSharedBytes = 48 * 1024;
 // Returns steady-clock nanoseconds: the CPU stand-in for %globaltimer.
 uint64_t GlobalTimerNs();
 
+// How many grids of each kernel this process has run, by SLUICE_LAUNCH's first argument as
+// written (`ColumnPartialKernel<F>`), counted as each grid starts, on any host thread or stream:
+// what tests check "every kernel ran at least once" against.
+std::map<std::string, uint64_t> LaunchCounts();
+
 namespace detail {
 
 // What one CUDA thread sees; the shim reads it through Current().
@@ -109,6 +116,10 @@ Status Run(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_byte
 
 // Block-wide barrier (__syncthreads).
 void SyncThreads();
+// The barrier of __syncthreads_count/_and/_or: returns how many threads of the block passed a
+// true `predicate`. Every thread at one barrier must use this form (a GPU reduces only over
+// bar.red arrivals; mixing it with __syncthreads there is reported as an error).
+unsigned SyncThreadsCount(bool predicate);
 
 // The warp collectives, all through one rendezvous: the calling lane waits until every lane of
 // `mask` has reached a collective of the same kind and mask, then each gets its result.

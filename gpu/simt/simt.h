@@ -21,6 +21,7 @@
 #else  // the host compiler: the SIMT layer
 
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -65,6 +66,17 @@ using cudaStream_t = struct CUstream_st*;
 inline constexpr int warpSize = 32;
 
 inline void __syncthreads() { ::sluice::simt::detail::SyncThreads(); }
+// The barrier with a block-wide reduction of `predicate` over every thread of the block.
+inline int __syncthreads_count(int predicate) {
+  return static_cast<int>(::sluice::simt::detail::SyncThreadsCount(predicate != 0));
+}
+inline int __syncthreads_and(int predicate) {
+  const dim3 b = blockDim;
+  return ::sluice::simt::detail::SyncThreadsCount(predicate != 0) == b.x * b.y * b.z;
+}
+inline int __syncthreads_or(int predicate) {
+  return ::sluice::simt::detail::SyncThreadsCount(predicate != 0) != 0;
+}
 
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   ::sluice::simt::detail::WarpCollective(
@@ -128,5 +140,48 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+// CUDA's global integer and floating min/max (crt/math_functions.hpp), the overloads kernels
+// call unqualified. Mixed signed/unsigned pairs compare as unsigned, as CUDA's do.
+#define SLUICE_SIMT_MIN_MAX(T)                     \
+  inline T min(T a, T b) { return b < a ? b : a; } \
+  inline T max(T a, T b) { return a < b ? b : a; }
+SLUICE_SIMT_MIN_MAX(int)
+SLUICE_SIMT_MIN_MAX(unsigned)
+SLUICE_SIMT_MIN_MAX(long)
+SLUICE_SIMT_MIN_MAX(unsigned long)
+SLUICE_SIMT_MIN_MAX(long long)
+SLUICE_SIMT_MIN_MAX(unsigned long long)
+#undef SLUICE_SIMT_MIN_MAX
+inline unsigned min(int a, unsigned b) { return ::min(static_cast<unsigned>(a), b); }
+inline unsigned min(unsigned a, int b) { return ::min(a, static_cast<unsigned>(b)); }
+inline unsigned max(int a, unsigned b) { return ::max(static_cast<unsigned>(a), b); }
+inline unsigned max(unsigned a, int b) { return ::max(a, static_cast<unsigned>(b)); }
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline float max(float a, float b) { return std::fmax(a, b); }
+inline double min(double a, double b) { return std::fmin(a, b); }
+inline double max(double a, double b) { return std::fmax(a, b); }
+
+// The explicitly rounded arithmetic intrinsics (round to nearest even; _rn only, the kernels use
+// no other rounding mode). Host float and double arithmetic is IEEE binary32/64 rounded to
+// nearest already, provided it is not evaluated in a wider format (FLT_EVAL_METHOD 0: SSE, NEON)
+// and the compiler does not contract a product and a sum into one FMA rounding, which is what the
+// _rn forms promise a kernel. GCC contracts across statements by default in C++ on any target
+// with FMA (aarch64, x86-64 with -mfma/-march=native), so simt_dep gives every SIMT build
+// -ffp-contract=off (gpu/simt/meson.build): one flag, no barriers in the functions, and every
+// kernel's plain arithmetic then rounds the same on every host, whatever -march says.
+static_assert(FLT_EVAL_METHOD == 0, "the _rn intrinsics need float/double evaluated as such");
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __dsqrt_rn(double x) { return std::sqrt(x); }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 
 #endif  // __CUDACC__

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <cstdint>
@@ -113,6 +114,24 @@ __global__ void BroadcastKernel(const int* in, int* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = value;
 }
 
+// Two block sums through one shared array, each warp's partial from a shuffle reduction; thread
+// 0 keeps both. Without the barrier after the first sum's reads, a warp that finishes its second
+// shuffle reduction first overwrites its partial before thread 0 has read the first one.
+template <bool kBarrier>
+__global__ void TwoBlockSumsKernel(const int* in, int* out) {
+  __shared__ int partial[8];
+  int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v * (pass + 1);
+    __syncthreads();
+    int total = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) total += partial[w];
+    if (kBarrier) __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x * 2 + pass] = total;
+  }
+}
+
 // The classic bug: out-of-range threads return before a barrier the others wait at.
 __global__ void EarlyReturnKernel(const int* in, int* out, int n) {
   __shared__ int sh[64];
@@ -179,6 +198,42 @@ __global__ void BigSharedKernel(int* out) {
 // The lower half's own mask, but lane 8 reads lane 16, outside it.
 __global__ void ReadOutsideMaskKernel(float* out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_down_sync(0x0000ffffu, 1.0f, 8);
+}
+
+// Two reducing barriers in a row per block: how many inputs are odd, whether all are positive,
+// whether any exceeds 100 (the second pass sees the inputs shifted by one thread).
+__global__ void ReducingBarrierKernel(const int* in, int* out) {
+  const int* x = in + blockIdx.x * blockDim.x;
+  const unsigned t = threadIdx.x, n = blockDim.x;
+  int* o = out + blockIdx.x * 6;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int v = x[(t + pass) % n];
+    const int count = __syncthreads_count(v % 2 != 0);
+    const int all = __syncthreads_and(v > 0);
+    const int any = __syncthreads_or(v > 100);
+    if (t == n - 1) {
+      o[pass * 3] = count;
+      o[pass * 3 + 1] = all;
+      o[pass * 3 + 2] = any;
+    }
+  }
+}
+
+// Thread 0 meets the others' __syncthreads_or at a plain __syncthreads.
+__global__ void MixedBarrierKernel(int* out) {
+  if (threadIdx.x == 0) {
+    __syncthreads();
+  } else {
+    out[threadIdx.x] = __syncthreads_or(1);
+  }
+}
+
+// a * b + c where the exact product needs more than 24 bits: rounding it first (the _rn promise)
+// and a fused multiply-add differ. Also CUDA's global min/max overloads.
+__global__ void RoundedProductKernel(const float* in, float* out) {
+  out[0] = __fadd_rn(__fmul_rn(in[0], in[1]), in[2]);
+  out[1] = __fmul_rn(in[0], in[1]) + in[2];  // contraction of this is what -ffp-contract=off stops
+  out[2] = min(max(static_cast<int>(in[0]), -3), 5) + min(2u, 7u) + max(-1.5f, in[1]);
 }
 
 // The last thread reads one element past the end of `in` (a block of 32 threads, 32 inputs).
@@ -331,6 +386,38 @@ TEST_F(SimtTest, MissingBarrierChangesResultUnderReverseOrder) {
   EXPECT_TRUE(exposed);
 }
 
+// A warp whose shuffle completes runs on ahead of the other warps, as on a GPU: the missing
+// barrier between two block sums then changes thread 0's result in reverse and random order
+// (thread 0's warp runs first in forward order, so it reads before anyone overwrites). Before
+// warps ran ahead, every order passed: all threads reached the next shuffle before any left one.
+TEST_F(SimtTest, MissingBarrierBetweenShuffleReductionsChangesResult) {
+  const int block = 256, blocks = 8;
+  std::vector<int> in(block * blocks), expect(blocks * 2);
+  for (int i = 0; i < block * blocks; ++i) in[i] = i % 5 + 1;  // every warp sum positive
+  for (int b = 0; b < blocks; ++b) {
+    // Pass 0: every lane holds its warp's sum; pass 1 adds the warp's sum 32 times: each
+    // partial is 32 * warp sum * 2.
+    const int sum = std::accumulate(in.begin() + b * block, in.begin() + (b + 1) * block, 0);
+    expect[b * 2] = sum;
+    expect[b * 2 + 1] = 64 * sum;
+  }
+  auto run = [&](auto kernel, Order order) {
+    SetOrder(order);
+    std::vector<int> out(blocks * 2, -1);
+    SLUICE_LAUNCH(kernel, blocks, block, 0, nullptr)(in.data(), out.data());
+    EXPECT_EQ(LaunchError(), "");
+    return out;
+  };
+  for (const Order& order : kOrders) EXPECT_EQ(run(TwoBlockSumsKernel<true>, order), expect);
+  EXPECT_NE(run(TwoBlockSumsKernel<false>, {OrderMode::kReverse, 0}), expect);
+  // In random order thread 0 reads late enough in some blocks of some seed.
+  bool exposed = false;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    exposed |= run(TwoBlockSumsKernel<false>, {OrderMode::kRandom, seed}) != expect;
+  }
+  EXPECT_TRUE(exposed);
+}
+
 TEST_F(SimtTest, DivergentBarrierIsAnErrorNamingTheKernel) {
   const int n = 100;  // the second block has 36 threads in range and 28 past the end
   std::vector<int> in(n, 1), out(n, 0);
@@ -400,6 +487,55 @@ TEST_F(SimtTest, BadLaunchConfigurationIsAnError) {
   std::vector<float> out(32);
   SLUICE_LAUNCH(HalfMaskKernel, 1, 2048, 0, nullptr)(out.data());
   EXPECT_THAT(LaunchError(), HasSubstr("kernel HalfMaskKernel: block (2048,1,1) has 2048 threads"));
+}
+
+TEST_F(SimtTest, ReducingBarriersCountAndAndOrOverTheBlock) {
+  const int block = 96, blocks = 3;  // three warps, the last two blocks' inputs all positive
+  std::vector<int> in(block * blocks);
+  for (int i = 0; i < block * blocks; ++i) in[i] = i < block ? i * 7 % 13 : 1 + i % 90;
+  in[block + 5] = 150;
+  for (const Order& order : kOrders) {
+    SetOrder(order);
+    std::vector<int> out(blocks * 6, -1);
+    SLUICE_LAUNCH(ReducingBarrierKernel, blocks, block, 0, nullptr)(in.data(), out.data());
+    ASSERT_EQ(LaunchError(), "");
+    for (int b = 0; b < blocks; ++b) {
+      int odd = 0, all = 1, any = 0;
+      for (int t = 0; t < block; ++t) {
+        const int v = in[b * block + t];
+        odd += v % 2 != 0;
+        all &= v > 0;
+        any |= v > 100;
+      }
+      // Both passes see the same multiset of values.
+      for (int pass = 0; pass < 2; ++pass) {
+        EXPECT_EQ(out[b * 6 + pass * 3], odd) << b;
+        EXPECT_EQ(out[b * 6 + pass * 3 + 1], all) << b;
+        EXPECT_EQ(out[b * 6 + pass * 3 + 2], any) << b;
+      }
+    }
+  }
+}
+
+TEST_F(SimtTest, PlainAndReducingBarrierMixedIsAnError) {
+  std::vector<int> out(64);
+  SLUICE_LAUNCH(MixedBarrierKernel, 1, 64, 0, nullptr)(out.data());
+  EXPECT_THAT(LaunchError(),
+              AllOf(HasSubstr("kernel MixedBarrierKernel"),
+                    HasSubstr("63 threads at __syncthreads_count/_and/_or and the others at "
+                              "__syncthreads")));
+}
+
+TEST_F(SimtTest, RoundedIntrinsicsAreNotFused) {
+  // a * b = 1 + 2^-11 + 2^-24 exactly: half an ulp above 1 + 2^-11, which it rounds to (even).
+  const float a = 1.0f + 0x1p-12f, b = a, c = -(1.0f + 0x1p-11f);
+  std::vector<float> in = {a, b, c}, out(3);
+  SLUICE_LAUNCH(RoundedProductKernel, 1, 1, 0, nullptr)(in.data(), out.data());
+  ASSERT_EQ(LaunchError(), "");
+  EXPECT_EQ(std::fma(a, b, c), 0x1p-24f);  // fused: the exact product's tail survives
+  EXPECT_EQ(out[0], 0.0f);                 // rounded product, then the sum
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 1 + 2 + b);
 }
 
 // A big block with many barriers stays fast: 16 blocks of 1024 fibers, 11 barriers each.

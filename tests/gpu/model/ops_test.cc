@@ -15,6 +15,7 @@
 
 #include "gpu/model/gemm.h"
 #include "gpu/model/ops.h"
+#include "gpu/model/scale.h"
 #include "reference/activation.h"
 #include "reference/conv2d.h"
 #include "reference/dropout.h"
@@ -172,6 +173,32 @@ TEST(GpuOps, BiasAndColumnSumsMatchHost) {
   ASSERT_OK(AddBias(dx.data(), xb.data(), db.data(), N, C, nullptr));
   ExpectClose("add bias", ToHost(dx, N * C), want, 1e-7, 1e-7);
   ExpectClose("add bias bf16", FromBf16(ToHost(xb, N * C)), want, 4e-3, 4e-3);
+}
+
+// The data-parallel gradient weighting (scale.h): one rounded float multiply per element, bit
+// for bit the CPU trainer's `grads[i] *= s`; s == 1 launches nothing, so even a signalling NaN
+// (which a multiply would quiet) keeps its bits.
+TEST(GpuOps, ScaleIsOneRoundedMultiplyAndOneIsANoOp) {
+  SKIP_WITHOUT_GPU();
+  const size_t n = 10007;  // a partial last block
+  std::vector<float> x = Random(n, 1, -3, 3);
+  const uint32_t snan_bits = 0x7f800001u;
+  std::memcpy(&x[7], &snan_bits, 4);
+  std::vector<float> want = x;
+  const float s = 0.3f;
+  for (float& v : want) v *= s;
+  auto dx = ToDevice(x);
+  ASSERT_OK(Scale(dx.data(), n, s, nullptr));
+  std::vector<float> got = ToHost(dx, n);
+  size_t diff = 0;
+  for (size_t i = 0; i < n; ++i) diff += i != 7 && std::memcmp(&got[i], &want[i], 4) != 0;
+  EXPECT_EQ(diff, 0u);
+  EXPECT_TRUE(std::isnan(got[7]));
+
+  auto dy = ToDevice(x);
+  ASSERT_OK(Scale(dy.data(), n, 1.0f, nullptr));
+  got = ToHost(dy, n);
+  EXPECT_EQ(std::memcmp(got.data(), x.data(), n * 4), 0) << "s == 1 changed the bits";
 }
 
 TEST(GpuOps, PositionsMatchReferenceFormula) {

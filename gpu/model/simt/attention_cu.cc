@@ -1,0 +1,1 @@
+#include "gpu/model/attention.cu"  // host C++ for the SIMT build (meson.build here)

@@ -1,0 +1,1 @@
+#include "gpu/model/conv2d.cu"  // host C++ for the SIMT build (meson.build here)

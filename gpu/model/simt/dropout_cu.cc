@@ -1,0 +1,1 @@
+#include "gpu/model/dropout.cu"  // host C++ for the SIMT build (meson.build here)

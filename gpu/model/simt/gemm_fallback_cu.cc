@@ -1,0 +1,1 @@
+#include "gpu/model/gemm_fallback.cu"  // host C++ for the SIMT build (meson.build here)
