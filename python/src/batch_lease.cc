@@ -6,13 +6,26 @@ LeaseAllocator::~LeaseAllocator() {
   // Every lease holds a shared_ptr to this allocator, so none is left; blocks still here were
   // never freed by a loader (none outlives its allocator) or wait for FreeDead.
   for (auto& [p, b] : dying_) base_->Free(p, b.bytes, b.alignment);
+  for (auto& [bytes, entry] : cache_) base_->Free(entry.first, bytes, entry.second.alignment);
 }
 
 void* LeaseAllocator::Allocate(size_t bytes, size_t alignment) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [first, last] = cache_.equal_range(bytes);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.second.alignment != alignment) continue;
+      void* p = it->second.first;
+      blocks_[p] = Block{bytes, alignment, 0, false};  // still registered when pinning
+      cache_.erase(it);
+      return p;
+    }
+  }
   void* p = base_->Allocate(bytes, alignment);
   if (p == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   blocks_[p] = Block{bytes, alignment, 0, false};
+  ++allocations_;
   if (pin_) new_.emplace_back(p, bytes);
   return p;
 }
@@ -34,6 +47,10 @@ void LeaseAllocator::Free(void* p, size_t bytes, size_t alignment) {
 }
 
 void LeaseAllocator::Release(void* p, const Block& b) {
+  if (keep_) {
+    cache_.emplace(b.bytes, std::make_pair(p, b));
+    return;
+  }
   if (pin_) {
     // A block allocated and freed before the consumer registered it is dropped from new_ too.
     for (auto it = new_.begin(); it != new_.end(); ++it) {
@@ -48,6 +65,14 @@ void LeaseAllocator::Release(void* p, const Block& b) {
     return;
   }
   base_->Free(p, b.bytes, b.alignment);
+}
+
+void LeaseAllocator::Keep(bool keep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_ = keep;
+  if (keep) return;
+  for (auto& [bytes, entry] : cache_) Release(entry.first, entry.second);
+  cache_.clear();
 }
 
 void LeaseAllocator::Ref(const void* p) {
@@ -79,6 +104,11 @@ size_t LeaseAllocator::deferred_blocks() const {
   size_t n = 0;
   for (const auto& [p, b] : blocks_) n += b.freed ? 1 : 0;
   return n;
+}
+
+uint64_t LeaseAllocator::allocations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocations_;
 }
 
 std::vector<std::pair<void*, size_t>> LeaseAllocator::TakeNew() {

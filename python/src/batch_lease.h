@@ -39,9 +39,17 @@ class LeaseAllocator : public loader::BatchAllocator {
   void Ref(const void* p);
   void Unref(const void* p);
 
+  // While keeping (between a retired Loader's destruction and its successor's Start), freed
+  // blocks wait in a cache and Allocate of the same size takes them back: the successor's pool
+  // reuses the memory already touched (and pinned) instead of faulting in new pages. Keep(false)
+  // releases what the successor did not take.
+  void Keep(bool keep);
+
   // Blocks allocated and not yet freed, and those among them freed by the loader but still held.
   size_t live_blocks() const;
   size_t deferred_blocks() const;
+  // Blocks taken from the base allocator (not from the cache) so far.
+  uint64_t allocations() const;
 
   // pin only: blocks allocated since the last call, and blocks ready to be unregistered and then
   // given to FreeDead().
@@ -60,6 +68,9 @@ class LeaseAllocator : public loader::BatchAllocator {
   void Release(void* p, const Block& b);
 
   const bool pin_;
+  bool keep_ = false;
+  uint64_t allocations_ = 0;
+  std::unordered_multimap<size_t, std::pair<void*, Block>> cache_;  // by bytes
   std::shared_ptr<loader::BatchAllocator> base_ = loader::DefaultAllocator();
   mutable std::mutex mu_;
   std::unordered_map<const void*, Block> blocks_;

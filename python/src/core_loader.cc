@@ -112,9 +112,13 @@ void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
   Status st;
   {
     py::gil_scoped_release release;
-    loader_.reset();  // the buffers Python holds stay allocated (LeaseAllocator)
+    // The buffers Python holds stay allocated (LeaseAllocator); the others wait in its cache
+    // for the new Loader's pool, which Start (here, or the caller's) reserves at once.
+    allocator_->Keep(true);
+    loader_.reset();
     st = loader::Loader::Open(dir_, options_, &loader_);
     if (st.ok() && resume) st = loader_->Start(*resume);
+    if (resume || !st.ok()) allocator_->Keep(false);
   }
   handed_out_.clear();
   ++restarts_;
@@ -135,6 +139,7 @@ void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
   {
     py::gil_scoped_release release;
     st = loader_->Start(epoch, start_batch);
+    allocator_->Keep(false);  // after a Reopen: what the new pool did not take back
   }
   Check(st);
   started_ = true;
@@ -301,9 +306,11 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
       .def(
           "memory_blocks",
           [](CoreLoader& l) {
-            return py::make_tuple(l.allocator().live_blocks(), l.allocator().deferred_blocks());
+            return py::make_tuple(l.allocator().live_blocks(), l.allocator().deferred_blocks(),
+                                  l.allocator().allocations());
           },
-          "(blocks allocated, of which freed by a Loader but still held by Python)")
+          "(blocks allocated, of which freed by a Loader but still held by Python, allocations "
+          "from the system so far)")
       .def(
           "take_new_blocks", [](CoreLoader& l) { return Addresses(l.allocator().TakeNew()); },
           "pin_memory: [(address, bytes)] allocated since the last call, to register")

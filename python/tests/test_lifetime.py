@@ -107,3 +107,19 @@ def test_pin_hooks_register_every_batch_buffer(dataset):
     # Every block the pool freed was unregistered first, and only registered blocks were.
     assert unregistered and set(unregistered) <= set(registered)
     assert len(set(unregistered)) == len(registered)
+
+
+def test_a_restart_reuses_the_pool_memory_it_does_not_hold(dataset):
+    loader = sluice.Loader(dataset, seed=8, **SMALL)
+    for batch in loader:
+        pass
+    _, _, allocated = loader._core.memory_blocks()
+    loader.set_epoch(1)
+    it = iter(loader)
+    first = next(it)  # `batch` of epoch 0 was still bound at the start: a restart
+    assert loader.stats()["restarts"] == 1
+    _, held, allocated_after = loader._core.memory_blocks()
+    # Only the held batch's four arrays were kept out of the new pool, and only they were
+    # allocated anew: the rest of the old pool's memory was taken back.
+    assert held == 4 and allocated_after - allocated == 4
+    del batch, first, it
