@@ -11,6 +11,10 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
   libboost-context-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
+  # the Python package (python/, docs/python.md) and its tests; ccache lets pip's build of the
+  # wheel reuse build/'s objects instead of compiling the project twice
+  python3-dev python3-venv python3-mesonpy pybind11-dev libdlpack-dev
+  python3-numpy python3-pytest python3-torch ccache
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -32,12 +36,44 @@ install_deps() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# CMD... with the compilers behind ccache when it is installed (set at configure time).
+with_ccache() {
+  if command -v ccache >/dev/null; then
+    CC="ccache ${CC:-gcc}" CXX="ccache ${CXX:-g++}" "$@"
+  else
+    "$@"
+  fi
+}
+
+# The Python package: `pip install .` (meson-python, pyproject.toml) into a venv that sees
+# Debian's torch and numpy, then its pytest suite against the installed package.
+python_tests() {
+  local wheel_dir=build-python venv=build-python/venv
+  if [ ! -f "$wheel_dir/build.ninja" ]; then
+    # meson-python 0.12 can only reconfigure a build directory it is given, not create it: set
+    # it up here with pyproject.toml's own options.
+    local args
+    args=$(/usr/bin/python3 -c 'import tomllib
+t = tomllib.load(open("pyproject.toml", "rb"))
+print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
+    log "configuring $wheel_dir"
+    # shellcheck disable=SC2086
+    with_ccache meson setup "$wheel_dir" $args >/dev/null
+  fi
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  log "pip install . into $venv"
+  with_ccache "$venv/bin/pip" install -q --no-build-isolation --no-deps \
+    --config-settings=builddir="$wheel_dir" .
+  log "running the Python test suite (python/tests)"
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+}
+
 # build DIR [meson options...]
 build() {
   local dir=$1; shift
   if [ ! -f "$dir/build.ninja" ]; then
     log "configuring $dir"
-    meson setup "$dir" "$@" >/dev/null
+    with_ccache meson setup "$dir" "$@" >/dev/null
   fi
   log "building $dir"
   ninja -C "$dir"
@@ -54,7 +90,7 @@ cmd_test() {
   install_deps
   if [ $sanitize -eq 1 ]; then
     # AddressSanitizer + UndefinedBehaviorSanitizer; debug info, -O1 for speed.
-    build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled
+    build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     log "running the test suite under ASan+UBSan"
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
@@ -62,6 +98,7 @@ cmd_test() {
     build build
     log "running the test suite"
     meson test -C build --print-errorlogs --num-processes 2
+    python_tests
   fi
 }
 

@@ -1,0 +1,108 @@
+"""Type stubs of the sluice package (docs/python.md)."""
+import os
+from typing import Any, Callable, Iterator, Literal, Optional, Sequence, Union
+
+from . import errors as errors, features as features
+from ._sluice import Array as Array, Batch as Batch
+from .errors import (CorruptionError as CorruptionError, Error as Error,
+                     InvalidArgumentError as InvalidArgumentError, IOError as IOError,
+                     NotFoundError as NotFoundError, ShardifyError as ShardifyError,
+                     UnsupportedError as UnsupportedError)
+
+__version__: str
+
+DType = Literal["float32", "f32", "float16", "f16", "bfloat16", "bf16"]
+
+class Loader:
+    rank: int
+    world: int
+    def __init__(
+        self,
+        path: Union[str, os.PathLike[str]],
+        *,
+        seed: int,
+        rank: Optional[int] = None,
+        world: Optional[int] = None,
+        digest: bool = False,
+        pin_memory: Union[None, bool, tuple[Callable[[int, int], None], Callable[[int], None]]] = None,
+        # what the batches hold (the CLI's --flags)
+        features: Literal["fbank", "spectrogram", "raw", "precomputed"] = ...,
+        cmvn: Literal["none", "mean", "mean-var"] = ...,
+        spec_augment: bool = ...,
+        freq_masks: int = ...,
+        max_freq_width: int = ...,
+        time_masks: int = ...,
+        max_time_width: int = ...,
+        max_time_ratio: float = ...,
+        mask_value: float = ...,
+        speed_perturb: bool = ...,
+        speed_factors: Sequence[float] = ...,
+        dtype: DType = ...,
+        shuffle: bool = ...,
+        shuffle_window: int = ...,
+        buckets: int = ...,
+        max_frames: int = ...,
+        max_padded_frames: int = ...,
+        max_batch_size: int = ...,
+        max_tokens: int = ...,
+        max_bucket_wait: int = ...,
+        seq_len: int = ...,
+        batch_size: int = ...,
+        pack_window: int = ...,
+        pack_chunk: int = ...,
+        corrupt: Literal["fail", "skip"] = ...,
+        # features (sluice-features' flags)
+        frame_length: float = ...,
+        frame_shift: float = ...,
+        window_type: str = ...,
+        snip_edges: Optional[bool] = ...,
+        dither: float = ...,
+        preemphasis_coefficient: float = ...,
+        remove_dc_offset: bool = ...,
+        blackman_coeff: float = ...,
+        round_to_power_of_two: bool = ...,
+        num_mel_bins: int = ...,
+        low_freq: float = ...,
+        high_freq: float = ...,
+        use_energy: bool = ...,
+        raw_energy: bool = ...,
+        energy_floor: float = ...,
+        htk_compat: bool = ...,
+        use_power: bool = ...,
+        use_log_fbank: bool = ...,
+        n_fft: int = ...,
+        power: bool = ...,
+        log1p: bool = ...,
+        normalize: bool = ...,
+        # speed and memory
+        threads: int = ...,
+        tokens: int = ...,
+        open_batches: int = ...,
+        ready: int = ...,
+        consumer_batches: int = 4,
+        memory_budget: int = ...,
+        verify_checksums: bool = ...,
+    ) -> None: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def feature_info(self) -> dict[str, Any]: ...
+    def set_epoch(self, epoch: int) -> None: ...
+    def state_dict(self) -> dict[str, int]: ...
+    def load_state_dict(self, state: dict[str, int]) -> None: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Batch]: ...
+    def max_batch_shape(self) -> dict[str, int]: ...
+    def stats(self) -> dict[str, Any]: ...
+    def digest(self) -> str: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Loader": ...
+    def __exit__(self, *exc: Any) -> None: ...
+
+def default_rank_world() -> tuple[int, int]: ...
+def loader_keywords() -> list[tuple[str, str, str]]: ...
+def shardify(command: str, *args: Union[str, os.PathLike[str]], binary: Optional[str] = None,
+             **options: Any) -> dict[str, Any]: ...
+
+# sluice.TorchDataset / sluice.to_torch import torch on first use (sluice/pytorch.py).
+def __getattr__(name: str) -> Any: ...

@@ -1,0 +1,190 @@
+"""sluice.Loader: the C++ loader as a Python iterable of zero-copy batches (docs/python.md)."""
+import json
+import os
+import sys
+
+from . import _sluice
+
+# Batches the consumer may hold at once before the loader must restart to keep them (the C++
+# default is 1, for a consumer that drops each batch before asking for the next; a Python loop
+# still holds the previous batch while it asks: see Loader's docstring).
+DEFAULT_CONSUMER_BATCHES = 4
+
+
+def default_rank_world():
+    """(rank, world): torch.distributed's when it is initialised, else the launcher's variables.
+
+    The variables are read as sluice-train reads them (comm/launch_env.h): RANK/WORLD_SIZE
+    (torchrun), OMPI_COMM_WORLD_RANK/SIZE (mpirun), PMI_RANK/SIZE (MPICH), SLURM_PROCID/NTASKS
+    (srun); none of them: rank 0 of 1.
+    """
+    dist = sys.modules.get("torch.distributed")  # never imports torch itself
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    rank, world, _ = _sluice.launch_env()
+    return rank, world
+
+
+def _pin_hooks():
+    """(register, unregister) for pinned host memory, or None without CUDA."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    cudart = torch.cuda.cudart()
+
+    def register(address, nbytes):
+        err = cudart.cudaHostRegister(address, nbytes, 0)
+        if int(err) != 0:
+            raise RuntimeError(f"cudaHostRegister({nbytes} bytes) failed: error {int(err)}")
+
+    def unregister(address):
+        cudart.cudaHostUnregister(address)
+
+    return register, unregister
+
+
+class Loader:
+    """Batches of a shardify dataset for one rank, computed by C++ threads, handed out zero-copy.
+
+    ``Loader(path, *, seed, rank=None, world=None, **options)``: options are the command line's
+    loader and feature flags (sluice-bench epoch --help, sluice-train --help) without their
+    dashes, '-' as '_': ``features="fbank"``, ``num_mel_bins=80``, ``max_frames=20000``,
+    ``dtype="bf16"``, ``threads=4``, ``spec_augment=True``, ``cmvn="mean-var"``, ... and
+    ``shuffle``. ``sluice.loader_keywords()`` lists them all. rank and world default to
+    torch.distributed's when it is initialised, else to the launcher's environment variables.
+
+    Iterating yields sluice.Batch objects for epoch ``set_epoch(e)`` (default 0), the same on
+    every iteration until set_epoch changes it (as torch's DistributedSampler). Their arrays
+    export through DLPack without a copy (``torch.from_dlpack(batch.features)``) and stay valid
+    and unchanged while the batch or any tensor made from them lives. The loader keeps
+    ``consumer_batches`` (default 4) batches out of its pool for the consumer; if the consumer
+    still holds a batch the loader would reuse, the loader restarts its pipeline at the same
+    position instead (``stats()["restarts"]`` counts it), so a batch kept for long costs a
+    restart and its memory, never wrong data.
+
+    With CUDA available (torch imported and torch.cuda.is_available()) the batch memory is
+    registered as pinned (``pin_memory=None`` decides so; True/False forces), so
+    ``tensor.to("cuda", non_blocking=True)`` is an asynchronous copy.
+
+    ``state_dict()`` / ``load_state_dict()`` save and restore ``{"epoch": E, "batches": N}``:
+    the next iteration resumes at batch N of epoch E exactly (nothing before it is read).
+    """
+
+    def __init__(self, path, *, seed, rank=None, world=None, digest=False, pin_memory=None,
+                 **options):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path: expected str or os.PathLike, got {type(path).__name__}")
+        if (rank is None) != (world is None):
+            raise ValueError("rank and world: give both or neither")
+        if rank is None:
+            rank, world = default_rank_world()
+        options.setdefault("consumer_batches", DEFAULT_CONSUMER_BATCHES)
+        options.update(seed=seed, rank=rank, world=world)
+        if pin_memory is None:
+            hooks = _pin_hooks()
+        elif pin_memory is True:
+            hooks = _pin_hooks()
+            if hooks is None:
+                raise ValueError("pin_memory=True: CUDA is not available (torch.cuda)")
+        elif pin_memory is False:
+            hooks = None
+        else:  # (register, unregister) callables: tests and other runtimes
+            hooks = tuple(pin_memory)
+        self._hooks = hooks
+        self._core = _sluice.Loader(os.fspath(path), options, bool(digest), hooks is not None)
+        self._path = os.fspath(path)
+        self.rank, self.world = rank, world
+        self._epoch = 0
+        self._resume = None  # batches to skip in the next iteration of self._epoch
+
+    # --- epochs and resume ---------------------------------------------------------------
+    @property
+    def epoch(self):
+        return self._epoch
+
+    def set_epoch(self, epoch):
+        """The epoch the next iteration yields (keys the shuffle with the seed)."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise TypeError(f"epoch: expected int, got {type(epoch).__name__}")
+        if epoch < 0:
+            raise ValueError(f"epoch={epoch}: must be >= 0")
+        if epoch != self._epoch:
+            self._resume = None
+        self._epoch = epoch
+
+    def state_dict(self):
+        """{"epoch": E, "batches": N}: N batches of epoch E were handed out."""
+        if self._resume is not None:
+            return {"epoch": self._epoch, "batches": self._resume}
+        epoch, batches = self._core.state()
+        if epoch != self._epoch:  # set_epoch since the last iteration
+            return {"epoch": self._epoch, "batches": 0}
+        return {"epoch": epoch, "batches": batches}
+
+    def load_state_dict(self, state):
+        """The next iteration starts at state's batch of state's epoch."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected dict, got {type(state).__name__}")
+        epoch, batches = _sluice.check_resume_state(json.dumps(state))
+        self._epoch, self._resume = epoch, batches
+
+    def __len__(self):
+        """Batches of this rank in the current epoch (the same on every rank)."""
+        return self._core.count_batches(self._epoch)
+
+    # --- iteration -------------------------------------------------------------------------
+    def __iter__(self):
+        start, self._resume = self._resume or 0, None
+        self._core.start(self._epoch, start)
+        self._drain_pins()
+        while True:
+            batch = self._core.next()
+            if self._hooks is not None:
+                self._drain_pins()
+            if batch is None:
+                return
+            yield batch
+
+    def _drain_pins(self):
+        if self._hooks is None:
+            return
+        register, unregister = self._hooks
+        for address, nbytes in self._core.take_new_blocks():
+            register(address, nbytes)
+        for address, _ in self._core.take_dead_blocks():
+            unregister(address)
+            self._core.free_dead_block(address)
+
+    # --- what the batches are ---------------------------------------------------------------
+    @property
+    def feature_info(self):
+        """{audio, kind, dim, sample_rate, frame_shift_seconds, dtype}."""
+        return self._core.feature_info()
+
+    def max_batch_shape(self):
+        """{rows, frames, padded_frames, tokens} of the started epoch's largest batch."""
+        return self._core.max_batch_shape()
+
+    def stats(self):
+        """The started epoch's EpochStats (loader/stats.h) plus "restarts"."""
+        return self._core.stats()
+
+    def digest(self):
+        """Hex digest of every batch yielded since the iteration began (needs digest=True): the
+        same as sluice-bench epoch --json "digest" for a whole epoch."""
+        return self._core.digest()
+
+    def close(self):
+        """Stops the pipeline; batches and tensors handed out stay valid."""
+        self._core.close()
+        self._drain_pins()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"sluice.Loader({self._path!r}, epoch={self._epoch}, rank={self.rank}, "
+                f"world={self.world})")

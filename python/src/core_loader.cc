@@ -1,0 +1,324 @@
+#include "core_loader.h"
+
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "array.h"
+#include "errors.h"
+#include "kwargs.h"
+#include "loader_flags.h"
+#include "shards/manifest.h"
+
+namespace sluice::python {
+
+namespace {
+
+using loader::Batch;
+using loader::DType;
+
+// One batch as Python sees it: arrays over the batch's memory (holding its lease) and the
+// per-row strings, copied now (keys are views into the Loader's index, which a retire drops).
+struct PyBatch {
+  py::object features, lengths, tokens, token_lengths;
+  py::list keys, texts, record_ids, sequences;
+  uint64_t epoch = 0, index = 0;
+  size_t size = 0, repeated = 0, skipped = 0;
+  int64_t frames = 0, max_tokens = 0, seq_len = 0;
+  int dim = 0;
+  std::string dtype;
+};
+
+ElementType ElementTypeOf(DType t) {
+  switch (t) {
+    case DType::kFloat32: return ElementType::kFloat32;
+    case DType::kFloat16: return ElementType::kFloat16;
+    case DType::kBFloat16: return ElementType::kBFloat16;
+  }
+  return ElementType::kFloat32;
+}
+
+bool NotFeatureTable(const FieldInfo& f) {
+  // The fbank and spectrogram options come from the feature keywords (FeatureArgs), with the
+  // kind's defaults, as on the command line (tools/common/loader_flags.h).
+  return std::strcmp(f.key, "fbank") != 0 && std::strcmp(f.key, "spectrogram") != 0;
+}
+
+bool All(const FieldInfo&) { return true; }
+
+loader::LoaderOptions ParseOptions(const std::string& dir, const py::dict& kwargs) {
+  loader::LoaderOptions o;
+  tools::FeatureArgs features;
+  std::set<std::string> unused = KeysOf(kwargs);
+  ApplyKwargs(kwargs, &o, NotFeatureTable, &unused);
+  ApplyKwargs(kwargs, &features, All, &unused);
+  ThrowIfUnused(unused, "Loader");
+  // The feature options are checked at the dataset's rate, as sluice-bench and sluice-train do.
+  shards::Manifest m;
+  Check(shards::LoadManifest(dir, &m));
+  if (m.kind == "audio") Check(tools::ResolveLoaderFeatures(features, m.sample_rate, &o));
+  return o;
+}
+
+std::vector<std::pair<uintptr_t, size_t>> Addresses(
+    const std::vector<std::pair<void*, size_t>>& blocks) {
+  std::vector<std::pair<uintptr_t, size_t>> out;
+  for (const auto& [p, n] : blocks) out.emplace_back(reinterpret_cast<uintptr_t>(p), n);
+  return out;
+}
+
+py::object JsonToPython(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+}  // namespace
+
+CoreLoader::CoreLoader(const std::string& dir, const py::dict& options, bool digest, bool pin)
+    : dir_(dir), allocator_(std::make_shared<LeaseAllocator>(pin)) {
+  options_ = ParseOptions(dir, options);
+  options_.allocator = allocator_;
+  if (digest) digest_.emplace();
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = loader::Loader::Open(dir_, options_, &loader_);
+  }
+  Check(st);
+  options_ = loader_->options();  // as Open resolved them (the dataset's tokenizer)
+}
+
+CoreLoader::~CoreLoader() { Close(); }
+
+void CoreLoader::Close() {
+  if (!loader_) return;
+  py::gil_scoped_release release;  // joins the pipeline's threads
+  loader_.reset();
+  started_ = false;
+}
+
+void CoreLoader::CheckOpen() const {
+  if (!loader_) throw std::runtime_error("sluice.Loader: used after close()");
+}
+
+bool CoreLoader::AnyHandedOutAlive() const {
+  for (const auto& w : handed_out_)
+    if (!w.expired()) return true;
+  return false;
+}
+
+void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
+  Status st;
+  {
+    py::gil_scoped_release release;
+    // The buffers Python holds stay allocated (LeaseAllocator); the others wait in its cache
+    // for the new Loader's pool, which Start (here, or the caller's) reserves at once.
+    allocator_->Keep(true);
+    loader_.reset();
+    st = loader::Loader::Open(dir_, options_, &loader_);
+    if (st.ok() && resume) st = loader_->Start(*resume);
+    if (resume || !st.ok()) allocator_->Keep(false);
+  }
+  handed_out_.clear();
+  ++restarts_;
+  if (!st.ok()) {
+    loader_.reset();
+    started_ = false;
+    ThrowStatus(st);
+  }
+}
+
+void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
+  CheckOpen();
+  // Start takes back every batch handed out; a fresh Loader reuses none of them.
+  if (AnyHandedOutAlive()) Reopen(std::nullopt);
+  handed_out_.clear();
+  started_ = false;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = loader_->Start(epoch, start_batch);
+    allocator_->Keep(false);  // after a Reopen: what the new pool did not take back
+  }
+  Check(st);
+  started_ = true;
+  if (digest_) digest_.emplace();
+}
+
+py::object CoreLoader::Next() {
+  CheckOpen();
+  if (!started_) throw std::runtime_error("sluice.Loader: next() before start()");
+  if (handed_out_.size() >= static_cast<size_t>(options_.consumer_batches)) {
+    // This Next() recycles the oldest batch the Loader counts as held.
+    if (handed_out_.front().expired()) {
+      handed_out_.pop_front();
+    } else {
+      Reopen(loader_->state());
+    }
+  }
+  const Batch* b = nullptr;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = loader_->Next(&b);
+  }
+  Check(st);
+  if (b == nullptr) return py::none();
+  if (digest_) digest_->Add(*b);
+
+  auto lease = std::make_shared<BatchLease>(
+      allocator_, std::vector<const void*>{b->features(), b->lengths().data(), b->tokens(),
+                                           b->token_lengths().data()});
+  handed_out_.push_back(lease);
+  PyBatch out;
+  const auto rows = static_cast<int64_t>(b->size());
+  if (b->dim() > 0) {
+    out.features = py::cast(
+        Array(lease, b->features(), {rows, b->frames(), b->dim()}, ElementTypeOf(b->dtype())));
+  } else {
+    out.features = py::none();
+  }
+  out.lengths = py::cast(Array(lease, b->lengths().data(), {rows}, ElementType::kInt32));
+  out.tokens = py::cast(Array(lease, b->tokens(), {rows, b->max_tokens()}, ElementType::kInt32));
+  out.token_lengths =
+      py::cast(Array(lease, b->token_lengths().data(), {rows}, ElementType::kInt32));
+  for (std::string_view k : b->keys()) out.keys.append(py::str(k.data(), k.size()));
+  for (const std::string& t : b->texts()) out.texts.append(py::str(t));
+  for (uint64_t id : b->record_ids()) out.record_ids.append(id);
+  for (uint64_t s : b->sequences()) out.sequences.append(s);
+  out.epoch = b->epoch();
+  out.index = b->index();
+  out.size = b->size();
+  out.frames = b->frames();
+  out.dim = b->dim();
+  out.dtype = loader::DTypeName(b->dtype());
+  out.max_tokens = b->max_tokens();
+  out.seq_len = b->seq_len();
+  out.repeated = b->repeated();
+  out.skipped = b->skipped();
+  return py::cast(std::move(out));
+}
+
+loader::ResumeState CoreLoader::state() const {
+  CheckOpen();
+  return loader_->state();
+}
+
+loader::EpochStats CoreLoader::stats() const {
+  CheckOpen();
+  return loader_->stats();
+}
+
+uint64_t CoreLoader::num_batches() const {
+  CheckOpen();
+  return loader_->num_batches();
+}
+
+uint64_t CoreLoader::CountBatches(uint64_t epoch) const {
+  CheckOpen();
+  uint64_t n = 0;
+  Check(loader_->CountBatches(epoch, &n));
+  return n;
+}
+
+std::string CoreLoader::digest() const {
+  if (!digest_) throw std::runtime_error("sluice.Loader: digest() needs Loader(..., digest=True)");
+  return digest_->hex();
+}
+
+void RegisterLoader(py::module_& m) {
+  py::class_<PyBatch>(m, "Batch", R"(One padded mini-batch (loader/batch.h).
+
+features [size, frames, dim] (None for text datasets), lengths [size], tokens [size, max_tokens]
+and token_lengths [size] are sluice.Array objects over the batch's own memory (zero copy through
+DLPack); keys, texts, record_ids are lists, one per row.)")
+      .def_readonly("features", &PyBatch::features)
+      .def_readonly("lengths", &PyBatch::lengths)
+      .def_readonly("tokens", &PyBatch::tokens)
+      .def_readonly("token_lengths", &PyBatch::token_lengths)
+      .def_readonly("keys", &PyBatch::keys)
+      .def_readonly("texts", &PyBatch::texts)
+      .def_readonly("record_ids", &PyBatch::record_ids)
+      .def_readonly("sequences", &PyBatch::sequences)
+      .def_readonly("epoch", &PyBatch::epoch)
+      .def_readonly("index", &PyBatch::index)
+      .def_readonly("size", &PyBatch::size)
+      .def_readonly("frames", &PyBatch::frames)
+      .def_readonly("dim", &PyBatch::dim)
+      .def_readonly("dtype", &PyBatch::dtype)
+      .def_readonly("max_tokens", &PyBatch::max_tokens)
+      .def_readonly("seq_len", &PyBatch::seq_len)
+      .def_readonly("repeated", &PyBatch::repeated)
+      .def_readonly("skipped", &PyBatch::skipped)
+      .def("__len__", [](const PyBatch& b) { return b.size; })
+      .def("__repr__", [](const PyBatch& b) {
+        return "sluice.Batch(epoch=" + std::to_string(b.epoch) +
+               ", index=" + std::to_string(b.index) + ", size=" + std::to_string(b.size) +
+               ", frames=" + std::to_string(b.frames) + ")";
+      });
+
+  py::class_<CoreLoader>(m, "Loader", "The C++ loader; use sluice.Loader.")
+      .def(py::init<const std::string&, const py::dict&, bool, bool>(), py::arg("path"),
+           py::arg("options"), py::arg("digest") = false, py::arg("pin") = false)
+      .def("start", &CoreLoader::Start, py::arg("epoch"), py::arg("start_batch") = 0)
+      .def("next", &CoreLoader::Next)
+      .def("close", &CoreLoader::Close)
+      .def("state",
+           [](const CoreLoader& l) {
+             const loader::ResumeState s = l.state();
+             return py::make_tuple(s.epoch, s.batches);
+           })
+      .def("stats",
+           [](const CoreLoader& l) {
+             nlohmann::json j = l.stats().ToJson();
+             j["restarts"] = l.restarts();
+             return JsonToPython(j);
+           })
+      .def("num_batches", &CoreLoader::num_batches)
+      .def("count_batches", &CoreLoader::CountBatches, py::arg("epoch"))
+      .def("digest", &CoreLoader::digest)
+      .def_property_readonly("restarts", &CoreLoader::restarts)
+      .def_property_readonly("consumer_batches",
+                             [](const CoreLoader& l) { return l.options().consumer_batches; })
+      .def("feature_info",
+           [](const CoreLoader& l) {
+             const loader::FeatureInfo& f = l.feature_info();
+             py::dict d;
+             d["audio"] = f.audio;
+             d["kind"] = loader::FeatureKindName(f.kind);
+             d["dim"] = f.dim;
+             d["sample_rate"] = f.sample_rate;
+             d["frame_shift_seconds"] = f.frame_shift_seconds;
+             d["dtype"] = loader::DTypeName(f.dtype);
+             return d;
+           })
+      .def("max_batch_shape",
+           [](const CoreLoader& l) {
+             const loader::BatchShape s = l.max_batch_shape();
+             py::dict d;
+             d["rows"] = s.rows;
+             d["frames"] = s.frames;
+             d["padded_frames"] = s.padded_frames;
+             d["tokens"] = s.tokens;
+             return d;
+           })
+      .def(
+          "memory_blocks",
+          [](CoreLoader& l) {
+            return py::make_tuple(l.allocator().live_blocks(), l.allocator().deferred_blocks(),
+                                  l.allocator().allocations());
+          },
+          "(blocks allocated, of which freed by a Loader but still held by Python, allocations "
+          "from the system so far)")
+      .def(
+          "take_new_blocks", [](CoreLoader& l) { return Addresses(l.allocator().TakeNew()); },
+          "pin_memory: [(address, bytes)] allocated since the last call, to register")
+      .def(
+          "take_dead_blocks", [](CoreLoader& l) { return Addresses(l.allocator().TakeDead()); },
+          "pin_memory: [(address, bytes)] to unregister, then free_dead_block(address)")
+      .def("free_dead_block",
+           [](CoreLoader& l, uintptr_t p) { l.allocator().FreeDead(reinterpret_cast<void*>(p)); });
+}
+
+}  // namespace sluice::python

@@ -1,0 +1,80 @@
+// CoreLoader: sluice._sluice.Loader, a sluice::Loader driven from Python (sluice/loader.py wraps
+// it with iteration, rank defaults and state_dict).
+//
+// Zero copy and lifetime. Each batch handed out holds a BatchLease (batch_lease.h) that its
+// Batch object and every array exported from it share. The Loader reuses a batch buffer in
+// three places, and none of them may touch memory a lease still holds:
+//   Next()   recycles the batch handed out consumer_batches calls ago;
+//   Start()  takes back every batch handed out;
+//   ~Loader  frees the pool.
+// The last is LeaseAllocator's deferred free. For the first two CoreLoader checks the leases of
+// the batches the Loader still counts as held; if one is alive it *retires* the Loader: notes
+// its ResumeState, destroys it (the pipeline stops; the held buffers stay allocated for their
+// leases) and opens a fresh one that resumes at that state, which by the resume contract yields
+// exactly the batches the old one would have. So nothing a Python object references is ever
+// overwritten, whatever the user keeps; holding more than consumer_batches batches at once only
+// costs a pipeline restart (counted in restarts()) and the memory of the batches kept.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "batch_lease.h"
+#include "loader/digest.h"
+#include "loader/loader.h"
+
+namespace sluice::python {
+
+namespace py = pybind11;
+
+class CoreLoader {
+ public:
+  // options: keyword -> value, the CLI's names (kwargs.h); InvalidArgument from Loader::Open and
+  // TypeError/ValueError for a bad keyword raise.
+  CoreLoader(const std::string& dir, const py::dict& options, bool digest, bool pin);
+  ~CoreLoader();
+
+  void Start(uint64_t epoch, uint64_t start_batch);
+  // The next batch as a sluice._sluice.Batch, or None at the end of the epoch. Waits without
+  // the GIL.
+  py::object Next();
+  // Stops the epoch and releases the loader; batches handed out stay valid.
+  void Close();
+
+  loader::ResumeState state() const;
+  loader::EpochStats stats() const;
+  uint64_t num_batches() const;
+  uint64_t CountBatches(uint64_t epoch) const;
+  const loader::FeatureInfo& feature_info() const { return loader_->feature_info(); }
+  loader::BatchShape max_batch_shape() const { return loader_->max_batch_shape(); }
+  const loader::LoaderOptions& options() const { return options_; }
+  uint64_t restarts() const { return restarts_; }
+  std::string digest() const;
+  LeaseAllocator& allocator() { return *allocator_; }
+
+ private:
+  // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
+  void Reopen(const std::optional<loader::ResumeState>& resume);
+  bool AnyHandedOutAlive() const;
+  void CheckOpen() const;
+
+  std::string dir_;
+  loader::LoaderOptions options_;
+  std::shared_ptr<LeaseAllocator> allocator_;
+  std::unique_ptr<loader::Loader> loader_;
+  bool started_ = false;
+  // The batches the Loader counts as held by its consumer, oldest first (at most
+  // consumer_batches): the one at the front is recycled by the next Next().
+  std::deque<std::weak_ptr<BatchLease>> handed_out_;
+  uint64_t restarts_ = 0;
+  std::optional<loader::BatchDigest> digest_;
+};
+
+void RegisterLoader(py::module_& m);
+
+}  // namespace sluice::python

@@ -1,0 +1,34 @@
+"""Python keywords are the command line's names: every loader and feature flag of
+sluice-bench epoch is a keyword of sluice.Loader, and no keyword is made up."""
+import re
+import subprocess
+
+import sluice
+from conftest import tool
+
+# sluice-bench epoch's own flags, not loader options.
+BENCH_ONLY = {"help", "epochs", "first_epoch", "step_ms", "demand", "json", "bare",
+              "tokenizer_from"}
+
+
+def test_every_loader_flag_of_the_cli_is_a_keyword():
+    help_text = subprocess.run([tool("sluice-bench"), "epoch", "--help"], check=True,
+                               capture_output=True, text=True).stdout
+    flags = {f[2:].replace("-", "_") for f in re.findall(r"--[a-z][a-z0-9-]*", help_text)}
+    keywords = {name for name, _, _ in sluice.loader_keywords()}
+    assert flags - BENCH_ONLY <= keywords, flags - BENCH_ONLY - keywords
+    # Python adds only what the trainer sets without a flag of its own.
+    assert keywords - flags == {"shuffle"}
+
+
+def test_every_keyword_is_accepted(dataset):
+    defaults = {"int": 1, "float": 0.0, "bool": True, "bool | None": True, "str": "hamming",
+                "list[float]": [1.0]}
+    for name, kind, _ in sluice.loader_keywords():
+        if name in ("seed", "rank", "world"):
+            continue
+        value = defaults.get(kind, kind.split("|")[0])
+        # packing is for text datasets (the test dataset is audio); a frame needs a shift
+        value = {"seq_len": 0, "frame_shift": 10.0, "max_time_ratio": 0.5, "num_mel_bins": 40,
+                 "n_fft": 512}.get(name, value)
+        sluice.Loader(dataset, seed=1, **{name: value})  # does not raise
