@@ -19,13 +19,11 @@
 #include "trainer/cpu_engine.h"
 #include "trainer/data_parallel.h"
 #include "trainer/datasets.h"
+#include "trainer/device_backend.h"
 #include "trainer/engine.h"
 #include "trainer/evaluate.h"
 #ifdef SLUICE_HAVE_MPI
 #include "comm/mpi_communicator.h"
-#endif
-#ifdef SLUICE_HAVE_GPU_MODEL
-#include "trainer/device_backend.h"
 #endif
 
 namespace sluice::train {
