@@ -97,7 +97,8 @@ void LoaderImpl::Stop() {
   started_ = false;
 }
 
-Status LoaderImpl::PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexColumns** index,
+Status LoaderImpl::PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier,
+                             IndexColumns* scratch, const IndexColumns** index,
                              EpochPlan* plan) const {
   *index = &index_;
   if (extractor_->speed_perturb()) {  // lengths of this epoch's perturbed records
@@ -109,22 +110,37 @@ Status LoaderImpl::PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexC
     }
     *index = scratch;
   }
-  return collator_->Plan(**index, epoch, plan);
+  return collator_->Plan(**index, epoch, earlier, plan);
 }
 
 Status LoaderImpl::CountBatches(uint64_t epoch, uint64_t* batches) const {
   IndexColumns scratch;
   const IndexColumns* index = nullptr;
   EpochPlan plan;
-  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, &scratch, &index, &plan));
+  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, {}, &scratch, &index, &plan));
   *batches = plan.batches.size();
   return Status::OK();
 }
 
-Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
+Status LoaderImpl::Start(const ResumeState& state) {
   const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
   Stop();
-  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, &epoch_index_, &ix_, &plan_));
+  const uint64_t epoch = state.epoch;
+  // Another world size ends a stretch: its consumed batches join the history, and this world's
+  // plan of the rest starts at its first batch. A stretch that took nothing is left out, so
+  // every state has one history (plan.h, step 4).
+  std::vector<WorldSegment> earlier = state.earlier;
+  uint64_t start_batch = state.batches;
+  if (state.world != 0 && state.world != options_.world) {
+    if (state.batches > 0) earlier.push_back({state.world, state.batches});
+    start_batch = 0;
+  }
+  if (earlier.size() > ResumeState::kMaxSegments)
+    return Status::InvalidArgument(
+        "resume of epoch " + std::to_string(epoch) + ": " + std::to_string(earlier.size()) +
+        " changes of world size, over the limit of " + std::to_string(ResumeState::kMaxSegments) +
+        "; resume at the epoch's start instead");
+  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, earlier, &epoch_index_, &ix_, &plan_));
   if (start_batch > plan_.batches.size())
     return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
                                    std::to_string(epoch) + ", which has " +
@@ -173,6 +189,7 @@ Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
 
   epoch_ = epoch;
   start_batch_ = start_batch;
+  earlier_ = std::move(earlier);
   taken_ = 0;
   done_ = false;
   error_ = Status::OK();
@@ -181,6 +198,7 @@ Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
   consumer_.epoch = epoch;
   consumer_.start_batch = start_batch;
   consumer_.split_batches = plan_.split_batches;
+  consumer_.consumed_records = plan_.consumed_records;
   consumer_.max_open_bound = schedule_.max_open_batches;
   consumer_.reread_blocks = schedule_.rereads;
   consumer_.start_allocations = allocations;

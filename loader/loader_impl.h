@@ -31,9 +31,11 @@ class LoaderImpl final : public Loader {
   ~LoaderImpl() override;
 
   using Loader::Start;
-  Status Start(uint64_t epoch, uint64_t start_batch) override;
+  Status Start(const ResumeState& state) override;
   Status Next(const Batch** batch) override;
-  ResumeState state() const override { return {epoch_, start_batch_ + taken_}; }
+  ResumeState state() const override {
+    return {epoch_, start_batch_ + taken_, options_.world, earlier_};
+  }
   EpochStats stats() const override;
   uint64_t num_batches() const override { return plan_.batches.size(); }
   Status CountBatches(uint64_t epoch, uint64_t* batches) const override;
@@ -50,8 +52,8 @@ class LoaderImpl final : public Loader {
   LoaderImpl() = default;
   void Stop();
   // The epoch's index (lengths of its speed-perturbed records, in *scratch) and plan.
-  Status PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexColumns** index,
-                   EpochPlan* plan) const;
+  Status PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier, IndexColumns* scratch,
+                   const IndexColumns** index, EpochPlan* plan) const;
 
   LoaderOptions options_;
   FeatureInfo info_;
@@ -69,6 +71,7 @@ class LoaderImpl final : public Loader {
 
   uint64_t epoch_ = 0;
   uint64_t start_batch_ = 0;
+  std::vector<WorldSegment> earlier_;  // the started epoch's stretches at other world sizes
   uint64_t taken_ = 0;  // batches Next() returned since Start
   EpochPlan plan_;
   BatchShape shape_;

@@ -16,9 +16,10 @@ class PaddedCollator final : public Collator {
  public:
   using Collator::Collator;
 
-  Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const override {
+  Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
+              EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
-    return MakeEpochPlan(index, o.batching, o.seed, epoch, o.rank, o.world, plan);
+    return MakeEpochPlan(index, o.batching, o.seed, epoch, earlier, o.rank, o.world, plan);
   }
 
   // Token ids [rows, longest row's count]: from the index's counts, which are exact for stored

@@ -66,8 +66,9 @@ struct Bucket {
 };
 
 struct Range {
-  uint64_t first = 0;
+  uint64_t first = 0;  // into the batcher's records
   uint32_t rows = 0;
+  bool repeated = false;  // a batch repeating a record (fewer records than ranks)
 };
 
 class Batcher {
@@ -136,8 +137,75 @@ void BuildIndexColumns(const shards::Dataset& ds,
   }
 }
 
+namespace {
+
+// Step 3: a batch count that divides by world, every record exactly once. Returns the batches
+// split; *repeated counts the records repeated because there are fewer than ranks.
+uint64_t SplitForWorld(int world, std::vector<uint64_t>* records, std::vector<Range>* batches,
+                       uint64_t* repeated) {
+  uint64_t splits = 0;
+  auto need = [&] { return (world - batches->size() % world) % world; };
+  while (need() > 0) {
+    size_t best = batches->size();
+    for (size_t i = 0; i < batches->size(); ++i)
+      if ((*batches)[i].rows >= 2 &&
+          (best == batches->size() || (*batches)[i].rows > (*batches)[best].rows))
+        best = i;
+    if (best == batches->size()) break;
+    const Range whole = (*batches)[best];
+    const uint32_t head = (whole.rows + 1) / 2;
+    (*batches)[best].rows = head;
+    batches->insert(batches->begin() + best + 1, Range{whole.first + head, whole.rows - head});
+    splits++;
+  }
+  // Fewer records than ranks: every batch has one row; repeat them in order.
+  const size_t distinct = batches->size();
+  for (size_t k = 0; need() > 0; ++k) {
+    batches->push_back({records->size(), 1, true});
+    records->push_back((*records)[(*batches)[k % distinct].first]);
+    ++*repeated;
+  }
+  return splits;
+}
+
+// Step 4 for one earlier stretch: drops the batches its ranks took and the repeat batches
+// (their records are in batches of their own). Returns the records dropped that were not
+// repeats.
+Status DropConsumed(const WorldSegment& seg, uint64_t epoch, std::vector<uint64_t>* records,
+                    std::vector<Range>* batches, uint64_t* consumed) {
+  if (seg.world < 1)
+    return Status::InvalidArgument("resume state of epoch " + std::to_string(epoch) +
+                                   ": an earlier world size of " + std::to_string(seg.world));
+  uint64_t repeated = 0;
+  SplitForWorld(seg.world, records, batches, &repeated);
+  const size_t per_rank = batches->size() / seg.world;
+  if (seg.batches > per_rank)
+    return Status::InvalidArgument(
+        "resume state of epoch " + std::to_string(epoch) + ": " + std::to_string(seg.batches) +
+        " batches taken at world size " + std::to_string(seg.world) + ", whose ranks had " +
+        std::to_string(per_rank) + " each (another dataset, options or seed?)");
+  std::vector<Range> left;
+  left.reserve(batches->size() - seg.batches * seg.world);
+  for (size_t i = 0; i < batches->size(); ++i) {
+    const Range& b = (*batches)[i];
+    const bool taken = i % per_rank < seg.batches;
+    if (taken && !b.repeated) *consumed += b.rows;
+    if (!taken && !b.repeated) left.push_back(b);
+  }
+  *batches = std::move(left);
+  return Status::OK();
+}
+
+}  // namespace
+
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
                      uint64_t epoch, int rank, int world, EpochPlan* plan) {
+  return MakeEpochPlan(index, opt, seed, epoch, {}, rank, world, plan);
+}
+
+Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
+                     uint64_t epoch, const std::vector<WorldSegment>& earlier, int rank, int world,
+                     EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
@@ -193,31 +261,12 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     batcher.Emit(oldest);
   }
 
-  // Step 3: a batch count that divides by world, every record exactly once.
+  // Step 4, then step 3: the batches left after the earlier stretches, split for this world.
   std::vector<uint64_t>& records = batcher.records();
   std::vector<Range>& batches = batcher.batches();
-  std::vector<uint8_t> repeated_flag;  // per batch: 1 for a repeat batch
-  auto need = [&] { return (world - batches.size() % world) % world; };
-  while (need() > 0) {
-    size_t best = batches.size();
-    for (size_t i = 0; i < batches.size(); ++i)
-      if (batches[i].rows >= 2 && (best == batches.size() || batches[i].rows > batches[best].rows))
-        best = i;
-    if (best == batches.size()) break;
-    const Range whole = batches[best];
-    const uint32_t head = (whole.rows + 1) / 2;
-    batches[best].rows = head;
-    batches.insert(batches.begin() + best + 1, Range{whole.first + head, whole.rows - head});
-    plan->split_batches++;
-  }
-  repeated_flag.assign(batches.size(), 0);
-  const size_t distinct = records.size();
-  for (size_t k = 0; need() > 0; ++k) {  // fewer records than ranks
-    batches.push_back({records.size(), 1});
-    records.push_back(records[k % distinct]);
-    repeated_flag.push_back(1);
-    plan->repeated_records++;
-  }
+  for (const WorldSegment& seg : earlier)
+    SLUICE_RETURN_IF_ERROR(DropConsumed(seg, epoch, &records, &batches, &plan->consumed_records));
+  plan->split_batches = SplitForWorld(world, &records, &batches, &plan->repeated_records);
 
   const size_t per_rank = batches.size() / world;
   plan->global_batches = batches.size();
@@ -227,7 +276,7 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     pb.first = plan->records.size();
     pb.rows = batches[i].rows;
     pb.entries = pb.rows;
-    pb.repeated = repeated_flag[i] ? batches[i].rows : 0;
+    pb.repeated = batches[i].repeated ? batches[i].rows : 0;
     for (uint32_t k = 0; k < batches[i].rows; ++k) {
       const uint64_t r = records[batches[i].first + k];
       plan->records.push_back(r);

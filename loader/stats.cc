@@ -5,6 +5,7 @@ namespace sluice::loader {
 nlohmann::json EpochStats::ToJson() const {
   return {{"epoch", epoch},
           {"start_batch", start_batch},
+          {"consumed_records", consumed_records},
           {"batches", batches},
           {"utterances", utterances},
           {"repeated_records", repeated_records},

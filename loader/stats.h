@@ -10,6 +10,8 @@ namespace sluice::loader {
 struct EpochStats {
   uint64_t epoch = 0;
   uint64_t start_batch = 0;        // > 0 after a resume
+  uint64_t consumed_records = 0;   // records taken at other world sizes before this plan (all
+                                   // ranks; elastic resume, resume.h)
   uint64_t batches = 0;            // handed to the consumer
   uint64_t utterances = 0;         // rows in those batches
   uint64_t repeated_records = 0;   // rows repeating a record to equalise ranks (plan.h)
