@@ -145,6 +145,14 @@ int RunEpoch(int argc, char** argv) {
                  "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
   app.add_flag("--json", json, "one JSON object per epoch on stdout");
   app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
+  std::string resume_json;
+  uint64_t stop_after = 0;
+  app.add_option("--resume-state", resume_json,
+                 "start where this loader state stopped (the JSON of Loader::state(), as printed "
+                 "with --stop-after; saved at any --world): its epoch is the first");
+  app.add_option("--stop-after", stop_after,
+                 "take at most this many batches per epoch and print the state to resume from "
+                 "(0 = whole epochs)");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
   tools::AddLoaderOptions(&app, &o, &feature_args);
@@ -183,6 +191,16 @@ int RunEpoch(int argc, char** argv) {
     }
   }
 
+  loader::ResumeState resume;
+  if (!resume_json.empty()) {
+    const Status rs = loader::ResumeState::FromJson(resume_json, &resume);
+    if (!rs.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: --resume-state: %s\n", rs.ToString().c_str());
+      return 2;
+    }
+    first_epoch = resume.epoch;
+  }
+
   std::unique_ptr<Loader> l;
   Status st = Loader::Open(dir, o, &l);
   if (!st.ok()) {
@@ -204,12 +222,14 @@ int RunEpoch(int argc, char** argv) {
   for (int e = 0; e < epochs; ++e) {
     const uint64_t epoch = first_epoch + e;
     const Usage u0 = GetUsage();
-    st = l->Start(epoch);
+    st = e == 0 && !resume_json.empty() ? l->Start(resume) : l->Start(epoch);
     loader::BatchDigest digest;
     const Batch* b = nullptr;
-    while (st.ok()) {
+    uint64_t taken = 0;  // by the consumer (EpochStats::batches: by the pipeline, read ahead)
+    while (st.ok() && (stop_after == 0 || taken < stop_after)) {
       st = l->Next(&b);
       if (!st.ok() || b == nullptr) break;
+      ++taken;
       digest.Add(*b);
       if (step_ms > 0)
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
@@ -249,6 +269,8 @@ int RunEpoch(int argc, char** argv) {
       }
       j["step_ms"] = step_ms;
       j["digest"] = digest.hex();
+      j["state"] = nlohmann::json::parse(l->state().ToJson());
+      j["taken_batches"] = taken;
       if (demand > 0) {
         j["demand_hours_per_second"] = demand;
         j["cores_per_gpu"] = cores_per_gpu;
@@ -286,7 +308,7 @@ int RunEpoch(int argc, char** argv) {
                       static_cast<unsigned long long>(s.wrapped_tokens));
         std::printf("\n");
       }
-      std::printf("  digest %s\n", digest.hex().c_str());
+      std::printf("  digest %s; state %s\n", digest.hex().c_str(), l->state().ToJson().c_str());
       if (demand > 0)
         std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
                     demand, cores_per_gpu);
