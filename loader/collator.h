@@ -29,6 +29,7 @@
 #include "loader/options.h"
 #include "loader/plan.h"
 #include "loader/schedule.h"
+#include "loader/sources.h"
 #include "shards/dataset.h"
 #include "shards/record.h"
 
@@ -36,7 +37,7 @@ namespace sluice::loader {
 
 // What a collator reads, owned by the Loader, which outlives it.
 struct CollatorContext {
-  const shards::Dataset* dataset = nullptr;
+  const Sources* dataset = nullptr;  // one dataset, or the sources of a mixture
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;  // as resolved by Open (the dataset's tokenizer)
 };

@@ -18,15 +18,22 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 Status Loader::Open(const std::string& dir, const LoaderOptions& options,
                     std::unique_ptr<Loader>* out) {
+  MixOptions one;
+  one.sources.push_back({dir, 1.0});
+  return Open(one, options, out);
+}
+
+Status Loader::Open(const MixOptions& mix, const LoaderOptions& options,
+                    std::unique_ptr<Loader>* out) {
   std::unique_ptr<LoaderImpl> impl;
-  SLUICE_RETURN_IF_ERROR(LoaderImpl::Open(dir, options, &impl));
+  SLUICE_RETURN_IF_ERROR(LoaderImpl::Open(mix, options, &impl));
   *out = std::move(impl);
   return Status::OK();
 }
 
 LoaderImpl::~LoaderImpl() { Stop(); }
 
-Status LoaderImpl::Open(const std::string& dir, const LoaderOptions& options,
+Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                         std::unique_ptr<LoaderImpl>* out) {
   if (options.world < 1 || options.rank < 0 || options.rank >= options.world)
     return Status::InvalidArgument("rank " + std::to_string(options.rank) +
@@ -35,14 +42,14 @@ Status LoaderImpl::Open(const std::string& dir, const LoaderOptions& options,
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
-  shards::ReadOptions ro;
-  ro.verify_checksums = options.verify_checksums;
-  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, ro, &l->dataset_));
+  SLUICE_RETURN_IF_ERROR(Sources::Open(mix, options, &l->dataset_));
+  // Errors name the dataset, or the first source of a mixture.
+  const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
   const FeatureExtractor* fx = l->extractor_.get();
-  BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
-                    &l->index_);
+  BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
+                   &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
   if (options.select) {
@@ -199,6 +206,11 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.start_batch = start_batch;
   consumer_.split_batches = plan_.split_batches;
   consumer_.consumed_records = plan_.consumed_records;
+  consumer_.sources.assign(plan_.source_records.size(), SourceStats());
+  for (size_t s = 0; s < consumer_.sources.size(); ++s) {
+    consumer_.sources[s].records = plan_.source_records[s];
+    consumer_.sources[s].repeated = plan_.source_repeated[s];
+  }
   consumer_.max_open_bound = schedule_.max_open_batches;
   consumer_.reread_blocks = schedule_.rereads;
   consumer_.start_allocations = allocations;
@@ -242,6 +254,12 @@ Status LoaderImpl::Next(const Batch** batch) {
   }
   if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);
   ++taken_;
+  if (!consumer_.sources.empty()) {  // a mixture: rows per source
+    const std::vector<uint64_t>& first = index_.source_first_record;
+    for (uint64_t r : b->record_ids())
+      consumer_.sources[std::upper_bound(first.begin(), first.end(), r) - first.begin() - 1]
+          .rows++;
+  }
   held_.push_back(b);
   *batch = b;
   return Status::OK();

@@ -65,6 +65,14 @@ class Loader {
   // wins. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
   static Status Open(const std::string& dir, const LoaderOptions& options,
                      std::unique_ptr<Loader>* out);
+  // A weighted mixture of datasets (docs/loader.md, "Weighted mixing"): every epoch holds
+  // mix.epoch_records records, each source's share by weight, sampled without replacement and
+  // repeated when a source runs out; EpochStats::sources counts them. One source with
+  // epoch_records 0 is Open(dir). The sources must agree on kind, sample rate, codec, record
+  // fields, tokenizer and, when the loader would use them, precomputed features:
+  // InvalidArgument naming both directories. Packing a mixture: Unsupported.
+  static Status Open(const MixOptions& mix, const LoaderOptions& options,
+                     std::unique_ptr<Loader>* out);
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
   virtual ~Loader() = default;  // stops the epoch in progress; its batches become invalid

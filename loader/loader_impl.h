@@ -18,6 +18,7 @@
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/schedule.h"
+#include "loader/sources.h"
 #include "shards/dataset.h"
 
 namespace sluice::loader {
@@ -26,7 +27,7 @@ class EpochPipeline;
 
 class LoaderImpl final : public Loader {
  public:
-  static Status Open(const std::string& dir, const LoaderOptions& options,
+  static Status Open(const MixOptions& mix, const LoaderOptions& options,
                      std::unique_ptr<LoaderImpl>* out);
   ~LoaderImpl() override;
 
@@ -46,7 +47,7 @@ class LoaderImpl final : public Loader {
   // For tests: the started epoch's plan and index (the whole dataset's before Start).
   const EpochPlan& plan() const { return plan_; }
   const IndexColumns& index() const { return *ix_; }
-  const shards::Dataset& dataset() const { return *dataset_; }
+  const Sources& dataset() const { return *dataset_; }
 
  private:
   LoaderImpl() = default;
@@ -59,7 +60,7 @@ class LoaderImpl final : public Loader {
   FeatureInfo info_;
   int threads_ = 1;
   int tokens_ = 4;
-  std::unique_ptr<shards::Dataset> dataset_;
+  std::unique_ptr<Sources> dataset_;  // one dataset, or a mixture's sources
   std::unique_ptr<FeatureExtractor> extractor_;
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   IndexColumns index_;

@@ -7,6 +7,7 @@
 
 #include "features/half.h"
 #include "loader/collator.h"
+#include "loader/mix.h"
 #include "loader/token_ids.h"
 
 namespace sluice::loader {
@@ -19,6 +20,12 @@ class PaddedCollator final : public Collator {
   Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
               EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
+    if (ctx_.dataset->mixed()) {
+      std::vector<double> weights;
+      for (const MixSource& s : ctx_.dataset->mix().sources) weights.push_back(s.weight);
+      return MakeMixedPlan(index, weights, ctx_.dataset->mix().epoch_records, o.batching, o.seed,
+                           epoch, earlier, o.rank, o.world, plan);
+    }
     return MakeEpochPlan(index, o.batching, o.seed, epoch, earlier, o.rank, o.world, plan);
   }
 

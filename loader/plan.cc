@@ -115,11 +115,19 @@ class Batcher {
 void BuildIndexColumns(const shards::Dataset& ds,
                        const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
                        IndexColumns* out) {
+  std::vector<const shards::ShardReader*> shards;
+  for (size_t s = 0; s < ds.num_shards(); ++s) shards.push_back(&ds.shard(s));
+  BuildIndexColumns(shards, length_of, out);
+}
+
+void BuildIndexColumns(const std::vector<const shards::ShardReader*>& shards,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out) {
   *out = IndexColumns();
   out->shard_first_record.push_back(0);
   out->block_first_record.push_back(0);
-  for (size_t s = 0; s < ds.num_shards(); ++s) {
-    const shards::ShardReader& shard = ds.shard(s);
+  for (size_t s = 0; s < shards.size(); ++s) {
+    const shards::ShardReader& shard = *shards[s];
     for (size_t b = 0; b < shard.num_blocks(); ++b) {
       const uint32_t g = static_cast<uint32_t>(out->block_shard.size());
       out->block_shard.push_back(static_cast<uint32_t>(s));
@@ -206,10 +214,17 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
                      uint64_t epoch, const std::vector<WorldSegment>& earlier, int rank, int world,
                      EpochPlan* plan) {
+  return MakeEpochPlanOfStream(index, opt, RecordStream(index, opt, seed, epoch), seed, epoch,
+                               earlier, rank, world, plan);
+}
+
+Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& opt,
+                             const std::vector<uint64_t>& stream, uint64_t seed, uint64_t epoch,
+                             const std::vector<WorldSegment>& earlier, int rank, int world,
+                             EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
-  const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
   if (stream.empty())
     return Status::InvalidArgument(index.num_records() == 0
                                        ? "the dataset has no records"
@@ -220,8 +235,8 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   plan->rank = rank;
   plan->world = world;
 
-  // Bucket bounds at length quantiles of the selected records (epoch-independent: a function of
-  // the dataset and the selection).
+  // Bucket bounds at length quantiles of the stream's records (for one dataset, the selected
+  // records: epoch-independent, a function of the dataset and the selection).
   const size_t nb = std::max<uint32_t>(1, opt.num_buckets);
   {
     std::vector<uint64_t> sorted;

@@ -51,6 +51,7 @@ struct IndexColumns {
   std::vector<uint64_t> shard_first_record;  // per shard + 1
   std::vector<uint8_t> selected;             // per record: 1 if it is in the epochs
                                              // (LoaderOptions::select); empty: every record
+  std::vector<uint64_t> source_first_record; // per source + 1 (sources.h); empty: one source
 
   size_t num_records() const { return length.size(); }
   bool in_epochs(uint64_t record) const { return selected.empty() || selected[record] != 0; }
@@ -63,6 +64,10 @@ struct IndexColumns {
 
 // `length_of` maps an index entry to its plan length (FeatureExtractor::Length).
 void BuildIndexColumns(const shards::Dataset& ds,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out);
+// The same over any list of shards, numbered in that order.
+void BuildIndexColumns(const std::vector<const shards::ShardReader*>& shards,
                        const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
                        IndexColumns* out);
 
@@ -90,6 +95,8 @@ struct EpochPlan {
   uint64_t repeated_records = 0;       // all ranks
   uint64_t consumed_records = 0;       // all ranks: records earlier stretches at other world
                                        // sizes took (step 4); 0 without them
+  std::vector<uint64_t> source_records;   // mixtures (mix.h), per source: the epoch's records
+  std::vector<uint64_t> source_repeated;  // of those, repeats (the source ran out), all ranks
   std::vector<uint64_t> bucket_bounds; // upper length bounds of the buckets but the last
   uint64_t length = 0;                 // this rank: sum of row lengths
   uint64_t padded_length = 0;          // this rank: sum of rows * max_length
@@ -123,6 +130,13 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
                                           const std::vector<uint8_t>& selected,
                                           const BatchingOptions& options, uint64_t seed,
                                           uint64_t epoch);
+
+// Steps 2-4 over a given stream of record ids (a record may occur more than once: mixtures,
+// mix.h). InvalidArgument as below, or for an empty stream.
+Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& options,
+                             const std::vector<uint64_t>& stream, uint64_t seed, uint64_t epoch,
+                             const std::vector<WorldSegment>& earlier, int rank, int world,
+                             EpochPlan* plan);
 
 // InvalidArgument for world < 1, rank outside [0, world) or no selected record.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,

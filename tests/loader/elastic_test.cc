@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "assert_ok.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/resume.h"
-#include "assert_ok.h"
 #include "synthetic_index.h"
 #include "test_dataset.h"
 #include "test_util.h"

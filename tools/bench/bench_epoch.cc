@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -137,7 +138,14 @@ int RunEpoch(int argc, char** argv) {
   LoaderOptions o;
   o.threads = 0;
   tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
-  app.add_option("dataset", dir, "dataset directory (shardify's output)")->required();
+  app.add_option("dataset", dir, "dataset directory (shardify's output); or --data");
+  std::vector<std::string> data;
+  loader::MixOptions mix;
+  app.add_option("--data", data,
+                 "DIR:WEIGHT, repeated: a weighted mixture of these datasets (docs/loader.md, "
+                 "\"Weighted mixing\"); WEIGHT > 0, 1 when left out");
+  app.add_option("--mix-records", mix.epoch_records,
+                 "records per epoch of the mixture, all sources (0 = the sum of theirs)");
   app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
   app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
   app.add_option("--step-ms", step_ms, "simulated trainer step per batch (ms, sleeping)");
@@ -165,6 +173,28 @@ int RunEpoch(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (dir.empty() == data.empty()) {
+    std::fprintf(stderr, "sluice-bench epoch: give a dataset directory or --data DIR:WEIGHT ..., "
+                         "not both\n");
+    return 2;
+  }
+  for (const std::string& d : data) {
+    // DIR:WEIGHT splits at the last ':' when what follows is a number, so DIR may hold ':'.
+    const size_t colon = d.rfind(':');
+    loader::MixSource s{d, 1.0};
+    if (colon != std::string::npos) {
+      char* end = nullptr;
+      const double w = std::strtod(d.c_str() + colon + 1, &end);
+      if (end != d.c_str() + colon + 1 && *end == '\0') s = {d.substr(0, colon), w};
+    }
+    if (!(s.weight > 0)) {
+      std::fprintf(stderr, "sluice-bench epoch: --data %s: the weight must be > 0\n", d.c_str());
+      return 2;
+    }
+    mix.sources.push_back(s);
+  }
+  if (data.empty()) mix.sources.push_back({dir, 1.0});
+  dir = mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
   shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
@@ -202,7 +232,7 @@ int RunEpoch(int argc, char** argv) {
   }
 
   std::unique_ptr<Loader> l;
-  Status st = Loader::Open(dir, o, &l);
+  Status st = Loader::Open(mix, o, &l);
   if (!st.ok()) {
     std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
     return 1;
@@ -271,6 +301,10 @@ int RunEpoch(int argc, char** argv) {
       j["digest"] = digest.hex();
       j["state"] = nlohmann::json::parse(l->state().ToJson());
       j["taken_batches"] = taken;
+      for (size_t i = 0; i < s.sources.size(); ++i) {
+        j["sources"][i]["dir"] = mix.sources[i].dir;
+        j["sources"][i]["weight"] = mix.sources[i].weight;
+      }
       if (demand > 0) {
         j["demand_hours_per_second"] = demand;
         j["cores_per_gpu"] = cores_per_gpu;
@@ -308,6 +342,13 @@ int RunEpoch(int argc, char** argv) {
                       static_cast<unsigned long long>(s.wrapped_tokens));
         std::printf("\n");
       }
+      for (size_t i = 0; i < s.sources.size(); ++i)
+        std::printf("  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
+                    "here\n",
+                    mix.sources[i].dir.c_str(), mix.sources[i].weight,
+                    static_cast<unsigned long long>(s.sources[i].records),
+                    static_cast<unsigned long long>(s.sources[i].repeated),
+                    static_cast<unsigned long long>(s.sources[i].rows));
       std::printf("  digest %s; state %s\n", digest.hex().c_str(), l->state().ToJson().c_str());
       if (demand > 0)
         std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
