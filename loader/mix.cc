@@ -66,7 +66,9 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
                              : std::accumulate(selected.begin(), selected.end(), uint64_t{0});
   const std::vector<uint64_t> counts = MixCounts(weights, total);
 
-  // Step 2: each source's records, pass after pass.
+  // Step 2: each source's records, pass after pass; no window shuffle yet (step 4).
+  BatchingOptions blocks_only = opt;
+  blocks_only.shuffle_window = 0;
   std::vector<std::vector<uint64_t>> taken(ns);
   source_records->assign(ns, 0);
   source_repeated->assign(ns, 0);
@@ -79,7 +81,7 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
     for (uint64_t pass = 0; taken[s].size() < counts[s]; ++pass) {
       const uint64_t key = features::StreamKey(seed, kSourceSalt + s, pass);
       const std::vector<uint64_t> one =
-          RecordStreamOfUnits(units[s], index.selected, opt, key, epoch);
+          RecordStreamOfUnits(units[s], index.selected, blocks_only, key, epoch);
       const size_t want = std::min<size_t>(one.size(), counts[s] - taken[s].size());
       taken[s].insert(taken[s].end(), one.begin(), one.begin() + want);
       if (pass > 0) (*source_repeated)[s] += want;
@@ -99,6 +101,8 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
   stream->clear();
   stream->reserve(total);
   for (uint32_t s : labels) stream->push_back(taken[s][next[s]++]);
+  // Step 4: the window shuffle, over the mixed stream.
+  ShuffleWindows(opt, features::StreamKey(seed, epoch, kInterleaveSalt), epoch, stream);
   return Status::OK();
 }
 

@@ -40,14 +40,18 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
   for (uint64_t u : units)
     for (uint64_t r = unit_first_record[u]; r < unit_first_record[u + 1]; ++r)
       if (selected.empty() || selected[r]) stream.push_back(r);
-  if (opt.shuffle && opt.shuffle_window > 1) {
-    const size_t w = opt.shuffle_window;
-    for (size_t begin = 0, chunk = 0; begin < stream.size(); begin += w, ++chunk) {
-      features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
-      Shuffle(stream.data() + begin, std::min(w, stream.size() - begin), &rng);
-    }
-  }
+  ShuffleWindows(opt, seed, epoch, &stream);
   return stream;
+}
+
+void ShuffleWindows(const BatchingOptions& opt, uint64_t seed, uint64_t epoch,
+                    std::vector<uint64_t>* stream) {
+  if (!opt.shuffle || opt.shuffle_window <= 1) return;
+  const size_t w = opt.shuffle_window;
+  for (size_t begin = 0, chunk = 0; begin < stream->size(); begin += w, ++chunk) {
+    features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
+    Shuffle(stream->data() + begin, std::min(w, stream->size() - begin), &rng);
+  }
 }
 
 std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,

@@ -138,6 +138,11 @@ Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& o
                              const std::vector<WorldSegment>& earlier, int rank, int world,
                              EpochPlan* plan);
 
+// Step 1's last part: the stream shuffled in chunks of shuffle_window records, keyed by (seed,
+// epoch) (nothing when shuffle is off or the window is 0 or 1).
+void ShuffleWindows(const BatchingOptions& options, uint64_t seed, uint64_t epoch,
+                    std::vector<uint64_t>* stream);
+
 // InvalidArgument for world < 1, rank outside [0, world) or no selected record.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,
                      uint64_t epoch, int rank, int world, EpochPlan* plan);

@@ -59,14 +59,14 @@ TEST(MixPlan, CountsFollowTheWeightsExactly) {
 
 // In the first k records of the stream, source 1's share is a sample without replacement from
 // the epoch's labels: mean p, standard deviation sqrt(p (1 - p) / k) at most. Over 20 seeds and
-// three prefixes every share is within 4 standard deviations (a false alarm about 1 in 10^4 per
+// three prefixes (ending at window ends) every share is within 4 standard deviations (a false alarm about 1 in 10^4 per
 // check), and the shares average to p within 4 standard deviations of the mean of 20.
 TEST(MixPlan, ProportionsOfEveryPrefixStayWithinTheirBoundOverSeeds) {
   const IndexColumns ix = TwoSources(12, 6, 3);
   const std::vector<double> weights = {1, 3};
   const uint64_t total = 2000;  // more than the records: both sources repeat
   const double p = 0.75;
-  for (const uint64_t k : {100u, 500u, 1000u}) {
+  for (const uint64_t k : {96u, 512u, 1024u}) {  // window ends (shuffle_window 32)
     const double sd = std::sqrt(p * (1 - p) / k);
     double sum = 0;
     for (uint64_t seed = 1; seed <= 20; ++seed) {
