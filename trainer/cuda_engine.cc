@@ -248,6 +248,9 @@ class CudaEngine : public Engine {
     // Copies from the previous epoch's (or a stopped epoch's) batches may still be in flight.
     if (feeder_ != nullptr) SLUICE_RETURN_IF_ERROR(feeder_->Finish());
     SLUICE_RETURN_IF_ERROR(loader_->Start(at));
+    // Before the feeder takes batches: after a state of another world size the loader starts
+    // its new plan at batch 0, and Position() needs that stretch's world and history.
+    start_ = loader_->state();
     source_.Reset();
     // The model's buffers for the largest batch of the plan (labels: as many as output frames;
     // a longer transcript is an impossible alignment, and a batch that needs more grows them).
@@ -269,8 +272,6 @@ class CudaEngine : public Engine {
     } else {
       SLUICE_RETURN_IF_ERROR(feeder_->Rewind());
     }
-    // After a state of another world size the loader starts its new plan at batch 0.
-    start_ = loader_->state();
     position_ = start_.batches;
     last_wait_ = feeder_->stats().data_wait_seconds;
     current_ = nullptr;
