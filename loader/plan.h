@@ -51,7 +51,7 @@ struct IndexColumns {
   std::vector<uint64_t> shard_first_record;  // per shard + 1
   std::vector<uint8_t> selected;             // per record: 1 if it is in the epochs
                                              // (LoaderOptions::select); empty: every record
-  std::vector<uint64_t> source_first_record; // per source + 1 (sources.h); empty: one source
+  std::vector<uint64_t> source_first_record; // per source + 1 (sources.h; the Loader fills it)
 
   size_t num_records() const { return length.size(); }
   bool in_epochs(uint64_t record) const { return selected.empty() || selected[record] != 0; }
