@@ -7,7 +7,7 @@
 // The Loader picks one at Open. The epoch pipeline (pipeline.h) keeps the read order, the batch
 // order, the counters and the corrupt-row policy, and calls the collator at these points:
 //
-//   Plan       Loader::Start    the epoch's batches
+//   Plan       Loader::Start    the epoch's batches (the rest of it after a change of world size)
 //   Bind       Loader::Start    the epoch's index and plan, used by every call below
 //   MaxTokens, OpenBatchCap     what the batch pool and the read schedule are sized for
 //   OpenRows   read stage       a batch's per-row fields, before any of its records is decoded
@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "loader/batch_buffer.h"
@@ -28,6 +29,7 @@
 #include "loader/options.h"
 #include "loader/plan.h"
 #include "loader/schedule.h"
+#include "loader/sources.h"
 #include "shards/dataset.h"
 #include "shards/record.h"
 
@@ -35,7 +37,7 @@ namespace sluice::loader {
 
 // What a collator reads, owned by the Loader, which outlives it.
 struct CollatorContext {
-  const shards::Dataset* dataset = nullptr;
+  const Sources* dataset = nullptr;  // one dataset, or the sources of a mixture
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;  // as resolved by Open (the dataset's tokenizer)
 };
@@ -52,8 +54,10 @@ class Collator {
   explicit Collator(const CollatorContext& ctx) : ctx_(ctx) {}
   virtual ~Collator() = default;
 
-  // The batches of `epoch` over `index` (the epoch's lengths): the plan's own errors.
-  virtual Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const = 0;
+  // The batches of `epoch` over `index` (the epoch's lengths) left after the `earlier` stretches
+  // at other world sizes (ResumeState::earlier; none: the whole epoch): the plan's own errors.
+  virtual Status Plan(const IndexColumns& index, uint64_t epoch,
+                      const std::vector<WorldSegment>& earlier, EpochPlan* plan) const = 0;
   // The epoch the calls below serve; both must outlive them (until the next Bind).
   void Bind(const IndexColumns* index, const EpochPlan* plan) {
     index_ = index;

@@ -18,15 +18,22 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 Status Loader::Open(const std::string& dir, const LoaderOptions& options,
                     std::unique_ptr<Loader>* out) {
+  MixOptions one;
+  one.sources.push_back({dir, 1.0});
+  return Open(one, options, out);
+}
+
+Status Loader::Open(const MixOptions& mix, const LoaderOptions& options,
+                    std::unique_ptr<Loader>* out) {
   std::unique_ptr<LoaderImpl> impl;
-  SLUICE_RETURN_IF_ERROR(LoaderImpl::Open(dir, options, &impl));
+  SLUICE_RETURN_IF_ERROR(LoaderImpl::Open(mix, options, &impl));
   *out = std::move(impl);
   return Status::OK();
 }
 
 LoaderImpl::~LoaderImpl() { Stop(); }
 
-Status LoaderImpl::Open(const std::string& dir, const LoaderOptions& options,
+Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                         std::unique_ptr<LoaderImpl>* out) {
   if (options.world < 1 || options.rank < 0 || options.rank >= options.world)
     return Status::InvalidArgument("rank " + std::to_string(options.rank) +
@@ -35,14 +42,14 @@ Status LoaderImpl::Open(const std::string& dir, const LoaderOptions& options,
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
-  shards::ReadOptions ro;
-  ro.verify_checksums = options.verify_checksums;
-  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, ro, &l->dataset_));
+  SLUICE_RETURN_IF_ERROR(Sources::Open(mix, options, &l->dataset_));
+  // Errors name the dataset, or the first source of a mixture.
+  const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
   const FeatureExtractor* fx = l->extractor_.get();
-  BuildIndexColumns(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
-                    &l->index_);
+  BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
+                   &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
   if (options.select) {
@@ -97,7 +104,8 @@ void LoaderImpl::Stop() {
   started_ = false;
 }
 
-Status LoaderImpl::PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexColumns** index,
+Status LoaderImpl::PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier,
+                             IndexColumns* scratch, const IndexColumns** index,
                              EpochPlan* plan) const {
   *index = &index_;
   if (extractor_->speed_perturb()) {  // lengths of this epoch's perturbed records
@@ -109,22 +117,37 @@ Status LoaderImpl::PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexC
     }
     *index = scratch;
   }
-  return collator_->Plan(**index, epoch, plan);
+  return collator_->Plan(**index, epoch, earlier, plan);
 }
 
 Status LoaderImpl::CountBatches(uint64_t epoch, uint64_t* batches) const {
   IndexColumns scratch;
   const IndexColumns* index = nullptr;
   EpochPlan plan;
-  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, &scratch, &index, &plan));
+  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, {}, &scratch, &index, &plan));
   *batches = plan.batches.size();
   return Status::OK();
 }
 
-Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
+Status LoaderImpl::Start(const ResumeState& state) {
   const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
   Stop();
-  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, &epoch_index_, &ix_, &plan_));
+  const uint64_t epoch = state.epoch;
+  // Another world size ends a stretch: its consumed batches join the history, and this world's
+  // plan of the rest starts at its first batch. A stretch that took nothing is left out, so
+  // every state has one history (plan.h, step 4).
+  std::vector<WorldSegment> earlier = state.earlier;
+  uint64_t start_batch = state.batches;
+  if (state.world != 0 && state.world != options_.world) {
+    if (state.batches > 0) earlier.push_back({state.world, state.batches});
+    start_batch = 0;
+  }
+  if (earlier.size() > ResumeState::kMaxSegments)
+    return Status::InvalidArgument(
+        "resume of epoch " + std::to_string(epoch) + ": " + std::to_string(earlier.size()) +
+        " changes of world size, over the limit of " + std::to_string(ResumeState::kMaxSegments) +
+        "; resume at the epoch's start instead");
+  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, earlier, &epoch_index_, &ix_, &plan_));
   if (start_batch > plan_.batches.size())
     return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
                                    std::to_string(epoch) + ", which has " +
@@ -173,6 +196,7 @@ Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
 
   epoch_ = epoch;
   start_batch_ = start_batch;
+  earlier_ = std::move(earlier);
   taken_ = 0;
   done_ = false;
   error_ = Status::OK();
@@ -181,6 +205,12 @@ Status LoaderImpl::Start(uint64_t epoch, uint64_t start_batch) {
   consumer_.epoch = epoch;
   consumer_.start_batch = start_batch;
   consumer_.split_batches = plan_.split_batches;
+  consumer_.consumed_records = plan_.consumed_records;
+  consumer_.sources.assign(plan_.source_records.size(), SourceStats());
+  for (size_t s = 0; s < consumer_.sources.size(); ++s) {
+    consumer_.sources[s].records = plan_.source_records[s];
+    consumer_.sources[s].repeated = plan_.source_repeated[s];
+  }
   consumer_.max_open_bound = schedule_.max_open_batches;
   consumer_.reread_blocks = schedule_.rereads;
   consumer_.start_allocations = allocations;
@@ -224,6 +254,12 @@ Status LoaderImpl::Next(const Batch** batch) {
   }
   if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);
   ++taken_;
+  if (!consumer_.sources.empty()) {  // a mixture: rows per source
+    const std::vector<uint64_t>& first = index_.source_first_record;
+    for (uint64_t r : b->record_ids())
+      consumer_.sources[std::upper_bound(first.begin(), first.end(), r) - first.begin() - 1]
+          .rows++;
+  }
   held_.push_back(b);
   *batch = b;
   return Status::OK();

@@ -4,7 +4,7 @@
 //   std::unique_ptr<sluice::Loader> loader;
 //   SLUICE_RETURN_IF_ERROR(sluice::Loader::Open(dir, options, &loader));
 //   for (uint64_t epoch = state.epoch; ; ++epoch) {
-//     SLUICE_RETURN_IF_ERROR(loader->Start(epoch, epoch == state.epoch ? state.batches : 0));
+//     SLUICE_RETURN_IF_ERROR(epoch == state.epoch ? loader->Start(state) : loader->Start(epoch));
 //     const sluice::loader::Batch* batch;
 //     while (true) {
 //       SLUICE_RETURN_IF_ERROR(loader->Next(&batch));
@@ -15,8 +15,9 @@
 //
 // Contracts (DESIGN.md): the batches of an epoch are a pure function of (dataset, options, seed,
 // epoch, rank, world); every rank gets the same number; their union is the epoch, each record
-// (each LoaderOptions::select accepts) once; Start(state) resumes exactly; memory is bounded by
-// the options, not the dataset. Not thread-safe: one consumer thread calls Start/Next.
+// (each LoaderOptions::select accepts) once; Start(state) resumes exactly, and at another world
+// size with the rest of the epoch exactly once (resume.h); memory is bounded by the options, not
+// the dataset. Not thread-safe: one consumer thread calls Start/Next.
 //
 // An interface: Open returns the implementation (loader_impl.h), whose state stays out of this
 // header, so that it includes no thread library and no internal header of the loader.
@@ -64,24 +65,40 @@ class Loader {
   // wins. InvalidArgument/Unsupported naming the option, or the dataset's own errors.
   static Status Open(const std::string& dir, const LoaderOptions& options,
                      std::unique_ptr<Loader>* out);
+  // A weighted mixture of datasets (docs/loader.md, "Weighted mixing"): every epoch holds
+  // mix.epoch_records records, each source's share by weight, sampled without replacement and
+  // repeated when a source runs out; EpochStats::sources counts them. One source with
+  // epoch_records 0 is Open(dir). The sources must agree on kind, sample rate, codec, record
+  // fields, tokenizer and, when the loader would use them, precomputed features:
+  // InvalidArgument naming both directories. Packing a mixture: Unsupported.
+  static Status Open(const MixOptions& mix, const LoaderOptions& options,
+                     std::unique_ptr<Loader>* out);
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
   virtual ~Loader() = default;  // stops the epoch in progress; its batches become invalid
 
-  // Plans epoch `epoch` and starts the background pipeline at batch `start_batch` (0, or the
-  // batches of a ResumeState). Stops any epoch in progress; batches it handed out are invalid.
-  // InvalidArgument when start_batch is past the epoch's end or the batch pool would exceed
-  // memory_budget.
-  virtual Status Start(uint64_t epoch, uint64_t start_batch) = 0;
+  // Plans epoch state.epoch and starts the background pipeline where `state` stopped. Saved at
+  // this world size (state.world == options.world, or 0), at batch state.batches of the plan for
+  // the stretches in state.earlier (none: the whole epoch's plan). Saved at another world size:
+  // the rest of the epoch, planned without the records the state's ranks consumed, from its
+  // first batch; state() then adds that stretch to `earlier` (resume.h, plan.h step 4). Stops
+  // any epoch in progress; batches it handed out are invalid. InvalidArgument when the state is
+  // past the epoch's end or does not fit its plan, or the batch pool would exceed memory_budget;
+  // Unsupported for a packed epoch saved at another world size.
+  virtual Status Start(const ResumeState& state) = 0;
+  // This world's epoch `epoch` from batch `start_batch`.
+  Status Start(uint64_t epoch, uint64_t start_batch) {
+    return Start(ResumeState{epoch, start_batch});
+  }
   Status Start(uint64_t epoch) { return Start(epoch, 0); }
-  Status Start(const ResumeState& state) { return Start(state.epoch, state.batches); }
 
   // The next batch of the epoch into *batch; nullptr after the last one. A non-OK status (a
   // corrupt block under CorruptPolicy::kFail, an I/O error) ends the epoch; it names the shard
   // and the offset. Blocks while the pipeline is behind (that time is EpochStats::wait_seconds).
   virtual Status Next(const Batch** batch) = 0;
 
-  // Epoch and batches taken so far: save it with a checkpoint, pass it to Start to resume.
+  // Epoch, batches taken so far, this world size and the epoch's earlier stretches at other
+  // world sizes: save it with a checkpoint, pass it to Start to resume (at any world size).
   virtual ResumeState state() const = 0;
   // The started epoch so far.
   virtual EpochStats stats() const = 0;

@@ -18,6 +18,7 @@
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/schedule.h"
+#include "loader/sources.h"
 #include "shards/dataset.h"
 
 namespace sluice::loader {
@@ -26,14 +27,16 @@ class EpochPipeline;
 
 class LoaderImpl final : public Loader {
  public:
-  static Status Open(const std::string& dir, const LoaderOptions& options,
+  static Status Open(const MixOptions& mix, const LoaderOptions& options,
                      std::unique_ptr<LoaderImpl>* out);
   ~LoaderImpl() override;
 
   using Loader::Start;
-  Status Start(uint64_t epoch, uint64_t start_batch) override;
+  Status Start(const ResumeState& state) override;
   Status Next(const Batch** batch) override;
-  ResumeState state() const override { return {epoch_, start_batch_ + taken_}; }
+  ResumeState state() const override {
+    return {epoch_, start_batch_ + taken_, options_.world, earlier_};
+  }
   EpochStats stats() const override;
   uint64_t num_batches() const override { return plan_.batches.size(); }
   Status CountBatches(uint64_t epoch, uint64_t* batches) const override;
@@ -44,20 +47,20 @@ class LoaderImpl final : public Loader {
   // For tests: the started epoch's plan and index (the whole dataset's before Start).
   const EpochPlan& plan() const { return plan_; }
   const IndexColumns& index() const { return *ix_; }
-  const shards::Dataset& dataset() const { return *dataset_; }
+  const Sources& dataset() const { return *dataset_; }
 
  private:
   LoaderImpl() = default;
   void Stop();
   // The epoch's index (lengths of its speed-perturbed records, in *scratch) and plan.
-  Status PlanEpoch(uint64_t epoch, IndexColumns* scratch, const IndexColumns** index,
-                   EpochPlan* plan) const;
+  Status PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier, IndexColumns* scratch,
+                   const IndexColumns** index, EpochPlan* plan) const;
 
   LoaderOptions options_;
   FeatureInfo info_;
   int threads_ = 1;
   int tokens_ = 4;
-  std::unique_ptr<shards::Dataset> dataset_;
+  std::unique_ptr<Sources> dataset_;  // one dataset, or a mixture's sources
   std::unique_ptr<FeatureExtractor> extractor_;
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   IndexColumns index_;
@@ -69,6 +72,7 @@ class LoaderImpl final : public Loader {
 
   uint64_t epoch_ = 0;
   uint64_t start_batch_ = 0;
+  std::vector<WorldSegment> earlier_;  // the started epoch's stretches at other world sizes
   uint64_t taken_ = 0;  // batches Next() returned since Start
   EpochPlan plan_;
   BatchShape shape_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -216,6 +217,20 @@ struct LoaderOptions {
                                            // exceeds it, naming the options to lower (0 = no check)
   std::shared_ptr<BatchAllocator> allocator;  // batch memory (null = aligned host memory)
   bool verify_checksums = true;            // per-block XXH3 before decompressing
+};
+
+// One dataset of a weighted mixture (Loader::Open(MixOptions, ...); docs/loader.md, "Weighted
+// mixing").
+struct MixSource {
+  std::string dir;      // dataset directory (shardify's output)
+  double weight = 1.0;  // > 0: the source's share of an epoch's records is weight / sum
+};
+
+// Several datasets blended by weight into one epoch. Part of what the batches contain.
+struct MixOptions {
+  std::vector<MixSource> sources;
+  uint64_t epoch_records = 0;  // records per epoch, all sources together (0: the sum of the
+                               // sources' records, as LoaderOptions::select leaves them)
 };
 
 // LoaderOptions' table (base/fields.h). tokenizer, select and allocator are code, not options:

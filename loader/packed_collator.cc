@@ -18,8 +18,17 @@ class PackedCollator final : public Collator {
   PackedCollator(const CollatorContext& ctx, std::vector<uint32_t> read_unit, uint32_t units)
       : Collator(ctx), read_unit_(std::move(read_unit)), num_read_units_(units) {}
 
-  Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const override {
+  Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
+              EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
+    // The packed epoch's sequence count is rounded up to whole batches on every rank, so the
+    // sequences themselves depend on the world size: another world needs its own tail rule.
+    if (!earlier.empty())
+      return Status::Unsupported("resume of packed epoch " + std::to_string(epoch) + " at " +
+                                 std::to_string(o.world) + " rank(s), saved at " +
+                                 std::to_string(earlier.back().world) +
+                                 ": packed plans resume only at the world size that saved them. "
+                                 "HINT: resume with as many ranks, or from the epoch's start");
     return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, o.rank, o.world, plan);
   }
 
@@ -202,6 +211,9 @@ Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, D
 Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out) {
   const LoaderOptions& options = *ctx.options;
+  if (ctx.dataset->mixed())
+    return Status::Unsupported("packing (seq_len) of a mixture: not implemented; pack one "
+                               "dataset, or mix without --seq-len");
   if (ctx.extractor->audio())
     return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
                                    " holds audio");

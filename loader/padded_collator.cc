@@ -7,6 +7,7 @@
 
 #include "features/half.h"
 #include "loader/collator.h"
+#include "loader/mix.h"
 #include "loader/token_ids.h"
 
 namespace sluice::loader {
@@ -16,9 +17,16 @@ class PaddedCollator final : public Collator {
  public:
   using Collator::Collator;
 
-  Status Plan(const IndexColumns& index, uint64_t epoch, EpochPlan* plan) const override {
+  Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
+              EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
-    return MakeEpochPlan(index, o.batching, o.seed, epoch, o.rank, o.world, plan);
+    if (ctx_.dataset->mixed()) {
+      std::vector<double> weights;
+      for (const MixSource& s : ctx_.dataset->mix().sources) weights.push_back(s.weight);
+      return MakeMixedPlan(index, weights, ctx_.dataset->mix().epoch_records, o.batching, o.seed,
+                           epoch, earlier, o.rank, o.world, plan);
+    }
+    return MakeEpochPlan(index, o.batching, o.seed, epoch, earlier, o.rank, o.world, plan);
   }
 
   // Token ids [rows, longest row's count]: from the index's counts, which are exact for stored

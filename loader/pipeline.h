@@ -37,13 +37,14 @@
 #include "loader/ready_queue.h"
 #include "loader/schedule.h"
 #include "loader/stats.h"
+#include "loader/sources.h"
 #include "shards/dataset.h"
 
 namespace sluice::loader {
 
 // What the pipeline shares with its Loader, which outlives it.
 struct PipelineContext {
-  const shards::Dataset* dataset = nullptr;
+  const Sources* dataset = nullptr;
   const IndexColumns* index = nullptr;
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;

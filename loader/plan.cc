@@ -40,14 +40,18 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
   for (uint64_t u : units)
     for (uint64_t r = unit_first_record[u]; r < unit_first_record[u + 1]; ++r)
       if (selected.empty() || selected[r]) stream.push_back(r);
-  if (opt.shuffle && opt.shuffle_window > 1) {
-    const size_t w = opt.shuffle_window;
-    for (size_t begin = 0, chunk = 0; begin < stream.size(); begin += w, ++chunk) {
-      features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
-      Shuffle(stream.data() + begin, std::min(w, stream.size() - begin), &rng);
-    }
-  }
+  ShuffleWindows(opt, seed, epoch, &stream);
   return stream;
+}
+
+void ShuffleWindows(const BatchingOptions& opt, uint64_t seed, uint64_t epoch,
+                    std::vector<uint64_t>* stream) {
+  if (!opt.shuffle || opt.shuffle_window <= 1) return;
+  const size_t w = opt.shuffle_window;
+  for (size_t begin = 0, chunk = 0; begin < stream->size(); begin += w, ++chunk) {
+    features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
+    Shuffle(stream->data() + begin, std::min(w, stream->size() - begin), &rng);
+  }
 }
 
 std::vector<uint64_t> RecordStream(const IndexColumns& index, const BatchingOptions& opt,
@@ -66,8 +70,9 @@ struct Bucket {
 };
 
 struct Range {
-  uint64_t first = 0;
+  uint64_t first = 0;  // into the batcher's records
   uint32_t rows = 0;
+  bool repeated = false;  // a batch repeating a record (fewer records than ranks)
 };
 
 class Batcher {
@@ -114,11 +119,19 @@ class Batcher {
 void BuildIndexColumns(const shards::Dataset& ds,
                        const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
                        IndexColumns* out) {
+  std::vector<const shards::ShardReader*> shards;
+  for (size_t s = 0; s < ds.num_shards(); ++s) shards.push_back(&ds.shard(s));
+  BuildIndexColumns(shards, length_of, out);
+}
+
+void BuildIndexColumns(const std::vector<const shards::ShardReader*>& shards,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out) {
   *out = IndexColumns();
   out->shard_first_record.push_back(0);
   out->block_first_record.push_back(0);
-  for (size_t s = 0; s < ds.num_shards(); ++s) {
-    const shards::ShardReader& shard = ds.shard(s);
+  for (size_t s = 0; s < shards.size(); ++s) {
+    const shards::ShardReader& shard = *shards[s];
     for (size_t b = 0; b < shard.num_blocks(); ++b) {
       const uint32_t g = static_cast<uint32_t>(out->block_shard.size());
       out->block_shard.push_back(static_cast<uint32_t>(s));
@@ -136,12 +149,86 @@ void BuildIndexColumns(const shards::Dataset& ds,
   }
 }
 
+namespace {
+
+// Step 3: a batch count that divides by world, every record exactly once. Returns the batches
+// split; *repeated counts the records repeated because there are fewer than ranks.
+uint64_t SplitForWorld(int world, std::vector<uint64_t>* records, std::vector<Range>* batches,
+                       uint64_t* repeated) {
+  uint64_t splits = 0;
+  auto need = [&] { return (world - batches->size() % world) % world; };
+  while (need() > 0) {
+    size_t best = batches->size();
+    for (size_t i = 0; i < batches->size(); ++i)
+      if ((*batches)[i].rows >= 2 &&
+          (best == batches->size() || (*batches)[i].rows > (*batches)[best].rows))
+        best = i;
+    if (best == batches->size()) break;
+    const Range whole = (*batches)[best];
+    const uint32_t head = (whole.rows + 1) / 2;
+    (*batches)[best].rows = head;
+    batches->insert(batches->begin() + best + 1, Range{whole.first + head, whole.rows - head});
+    splits++;
+  }
+  // Fewer records than ranks: every batch has one row; repeat them in order.
+  const size_t distinct = batches->size();
+  for (size_t k = 0; need() > 0; ++k) {
+    batches->push_back({records->size(), 1, true});
+    records->push_back((*records)[(*batches)[k % distinct].first]);
+    ++*repeated;
+  }
+  return splits;
+}
+
+// Step 4 for one earlier stretch: drops the batches its ranks took and the repeat batches
+// (their records are in batches of their own). Returns the records dropped that were not
+// repeats.
+Status DropConsumed(const WorldSegment& seg, uint64_t epoch, std::vector<uint64_t>* records,
+                    std::vector<Range>* batches, uint64_t* consumed) {
+  if (seg.world < 1)
+    return Status::InvalidArgument("resume state of epoch " + std::to_string(epoch) +
+                                   ": an earlier world size of " + std::to_string(seg.world));
+  uint64_t repeated = 0;
+  SplitForWorld(seg.world, records, batches, &repeated);
+  const size_t per_rank = batches->size() / seg.world;
+  if (seg.batches > per_rank)
+    return Status::InvalidArgument(
+        "resume state of epoch " + std::to_string(epoch) + ": " + std::to_string(seg.batches) +
+        " batches taken at world size " + std::to_string(seg.world) + ", whose ranks had " +
+        std::to_string(per_rank) + " each (another dataset, options or seed?)");
+  std::vector<Range> left;
+  left.reserve(batches->size() - seg.batches * seg.world);
+  for (size_t i = 0; i < batches->size(); ++i) {
+    const Range& b = (*batches)[i];
+    const bool taken = i % per_rank < seg.batches;
+    if (taken && !b.repeated) *consumed += b.rows;
+    if (!taken && !b.repeated) left.push_back(b);
+  }
+  *batches = std::move(left);
+  return Status::OK();
+}
+
+}  // namespace
+
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
                      uint64_t epoch, int rank, int world, EpochPlan* plan) {
+  return MakeEpochPlan(index, opt, seed, epoch, {}, rank, world, plan);
+}
+
+Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint64_t seed,
+                     uint64_t epoch, const std::vector<WorldSegment>& earlier, int rank, int world,
+                     EpochPlan* plan) {
+  return MakeEpochPlanOfStream(index, opt, RecordStream(index, opt, seed, epoch), seed, epoch,
+                               earlier, rank, world, plan);
+}
+
+Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& opt,
+                             const std::vector<uint64_t>& stream, uint64_t seed, uint64_t epoch,
+                             const std::vector<WorldSegment>& earlier, int rank, int world,
+                             EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
-  const std::vector<uint64_t> stream = RecordStream(index, opt, seed, epoch);
   if (stream.empty())
     return Status::InvalidArgument(index.num_records() == 0
                                        ? "the dataset has no records"
@@ -152,8 +239,8 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
   plan->rank = rank;
   plan->world = world;
 
-  // Bucket bounds at length quantiles of the selected records (epoch-independent: a function of
-  // the dataset and the selection).
+  // Bucket bounds at length quantiles of the stream's records (for one dataset, the selected
+  // records: epoch-independent, a function of the dataset and the selection).
   const size_t nb = std::max<uint32_t>(1, opt.num_buckets);
   {
     std::vector<uint64_t> sorted;
@@ -193,31 +280,12 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     batcher.Emit(oldest);
   }
 
-  // Step 3: a batch count that divides by world, every record exactly once.
+  // Step 4, then step 3: the batches left after the earlier stretches, split for this world.
   std::vector<uint64_t>& records = batcher.records();
   std::vector<Range>& batches = batcher.batches();
-  std::vector<uint8_t> repeated_flag;  // per batch: 1 for a repeat batch
-  auto need = [&] { return (world - batches.size() % world) % world; };
-  while (need() > 0) {
-    size_t best = batches.size();
-    for (size_t i = 0; i < batches.size(); ++i)
-      if (batches[i].rows >= 2 && (best == batches.size() || batches[i].rows > batches[best].rows))
-        best = i;
-    if (best == batches.size()) break;
-    const Range whole = batches[best];
-    const uint32_t head = (whole.rows + 1) / 2;
-    batches[best].rows = head;
-    batches.insert(batches.begin() + best + 1, Range{whole.first + head, whole.rows - head});
-    plan->split_batches++;
-  }
-  repeated_flag.assign(batches.size(), 0);
-  const size_t distinct = records.size();
-  for (size_t k = 0; need() > 0; ++k) {  // fewer records than ranks
-    batches.push_back({records.size(), 1});
-    records.push_back(records[k % distinct]);
-    repeated_flag.push_back(1);
-    plan->repeated_records++;
-  }
+  for (const WorldSegment& seg : earlier)
+    SLUICE_RETURN_IF_ERROR(DropConsumed(seg, epoch, &records, &batches, &plan->consumed_records));
+  plan->split_batches = SplitForWorld(world, &records, &batches, &plan->repeated_records);
 
   const size_t per_rank = batches.size() / world;
   plan->global_batches = batches.size();
@@ -227,7 +295,7 @@ Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& opt, uint
     pb.first = plan->records.size();
     pb.rows = batches[i].rows;
     pb.entries = pb.rows;
-    pb.repeated = repeated_flag[i] ? batches[i].rows : 0;
+    pb.repeated = batches[i].repeated ? batches[i].rows : 0;
     for (uint32_t k = 0; k < batches[i].rows; ++k) {
       const uint64_t r = records[batches[i].first + k];
       plan->records.push_back(r);

@@ -12,9 +12,18 @@
 //     end, oldest first. A record longer than a cap gets a batch of its own.
 //  3. Ranks: while the batch count does not divide by world, the batch with the most rows (the
 //     earliest among equals) is split in two halves; so every record is in exactly one batch of
-//     exactly one rank and all ranks have the same count. Only when there are fewer records than
-//     ranks are records repeated (EpochPlan::repeated_records). Rank r takes the r-th contiguous
+//     exactly one rank and all ranks have the same count. Only when every batch is down to one
+//     record and their count still does not divide by world (fewer records than ranks, or the
+//     few records an elastic resume left, step 4) are records repeated, fewer than world, in
+//     batches at the end (EpochPlan::repeated_records). Rank r takes the r-th contiguous
 //     range of batches, so ranks read mostly different blocks.
+//  4. Elastic resume (ResumeState::earlier, resume.h): for each earlier stretch of the epoch at
+//     world size W_i whose ranks each took b_i batches, the global batches are split for W_i as
+//     in step 3, the first b_i batches of each of the W_i ranks are dropped (consumed) along
+//     with repeat batches, and the rest, still in global order, goes on to the next stretch;
+//     step 3 then splits what is left for `world`. So the records left are each in exactly one
+//     batch of one rank, in the uninterrupted run's global record order; the batches are the
+//     uninterrupted run's (at W_1) but for the halves split for later world sizes.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +32,7 @@
 
 #include "base/status.h"
 #include "loader/options.h"
+#include "loader/resume.h"
 #include "shards/dataset.h"
 
 namespace sluice::loader {
@@ -41,6 +51,7 @@ struct IndexColumns {
   std::vector<uint64_t> shard_first_record;  // per shard + 1
   std::vector<uint8_t> selected;             // per record: 1 if it is in the epochs
                                              // (LoaderOptions::select); empty: every record
+  std::vector<uint64_t> source_first_record; // per source + 1 (sources.h; the Loader fills it)
 
   size_t num_records() const { return length.size(); }
   bool in_epochs(uint64_t record) const { return selected.empty() || selected[record] != 0; }
@@ -53,6 +64,10 @@ struct IndexColumns {
 
 // `length_of` maps an index entry to its plan length (FeatureExtractor::Length).
 void BuildIndexColumns(const shards::Dataset& ds,
+                       const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                       IndexColumns* out);
+// The same over any list of shards, numbered in that order.
+void BuildIndexColumns(const std::vector<const shards::ShardReader*>& shards,
                        const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
                        IndexColumns* out);
 
@@ -78,6 +93,10 @@ struct EpochPlan {
   uint64_t global_batches = 0;         // all ranks: batches.size() * world
   uint64_t split_batches = 0;          // batches halved to make the count divide by world
   uint64_t repeated_records = 0;       // all ranks
+  uint64_t consumed_records = 0;       // all ranks: records earlier stretches at other world
+                                       // sizes took (step 4); 0 without them
+  std::vector<uint64_t> source_records;   // mixtures (mix.h), per source: the epoch's records
+  std::vector<uint64_t> source_repeated;  // of those, repeats (the source ran out), all ranks
   std::vector<uint64_t> bucket_bounds; // upper length bounds of the buckets but the last
   uint64_t length = 0;                 // this rank: sum of row lengths
   uint64_t padded_length = 0;          // this rank: sum of rows * max_length
@@ -112,8 +131,26 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
                                           const BatchingOptions& options, uint64_t seed,
                                           uint64_t epoch);
 
+// Steps 2-4 over a given stream of record ids (a record may occur more than once: mixtures,
+// mix.h). InvalidArgument as below, or for an empty stream.
+Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& options,
+                             const std::vector<uint64_t>& stream, uint64_t seed, uint64_t epoch,
+                             const std::vector<WorldSegment>& earlier, int rank, int world,
+                             EpochPlan* plan);
+
+// Step 1's last part: the stream shuffled in chunks of shuffle_window records, keyed by (seed,
+// epoch) (nothing when shuffle is off or the window is 0 or 1).
+void ShuffleWindows(const BatchingOptions& options, uint64_t seed, uint64_t epoch,
+                    std::vector<uint64_t>* stream);
+
 // InvalidArgument for world < 1, rank outside [0, world) or no selected record.
 Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,
                      uint64_t epoch, int rank, int world, EpochPlan* plan);
+// The rest of the epoch after `earlier` stretches at other world sizes (step 4); with none, the
+// plan above. Its batches may be none at all (every record consumed). InvalidArgument as above,
+// or for a stretch whose world is < 1 or that took more batches than its ranks had.
+Status MakeEpochPlan(const IndexColumns& index, const BatchingOptions& options, uint64_t seed,
+                     uint64_t epoch, const std::vector<WorldSegment>& earlier, int rank,
+                     int world, EpochPlan* plan);
 
 }  // namespace sluice::loader

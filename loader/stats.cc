@@ -3,39 +3,47 @@
 namespace sluice::loader {
 
 nlohmann::json EpochStats::ToJson() const {
-  return {{"epoch", epoch},
-          {"start_batch", start_batch},
-          {"batches", batches},
-          {"utterances", utterances},
-          {"repeated_records", repeated_records},
-          {"skipped_records", skipped_records},
-          {"split_batches", split_batches},
-          {"audio_seconds", audio_seconds},
-          {"frames", frames},
-          {"padded_frames", padded_frames},
-          {"tokens", tokens},
-          {"padding_waste", padding_waste()},
-          {"blocks_read", blocks_read},
-          {"reread_blocks", reread_blocks},
-          {"bytes_read", bytes_read},
-          {"wall_seconds", wall_seconds},
-          {"first_batch_seconds", first_batch_seconds},
-          {"wait_seconds", wait_seconds},
-          {"read_busy_seconds", read_busy_seconds},
-          {"decode_busy_seconds", decode_busy_seconds},
-          {"collate_busy_seconds", collate_busy_seconds},
-          {"pool_batches", pool_batches},
-          {"pool_bytes", pool_bytes},
-          {"start_allocations", start_allocations},
-          {"pool_allocations", pool_allocations},
-          {"max_ready", max_ready},
-          {"max_open", max_open},
-          {"max_tokens", max_tokens},
-          {"max_open_bound", max_open_bound},
-          {"threads", threads},
-          {"tokens_in_flight", tokens_in_flight},
-          {"stream_tokens", stream_tokens},
-          {"wrapped_tokens", wrapped_tokens}};
+  nlohmann::json j = {{"epoch", epoch},
+                      {"start_batch", start_batch},
+                      {"consumed_records", consumed_records},
+                      {"batches", batches},
+                      {"utterances", utterances},
+                      {"repeated_records", repeated_records},
+                      {"skipped_records", skipped_records},
+                      {"split_batches", split_batches},
+                      {"audio_seconds", audio_seconds},
+                      {"frames", frames},
+                      {"padded_frames", padded_frames},
+                      {"tokens", tokens},
+                      {"padding_waste", padding_waste()},
+                      {"blocks_read", blocks_read},
+                      {"reread_blocks", reread_blocks},
+                      {"bytes_read", bytes_read},
+                      {"wall_seconds", wall_seconds},
+                      {"first_batch_seconds", first_batch_seconds},
+                      {"wait_seconds", wait_seconds},
+                      {"read_busy_seconds", read_busy_seconds},
+                      {"decode_busy_seconds", decode_busy_seconds},
+                      {"collate_busy_seconds", collate_busy_seconds},
+                      {"pool_batches", pool_batches},
+                      {"pool_bytes", pool_bytes},
+                      {"start_allocations", start_allocations},
+                      {"pool_allocations", pool_allocations},
+                      {"max_ready", max_ready},
+                      {"max_open", max_open},
+                      {"max_tokens", max_tokens},
+                      {"max_open_bound", max_open_bound},
+                      {"threads", threads},
+                      {"tokens_in_flight", tokens_in_flight},
+                      {"stream_tokens", stream_tokens},
+                      {"wrapped_tokens", wrapped_tokens}};
+  if (!sources.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const SourceStats& s : sources)
+      list.push_back({{"records", s.records}, {"repeated", s.repeated}, {"rows", s.rows}});
+    j["sources"] = std::move(list);
+  }
+  return j;
 }
 
 }  // namespace sluice::loader

@@ -2,14 +2,24 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace sluice::loader {
 
+// One source of a mixture in an epoch (Loader::Open(MixOptions)).
+struct SourceStats {
+  uint64_t records = 0;   // the epoch's records from this source, all ranks, repeats included
+  uint64_t repeated = 0;  // of those, repeats: the source ran out and was drawn again
+  uint64_t rows = 0;      // rows of this rank's batches handed out so far
+};
+
 struct EpochStats {
   uint64_t epoch = 0;
   uint64_t start_batch = 0;        // > 0 after a resume
+  uint64_t consumed_records = 0;   // records taken at other world sizes before this plan (all
+                                   // ranks; elastic resume, resume.h)
   uint64_t batches = 0;            // handed to the consumer
   uint64_t utterances = 0;         // rows in those batches
   uint64_t repeated_records = 0;   // rows repeating a record to equalise ranks (plan.h)
@@ -43,6 +53,8 @@ struct EpochStats {
                                    // resolved)
   uint64_t stream_tokens = 0;      // packing: the epoch's token stream, all ranks (pack.h)
   uint64_t wrapped_tokens = 0;     // packing: inputs past the stream's end, repeating its start
+  std::vector<SourceStats> sources;  // a mixture's, in the order of MixOptions::sources; empty
+                                     // for one dataset
 
   double padding_waste() const {
     return padded_frames ? 1.0 - static_cast<double>(frames) / padded_frames : 0.0;

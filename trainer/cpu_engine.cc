@@ -47,9 +47,9 @@ class CpuEngine : public Engine {
     return Status::OK();
   }
 
-  Status StartEpoch(uint64_t epoch, uint64_t first_batch) override {
+  Status StartEpoch(const loader::ResumeState& at) override {
     batch_ = nullptr;
-    return loader_->Start(epoch, first_batch);
+    return loader_->Start(at);
   }
   uint64_t num_batches() const override { return loader_->num_batches(); }
   Status Next(StepBatch* b, bool* end) override {

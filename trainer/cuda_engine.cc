@@ -274,10 +274,13 @@ class CudaEngine : public Engine {
     return adam_->Download(&c->adam_m, &c->adam_v, stream());
   }
 
-  Status StartEpoch(uint64_t epoch, uint64_t first_batch) override {
+  Status StartEpoch(const loader::ResumeState& at) override {
     // Copies from the previous epoch's (or a stopped epoch's) batches may still be in flight.
     if (feeder_ != nullptr) SLUICE_RETURN_IF_ERROR(feeder_->Finish());
-    SLUICE_RETURN_IF_ERROR(loader_->Start(epoch, first_batch));
+    SLUICE_RETURN_IF_ERROR(loader_->Start(at));
+    // Before the feeder takes batches: after a state of another world size the loader starts
+    // its new plan at batch 0, and Position() needs that stretch's world and history.
+    start_ = loader_->state();
     source_.Reset();
     // The model's buffers for the largest batch of the plan (labels: as many as output frames;
     // a longer transcript is an impossible alignment, and a batch that needs more grows them).
@@ -299,8 +302,7 @@ class CudaEngine : public Engine {
     } else {
       SLUICE_RETURN_IF_ERROR(feeder_->Rewind());
     }
-    epoch_ = epoch;
-    position_ = first_batch;
+    position_ = start_.batches;
     last_wait_ = feeder_->stats().data_wait_seconds;
     current_ = nullptr;
     return Status::OK();
@@ -325,7 +327,13 @@ class CudaEngine : public Engine {
     b->frames = info_.frames;
     return Status::OK();
   }
-  loader::ResumeState Position() const override { return loader::ResumeState{epoch_, position_}; }
+  // The loader's state (world, earlier stretches) at the batch the model last took, not at the
+  // feeder's read-ahead.
+  loader::ResumeState Position() const override {
+    loader::ResumeState at = start_;
+    at.batches = position_;
+    return at;
+  }
 
   Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
               double* loss, double* grad_norm, double* flops) override {
@@ -469,7 +477,8 @@ class CudaEngine : public Engine {
   std::unique_ptr<gpu::Feeder> feeder_;  // after the model: destroyed (and finished) first
   const gpu::DeviceBatch* current_ = nullptr;
   TrainingSource::Info info_;
-  uint64_t epoch_ = 0, position_ = 0;
+  loader::ResumeState start_;  // the started epoch's state at its first batch
+  uint64_t position_ = 0;
   double last_wait_ = 0;
   // Evaluation: rows compacted on the host, uploaded synchronously (no feeder).
   RowBatch eval_rows_;

@@ -4,7 +4,7 @@
 // options, checkpoints, evaluation and logging are shared; an engine owns only how batches reach
 // the model, how a step runs and where parameters and AdamW moments live.
 //
-// Per epoch:  StartEpoch(epoch, first_batch); while (Next(&b, &end), !end) { ...; Step(...) }
+// Per epoch:  StartEpoch(at); while (Next(&b, &end), !end) { ...; Step(...) }
 #pragma once
 
 #include <cstdint>
@@ -67,8 +67,9 @@ class Engine {
   // Fills params, adam_step, adam_m and adam_v of *c (device engines download them).
   virtual Status Snapshot(Checkpoint* c) = 0;
 
-  // Starts the training loader at (epoch, first_batch) and whatever feeds the device from it.
-  virtual Status StartEpoch(uint64_t epoch, uint64_t first_batch) = 0;
+  // Starts the training loader where `at` says (Loader::Start: an epoch's first batch, a
+  // resume, or a state saved at another world size) and whatever feeds the device from it.
+  virtual Status StartEpoch(const loader::ResumeState& at) = 0;
   // The number of batches of the started epoch (Loader::num_batches()).
   virtual uint64_t num_batches() const = 0;
   // The next batch of the epoch, or *end. The batch stays the current one until the next call.

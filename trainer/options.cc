@@ -46,8 +46,10 @@ nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions&
   run["eval_fraction"] = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
   run.erase("spec_augment_options");
   nlohmann::json loader = loader::LoaderConfigJson(lo);
-  // A checkpoint is shared by the ranks (rank 0 writes it); the world size is checked on its own.
+  // A checkpoint is shared by the ranks (rank 0 writes it), and resumes at any world size (the
+  // loader's elastic resume; the config's "world" records the one that wrote it).
   loader.erase("rank");
+  loader.erase("world");
   run["loader"] = std::move(loader);
   return run;
 }
@@ -60,8 +62,11 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
         ": written by a sluice-train that recorded only some of its feature options, "
         "so this run cannot tell whether it would train on the same features. HINT: start a "
         "fresh run, or resume with the sluice-train that wrote it");
+  // Checkpoints written before elastic resume record the loader's world here too.
+  nlohmann::json then = stored;
+  if (then["loader"].is_object()) then["loader"].erase("world");
   std::string path;
-  const std::string diff = loader::FirstDifference(now, stored, "checkpoint", &path);
+  const std::string diff = loader::FirstDifference(now, then, "checkpoint", &path);
   if (diff.empty()) return Status::OK();
   // The flag that sets the field, where it has one of its own.
   nlohmann::json flags = loader::FlagsJson(TrainOptions(), loader::Fields::kWhat);

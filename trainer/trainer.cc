@@ -205,14 +205,11 @@ Status Run::Resume(const std::string& path) {
     return Status::Corruption(path + ": its configuration lacks an integer \"world\", "
                                      "\"schedule.total_steps\" or \"schedule.warmup_steps\" "
                                      "(docs/formats/checkpoint.md)");
-  // The loader's partition, and so every step's rows, depend on the world size.
+  // Another world size continues the epoch with the records its ranks have not taken (the
+  // loader's elastic resume): the state must say which world took them. A state written before
+  // it records none; the checkpoint's config does.
   const int stored_world = conf.at("world").get<int>();
-  if (stored_world != ranks_.world)
-    return Status::InvalidArgument(
-        path + ": written by a run of " + std::to_string(stored_world) + " rank(s), this run has " +
-        std::to_string(ranks_.world) +
-        ". HINT: resume with as many ranks as the run that wrote it (mpirun -np " +
-        std::to_string(stored_world) + ")");
+  if (c.loader.world == 0) c.loader.world = stored_world;
   if (c.vocab != vocab_ || c.tokenizer_fingerprint != train_set_.fingerprint)
     return Status::InvalidArgument(
         path + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
@@ -288,6 +285,11 @@ void Run::PrintHeader() const {
               static_cast<long long>(schedule_.warmup_steps), o_.lr,
               o_.resume.empty() ? ""
                                 : (", resumed at step " + std::to_string(counters_.step)).c_str());
+  if (!o_.resume.empty() && state_.world != ranks_.world && state_.batches > 0)
+    std::printf("elastic resume: epoch %llu was at batch %llu of %d rank(s); its remaining "
+                "records are split over %d\n",
+                static_cast<unsigned long long>(state_.epoch),
+                static_cast<unsigned long long>(state_.batches), state_.world, ranks_.world);
   if (ranks_.comm != nullptr)
     std::printf("data parallel: %d ranks, each on its partition of every epoch, gradients "
                 "all-reduced over %s\n",
@@ -298,12 +300,12 @@ void Run::PrintHeader() const {
 Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
   comm::Communicator* const comm = ranks_.comm;
   const int64_t last_step = o_.steps > 0 ? o_.steps : INT64_MAX;
-  const uint64_t start_batch = epoch == state_.epoch ? state_.batches : 0;
-  if (start_batch == 0) {
+  const loader::ResumeState at = epoch == state_.epoch ? state_ : loader::ResumeState{epoch};
+  if (at.batches == 0 && at.earlier.empty()) {  // the epoch's start, at any world size
     counters_.epoch_loss_sum = 0;
     counters_.epoch_steps = 0;
   }
-  SLUICE_RETURN_IF_ERROR(engine_->StartEpoch(epoch, start_batch));
+  SLUICE_RETURN_IF_ERROR(engine_->StartEpoch(at));
   // Every rank must take as many steps as the others, or an all-reduce waits forever.
   if (comm != nullptr)
     SLUICE_RETURN_IF_ERROR(comm::AgreeOnBatchCount(comm, engine_->num_batches(),

@@ -54,8 +54,9 @@ sluice::Status Train(const std::string& dir, sluice::loader::ResumeState state) 
   std::printf("%llu steps in %llu epochs\n", static_cast<unsigned long long>(total_steps),
               static_cast<unsigned long long>(epochs));
   for (uint64_t epoch = state.epoch; epoch < epochs; ++epoch) {
-    // Resume mid-epoch once, then start later epochs at their first batch.
-    SLUICE_RETURN_IF_ERROR(loader->Start(epoch, epoch == state.epoch ? state.batches : 0));
+    // Resume mid-epoch once (a state saved at another world size continues with the rest of the
+    // epoch), then start later epochs at their first batch.
+    SLUICE_RETURN_IF_ERROR(epoch == state.epoch ? loader->Start(state) : loader->Start(epoch));
     // Device buffers sized once per epoch, for its largest batch.
     const sluice::loader::BatchShape largest = loader->max_batch_shape();
     std::printf("epoch %llu: %llu batches, at most %llu rows x %llu frames\n",
@@ -69,7 +70,8 @@ sluice::Status Train(const std::string& dir, sluice::loader::ResumeState state) 
       SLUICE_RETURN_IF_ERROR(loader->Next(&batch));
       if (batch == nullptr) break;  // end of epoch: every rank gets here after the same count
       loss = TrainStep(*batch);
-      // A checkpoint stores loader->state().ToJson() beside the weights: {"epoch":E,"batches":N}.
+      // A checkpoint stores loader->state().ToJson() beside the weights:
+      // {"batches":N,"epoch":E,"world":W}.
     }
     const sluice::loader::EpochStats s = loader->stats();
     std::printf("epoch %llu: %llu batches, %llu utterances, %.1f s of audio in %.2f s "

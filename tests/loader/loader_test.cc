@@ -135,7 +135,7 @@ TEST_F(LoaderTest, StateCountsBatchesTakenAndRestartsMidEpoch) {
     ASSERT_OK(l->Next(&b));
     first.push_back(DigestOf(*b));
   }
-  EXPECT_EQ(l->state(), (ResumeState{1, 3}));
+  EXPECT_EQ(l->state(), (ResumeState{1, 3, /*world=*/1}));
   // Restarting the same loader mid-epoch (the pipeline in flight is cancelled cleanly).
   ASSERT_OK(l->Start(ResumeState{1, 2}));
   ASSERT_OK(l->Next(&b));

@@ -8,37 +8,15 @@
 #include "features/random.h"
 #include "loader/plan.h"
 #include "assert_ok.h"
+#include "synthetic_index.h"
 
 namespace sluice::loader {
 namespace {
 
-// Index columns of a synthetic dataset: `shards` shards of uneven record counts, `per_block`
-// records per block, lengths from 20 to 600 frames.
-IndexColumns MakeIndex(int shards, uint64_t seed) {
-  IndexColumns ix;
-  features::Rng rng(seed);
-  ix.shard_first_record.push_back(0);
-  ix.block_first_record.push_back(0);
-  for (int s = 0; s < shards; ++s) {
-    const int blocks = 1 + static_cast<int>(rng.UniformInt(0, 6));
-    for (int b = 0; b < blocks; ++b) {
-      const int per_block = 1 + static_cast<int>(rng.UniformInt(0, 9));
-      for (int k = 0; k < per_block; ++k) {
-        ix.length.push_back(20 + rng.UniformInt(0, 580));
-        ix.duration.push_back(ix.length.back() * 160);
-        ix.block_of.push_back(static_cast<uint32_t>(ix.block_shard.size()));
-      }
-      ix.block_shard.push_back(s);
-      ix.block_local.push_back(b);
-      ix.block_first_record.push_back(ix.length.size());
-    }
-    ix.shard_first_record.push_back(ix.length.size());
-  }
-  return ix;
-}
+using testing::MakeSyntheticIndex;
 
 TEST(Plan, RanksAreDisjointCompleteAndEqualForWorldSizesOneToEight) {
-  const IndexColumns ix = MakeIndex(7, 3);
+  const IndexColumns ix = MakeSyntheticIndex(7, 3);
   BatchingOptions opt;
   opt.max_frames = 3000;
   opt.shuffle_window = 64;
@@ -83,7 +61,7 @@ TEST(Plan, FewerRecordsThanRanksRepeatsRecordsAndSaysSo) {
 }
 
 TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
-  IndexColumns ix = MakeIndex(7, 3);
+  IndexColumns ix = MakeSyntheticIndex(7, 3);
   ix.selected.resize(ix.num_records());
   features::Rng rng(11);
   std::set<uint64_t> want;
@@ -124,7 +102,7 @@ TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
 }
 
 TEST(Plan, BatchesRespectEveryCap) {
-  const IndexColumns ix = MakeIndex(5, 9);
+  const IndexColumns ix = MakeSyntheticIndex(5, 9);
   for (int which = 0; which < 3; ++which) {
     BatchingOptions opt;
     opt.max_frames = which == 0 ? 2500 : 0;
@@ -155,7 +133,7 @@ TEST(Plan, BatchesRespectEveryCap) {
 }
 
 TEST(Plan, BucketingKeepsPaddingLow) {
-  const IndexColumns ix = MakeIndex(9, 11);
+  const IndexColumns ix = MakeSyntheticIndex(9, 11);
   BatchingOptions bucketed;
   bucketed.max_frames = 4000;
   BatchingOptions single = bucketed;
@@ -168,7 +146,7 @@ TEST(Plan, BucketingKeepsPaddingLow) {
 }
 
 TEST(Plan, IsAPureFunctionOfSeedAndEpoch) {
-  const IndexColumns ix = MakeIndex(6, 5);
+  const IndexColumns ix = MakeSyntheticIndex(6, 5);
   BatchingOptions opt;
   opt.max_frames = 2000;
   EpochPlan a, b, c, d;
@@ -182,7 +160,7 @@ TEST(Plan, IsAPureFunctionOfSeedAndEpoch) {
 }
 
 TEST(Plan, WithoutShuffleRecordsComeInFileOrderPerBucket) {
-  const IndexColumns ix = MakeIndex(3, 2);
+  const IndexColumns ix = MakeSyntheticIndex(3, 2);
   BatchingOptions opt;
   opt.shuffle = false;
   opt.num_buckets = 1;
@@ -193,7 +171,7 @@ TEST(Plan, WithoutShuffleRecordsComeInFileOrderPerBucket) {
 }
 
 TEST(Plan, RejectsABadRank) {
-  const IndexColumns ix = MakeIndex(2, 2);
+  const IndexColumns ix = MakeSyntheticIndex(2, 2);
   EpochPlan plan;
   EXPECT_TRUE(MakeEpochPlan(ix, {}, 1, 0, 3, 3, &plan).IsInvalidArgument());
   EXPECT_TRUE(MakeEpochPlan(ix, {}, 1, 0, 0, 0, &plan).IsInvalidArgument());

@@ -102,6 +102,27 @@ TEST_F(TrainCli, ResumeReproducesTheUninterruptedRunBitForBit) {
   EXPECT_NE(ReadFile(run.Join("a-5.ckpt")), final_a);
 }
 
+// sluice-bench exposes elastic resume: the state rank 0 of two prints after one batch resumes on
+// one rank with every record the two ranks had not taken.
+TEST_F(TrainCli, BenchResumesAStateOfAnotherWorldSize) {
+  const std::string bench = Env("SLUICE_BENCH") + " epoch " + dir_->Join("chars") +
+                            " --threads 1 --max-frames 1500 --json";
+  const Result whole = Shell(bench), stopped = Shell(bench + " --world 2 --stop-after 1");
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  ASSERT_EQ(stopped.code, 0) << stopped.out;
+  const nlohmann::json state = JsonLines(stopped.out).at(0).at("state");
+  EXPECT_EQ(state, nlohmann::json::parse(R"({"epoch": 0, "batches": 1, "world": 2})"));
+  const Result rest = Shell(bench + " --resume-state '" + state.dump() + "'");
+  ASSERT_EQ(rest.code, 0) << rest.out;
+  const nlohmann::json w = JsonLines(whole.out).at(0), r = JsonLines(rest.out).at(0);
+  EXPECT_GT(r.at("consumed_records").get<int>(), 0) << rest.out;
+  EXPECT_EQ(r.at("utterances").get<int>() + r.at("consumed_records").get<int>(),
+            w.at("utterances").get<int>())
+      << rest.out << whole.out;
+  EXPECT_EQ(r.at("state").at("earlier"),
+            nlohmann::json::parse(R"([{"world": 2, "batches": 1}])"));
+}
+
 TEST_F(TrainCli, FlippedByteInTheCheckpointIsDetected) {
   TempDir run;
   const std::string ckpt = run.Join("run.ckpt");

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -137,7 +138,14 @@ int RunEpoch(int argc, char** argv) {
   LoaderOptions o;
   o.threads = 0;
   tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
-  app.add_option("dataset", dir, "dataset directory (shardify's output)")->required();
+  app.add_option("dataset", dir, "dataset directory (shardify's output); or --data");
+  std::vector<std::string> data;
+  loader::MixOptions mix;
+  app.add_option("--data", data,
+                 "DIR:WEIGHT, repeated: a weighted mixture of these datasets (docs/loader.md, "
+                 "\"Weighted mixing\"); WEIGHT > 0, 1 when left out");
+  app.add_option("--mix-records", mix.epoch_records,
+                 "records per epoch of the mixture, all sources (0 = the sum of theirs)");
   app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
   app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
   app.add_option("--step-ms", step_ms, "simulated trainer step per batch (ms, sleeping)");
@@ -145,6 +153,14 @@ int RunEpoch(int argc, char** argv) {
                  "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
   app.add_flag("--json", json, "one JSON object per epoch on stdout");
   app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
+  std::string resume_json;
+  uint64_t stop_after = 0;
+  app.add_option("--resume-state", resume_json,
+                 "start where this loader state stopped (the JSON of Loader::state(), as printed "
+                 "with --stop-after; saved at any --world): its epoch is the first");
+  app.add_option("--stop-after", stop_after,
+                 "take at most this many batches per epoch and print the state to resume from "
+                 "(0 = whole epochs)");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
   tools::AddLoaderOptions(&app, &o, &feature_args);
@@ -157,6 +173,28 @@ int RunEpoch(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (dir.empty() == data.empty()) {
+    std::fprintf(stderr, "sluice-bench epoch: give a dataset directory or --data DIR:WEIGHT ..., "
+                         "not both\n");
+    return 2;
+  }
+  for (const std::string& d : data) {
+    // DIR:WEIGHT splits at the last ':' when what follows is a number, so DIR may hold ':'.
+    const size_t colon = d.rfind(':');
+    loader::MixSource s{d, 1.0};
+    if (colon != std::string::npos) {
+      char* end = nullptr;
+      const double w = std::strtod(d.c_str() + colon + 1, &end);
+      if (end != d.c_str() + colon + 1 && *end == '\0') s = {d.substr(0, colon), w};
+    }
+    if (!(s.weight > 0)) {
+      std::fprintf(stderr, "sluice-bench epoch: --data %s: the weight must be > 0\n", d.c_str());
+      return 2;
+    }
+    mix.sources.push_back(s);
+  }
+  if (data.empty()) mix.sources.push_back({dir, 1.0});
+  dir = mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
   shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
@@ -183,8 +221,18 @@ int RunEpoch(int argc, char** argv) {
     }
   }
 
+  loader::ResumeState resume;
+  if (!resume_json.empty()) {
+    const Status rs = loader::ResumeState::FromJson(resume_json, &resume);
+    if (!rs.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: --resume-state: %s\n", rs.ToString().c_str());
+      return 2;
+    }
+    first_epoch = resume.epoch;
+  }
+
   std::unique_ptr<Loader> l;
-  Status st = Loader::Open(dir, o, &l);
+  Status st = Loader::Open(mix, o, &l);
   if (!st.ok()) {
     std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
     return 1;
@@ -204,12 +252,14 @@ int RunEpoch(int argc, char** argv) {
   for (int e = 0; e < epochs; ++e) {
     const uint64_t epoch = first_epoch + e;
     const Usage u0 = GetUsage();
-    st = l->Start(epoch);
+    st = e == 0 && !resume_json.empty() ? l->Start(resume) : l->Start(epoch);
     loader::BatchDigest digest;
     const Batch* b = nullptr;
-    while (st.ok()) {
+    uint64_t taken = 0;  // by the consumer (EpochStats::batches: by the pipeline, read ahead)
+    while (st.ok() && (stop_after == 0 || taken < stop_after)) {
       st = l->Next(&b);
       if (!st.ok() || b == nullptr) break;
+      ++taken;
       digest.Add(*b);
       if (step_ms > 0)
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
@@ -249,6 +299,12 @@ int RunEpoch(int argc, char** argv) {
       }
       j["step_ms"] = step_ms;
       j["digest"] = digest.hex();
+      j["state"] = nlohmann::json::parse(l->state().ToJson());
+      j["taken_batches"] = taken;
+      for (size_t i = 0; i < s.sources.size(); ++i) {
+        j["sources"][i]["dir"] = mix.sources[i].dir;
+        j["sources"][i]["weight"] = mix.sources[i].weight;
+      }
       if (demand > 0) {
         j["demand_hours_per_second"] = demand;
         j["cores_per_gpu"] = cores_per_gpu;
@@ -286,7 +342,14 @@ int RunEpoch(int argc, char** argv) {
                       static_cast<unsigned long long>(s.wrapped_tokens));
         std::printf("\n");
       }
-      std::printf("  digest %s\n", digest.hex().c_str());
+      for (size_t i = 0; i < s.sources.size(); ++i)
+        std::printf("  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
+                    "here\n",
+                    mix.sources[i].dir.c_str(), mix.sources[i].weight,
+                    static_cast<unsigned long long>(s.sources[i].records),
+                    static_cast<unsigned long long>(s.sources[i].repeated),
+                    static_cast<unsigned long long>(s.sources[i].rows));
+      std::printf("  digest %s; state %s\n", digest.hex().c_str(), l->state().ToJson().c_str());
       if (demand > 0)
         std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
                     demand, cores_per_gpu);

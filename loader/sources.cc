@@ -1,0 +1,89 @@
+#include "loader/sources.h"
+
+#include <string>
+
+namespace sluice::loader {
+namespace {
+
+// What two sources must share for one FeatureExtractor, collator and tokenizer to serve both:
+// empty, or why not (naming both directories).
+std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
+                         const LoaderOptions& options) {
+  const shards::Manifest &ma = a.manifest(), &mb = b.manifest();
+  const auto differ = [&](const std::string& what, const std::string& va, const std::string& vb,
+                          const std::string& hint) {
+    return "mixture: " + a.dir() + " and " + b.dir() + " disagree on " + what + " (" + va + " vs " +
+           vb + "). HINT: " + hint;
+  };
+  // The loader computes features itself for both unless it would use stored ones; then the
+  // stored ones are no part of what must agree.
+  const bool stored_a = options.use_precomputed && !ma.features.is_null();
+  const bool stored_b = options.use_precomputed && !mb.features.is_null();
+  const auto fields = [&](const shards::Manifest& m) {
+    std::string s;
+    for (const std::string& f : m.fields)
+      if (f != "features" || stored_a || stored_b) s += (s.empty() ? "" : ",") + f;
+    return s;
+  };
+  if (ma.kind != mb.kind)
+    return differ("their kind", ma.kind, mb.kind, "mix audio datasets with audio ones");
+  if (ma.sample_rate != mb.sample_rate)
+    return differ("their sample rate", std::to_string(ma.sample_rate),
+                  std::to_string(mb.sample_rate), "shardify both at one --sample-rate");
+  if (ma.codec != mb.codec)
+    return differ("their audio codec", ma.codec, mb.codec, "shardify both with one --codec");
+  if (stored_a != stored_b || (stored_a && ma.features != mb.features))
+    return differ("their precomputed features", ma.features.dump(), mb.features.dump(),
+                  "shardify both with the same --features options, or compute features in the "
+                  "loader (use_precomputed false, sluice-bench --features fbank)");
+  if (fields(ma) != fields(mb))
+    return differ("the fields of their records", fields(ma), fields(mb),
+                  "shardify both with the same --tokenizer, --store and --features options");
+  if (ma.tokenizer != mb.tokenizer)
+    return differ("their tokenizer", ma.tokenizer.dump(), mb.tokenizer.dump(),
+                  "shardify both with the same --tokenizer (one model file)");
+  return "";
+}
+
+}  // namespace
+
+Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
+                     std::unique_ptr<Sources>* out) {
+  if (mix.sources.empty()) return Status::InvalidArgument("mixture: no source");
+  std::unique_ptr<Sources> s(new Sources());
+  s->mix_ = mix;
+  s->mixed_ = mix.sources.size() > 1 || mix.epoch_records > 0;
+  shards::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  for (const MixSource& src : mix.sources) {
+    if (s->mixed_ && !(src.weight > 0))
+      return Status::InvalidArgument("mixture: " + src.dir + " has weight " +
+                                     std::to_string(src.weight) + "; weights must be > 0");
+    std::unique_ptr<shards::Dataset> ds;
+    SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(src.dir, ro, &ds));
+    if (!s->datasets_.empty()) {
+      const std::string why = Disagreement(*s->datasets_[0], *ds, options);
+      if (!why.empty()) return Status::InvalidArgument(why);
+    }
+    for (size_t i = 0; i < ds->num_shards(); ++i) s->shards_.push_back(&ds->shard(i));
+    s->datasets_.push_back(std::move(ds));
+  }
+  *out = std::move(s);
+  return Status::OK();
+}
+
+void BuildSourceIndex(const Sources& sources,
+                      const std::function<uint64_t(const shards::RecordEntry&)>& length_of,
+                      IndexColumns* out) {
+  std::vector<const shards::ShardReader*> shards;
+  for (size_t g = 0; g < sources.num_shards(); ++g) shards.push_back(&sources.shard(g));
+  BuildIndexColumns(shards, length_of, out);
+  out->source_first_record.assign(1, 0);
+  size_t g = 0;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    g += sources.source(s).num_shards();
+    out->source_first_record.push_back(out->shard_first_record[g]);
+  }
+}
+
+}  // namespace sluice::loader
