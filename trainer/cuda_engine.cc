@@ -354,7 +354,8 @@ class CudaEngine : public Engine {
     };
     if (info_.rows > 0) {
       if (current_->dtype != loader::DType::kFloat32 || current_->tokens == nullptr)
-        return Status::InvalidArgument(SLUICE_DEVICE_NAME " trainer: batch " + std::to_string(current_->index) +
+        return Status::InvalidArgument(SLUICE_DEVICE_NAME " trainer: batch " +
+                                       std::to_string(current_->index) +
                                        " reached the device without float32 features and tokens");
       const int B = static_cast<int>(current_->rows), T = static_cast<int>(current_->frames);
       const int S = static_cast<int>(current_->max_tokens);

@@ -59,8 +59,9 @@ TEST(MixPlan, CountsFollowTheWeightsExactly) {
 
 // In the first k records of the stream, source 1's share is a sample without replacement from
 // the epoch's labels: mean p, standard deviation sqrt(p (1 - p) / k) at most. Over 20 seeds and
-// three prefixes (ending at window ends) every share is within 4 standard deviations (a false alarm about 1 in 10^4 per
-// check), and the shares average to p within 4 standard deviations of the mean of 20.
+// three prefixes (ending at window ends) every share is within 4 standard deviations (a false alarm
+// about 1 in 10^4 per check), and the shares average to p within 4 standard deviations of the mean
+// of 20.
 TEST(MixPlan, ProportionsOfEveryPrefixStayWithinTheirBoundOverSeeds) {
   const IndexColumns ix = TwoSources(12, 6, 3);
   const std::vector<double> weights = {1, 3};
