@@ -157,14 +157,20 @@ TEST_F(DataParallelCli, ACheckpointOfTwoRanksResumesOnOneWithTheRestOfTheEpoch) 
 
 TEST_F(DataParallelCli, AnErrorOnOneRankEndsTheJob) {
   TempDir run;
-  ASSERT_EQ(Train(Mpirun(), "--steps 1 --checkpoint " + run.Join("r{rank}.ckpt")).code, 0);
-  std::remove(run.Join("r1.ckpt").c_str());
+  // The checkpoints of step 1 of a 2-step run (--steps is part of the run: resuming a 1-step
+  // run's checkpoint with --steps 2 would be refused on rank 0 too, and which rank spoke first
+  // would be a race).
+  ASSERT_EQ(Train(Mpirun(), "--steps 2 --checkpoint-every 1 --checkpoint " +
+                                run.Join("r{rank}-{step}.ckpt"))
+                .code,
+            0);
+  std::remove(run.Join("r1-1.ckpt").c_str());
   // Rank 1 cannot read its checkpoint while rank 0 goes on to its first collective: without the
   // abort, rank 0 would wait there until mpirun's --timeout.
-  const Result r = Train(Mpirun(), "--steps 2 --resume " + run.Join("r{rank}.ckpt"));
+  const Result r = Train(Mpirun(), "--steps 2 --resume " + run.Join("r{rank}-1.ckpt"));
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("rank 1 of 2"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(run.Join("r1.ckpt")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(run.Join("r1-1.ckpt")), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("timeout"), std::string::npos) << r.out;
 }
 
