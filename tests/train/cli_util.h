@@ -2,11 +2,13 @@
 // SHARDIFY, MAKE_SAMPLE_CORPUS), running a command line, and reading its --json lines.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -60,6 +62,22 @@ inline double StepLoss(const std::string& out, int step) {
   std::smatch m;
   if (!std::regex_search(out, m, re)) return NAN;
   return std::stod(m[1]);
+}
+
+// Checkpoints move both ways between the CPU engine and `device` (the device suites'
+// shared case): `train(device, args)` runs sluice-train on the suite's dataset and `dir` holds the
+// checkpoints. --steps is part of the run, so the checkpoint moved is step 2's of a 3-step run.
+inline void ExpectCheckpointsMoveBetweenCpuAnd(
+    const std::string& device,
+    const std::function<Result(const std::string&, const std::string&)>& train,
+    const std::string& dir) {
+  const std::string every = "--steps 3 --checkpoint-every 2 --checkpoint ";
+  for (const auto& [from, to] : {std::pair{device, std::string("cpu")}, {"cpu", device}}) {
+    ASSERT_EQ(train(from, every + dir + "/" + from + "-{step}.ckpt").code, 0) << from;
+    const Result r = train(to, "--steps 3 --resume " + dir + "/" + from + "-2.ckpt");
+    EXPECT_EQ(r.code, 0) << from << " -> " << to << "\n" << r.out;
+    EXPECT_NE(r.out.find("resumed at step 2"), std::string::npos) << r.out;
+  }
 }
 
 // `count` espeak-ng clips made by tools/make-sample-corpus into `corpus`, shardified into `out`

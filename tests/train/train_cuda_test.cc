@@ -103,16 +103,7 @@ TEST_F(TrainCuda, FirstStepLossMatchesTheCpuTrainer) {
 
 TEST_F(TrainCuda, CheckpointsMoveBetweenCpuAndCuda) {
   TempDir run;
-  // --steps is part of the run: the checkpoint to move is the one of step 2 of a 3-step run.
-  const std::string every = "--steps 3 --checkpoint-every 2 --checkpoint ";
-  ASSERT_EQ(Train("cuda", every + run.Join("gpu-{step}.ckpt")).code, 0);
-  const Result on_cpu = Train("cpu", "--steps 3 --resume " + run.Join("gpu-2.ckpt"));
-  EXPECT_EQ(on_cpu.code, 0) << on_cpu.out;
-  EXPECT_NE(on_cpu.out.find("resumed at step 2"), std::string::npos) << on_cpu.out;
-  ASSERT_EQ(Train("cpu", every + run.Join("cpu-{step}.ckpt")).code, 0);
-  const Result on_gpu = Train("cuda", "--steps 3 --resume " + run.Join("cpu-2.ckpt"));
-  EXPECT_EQ(on_gpu.code, 0) << on_gpu.out;
-  EXPECT_NE(on_gpu.out.find("resumed at step 2"), std::string::npos) << on_gpu.out;
+  sluice::train_test::ExpectCheckpointsMoveBetweenCpuAnd("cuda", &Train, run.path());
 }
 
 }  // namespace

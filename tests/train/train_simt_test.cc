@@ -72,16 +72,7 @@ TEST_F(TrainSimt, LossFollowsTheCpuEngineStepByStepAndFalls) {
 
 TEST_F(TrainSimt, CheckpointsMoveBetweenCpuAndSimt) {
   TempDir run;
-  // --steps is part of the run: the checkpoint to move is the one of step 2 of a 3-step run.
-  const std::string every = "--steps 3 --checkpoint-every 2 --checkpoint ";
-  ASSERT_EQ(Train("simt", every + run.Join("simt-{step}.ckpt")).code, 0);
-  const Result on_cpu = Train("cpu", "--steps 3 --resume " + run.Join("simt-2.ckpt"));
-  EXPECT_EQ(on_cpu.code, 0) << on_cpu.out;
-  EXPECT_NE(on_cpu.out.find("resumed at step 2"), std::string::npos) << on_cpu.out;
-  ASSERT_EQ(Train("cpu", every + run.Join("cpu-{step}.ckpt")).code, 0);
-  const Result on_simt = Train("simt", "--steps 3 --resume " + run.Join("cpu-2.ckpt"));
-  EXPECT_EQ(on_simt.code, 0) << on_simt.out;
-  EXPECT_NE(on_simt.out.find("resumed at step 2"), std::string::npos) << on_simt.out;
+  sluice::train_test::ExpectCheckpointsMoveBetweenCpuAnd("simt", &Train, run.path());
 }
 
 TEST_F(TrainSimt, SeveralRanksAreRefusedWithTheReason) {
