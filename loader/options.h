@@ -20,6 +20,7 @@
 #include "features/fbank.h"
 #include "features/spectrogram.h"
 #include "loader/allocator.h"
+#include "storage/options.h"
 
 namespace sluice::loader {
 
@@ -217,12 +218,14 @@ struct LoaderOptions {
                                            // exceeds it, naming the options to lower (0 = no check)
   std::shared_ptr<BatchAllocator> allocator;  // batch memory (null = aligned host memory)
   bool verify_checksums = true;            // per-block XXH3 before decompressing
+  storage::StorageOptions storage;         // datasets at http(s):// and s3:// locations: requests,
+                                           // read-ahead, retries, the block cache
 };
 
 // One dataset of a weighted mixture (Loader::Open(MixOptions, ...); docs/loader.md, "Weighted
 // mixing").
 struct MixSource {
-  std::string dir;      // dataset directory (shardify's output)
+  std::string dir;      // dataset directory (shardify's output), or its http(s):// or s3:// URL
   double weight = 1.0;  // > 0: the source's share of an epoch's records is weight / sum
 };
 
@@ -284,6 +287,7 @@ void VisitFields(O& o, V&& v) {
     o.memory_budget);
   v(FieldInfo{"verify_checksums", "--verify-checksums", "check each block's XXH3", kHow},
     o.verify_checksums);
+  v(FieldInfo{"storage", nullptr, "remote datasets and their cache", kHow}, o.storage);
 }
 
 }  // namespace sluice::loader

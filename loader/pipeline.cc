@@ -119,6 +119,7 @@ EpochPipeline::Token* EpochPipeline::ReadStage(tbb::flow_control& fc) {
   t->status = Status::OK();
   t->block_lost = false;
   const ReadStep& step = schedule_->steps[s];
+  AnnounceReads(s);
   if (step.block != kBarrierBlock) {
     const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
     t->status = shard.ReadCompressedBlock(ctx_.index->block_local[step.block], &t->compressed);
@@ -138,6 +139,20 @@ EpochPipeline::Token* EpochPipeline::ReadStage(tbb::flow_control& fc) {
   RaiseMax(&max_in_flight_, static_cast<uint64_t>(in_flight_.fetch_add(1) + 1));
   read_ns_.fetch_add(NanosSince(t0), std::memory_order_relaxed);
   return t;
+}
+
+// Remote storage fetches the blocks of the next read_ahead steps while this one is read; the
+// hint is cheap and ignored by local files. Each step is announced once.
+void EpochPipeline::AnnounceReads(uint32_t s) {
+  const size_t end =
+      std::min<size_t>(schedule_->steps.size(), size_t{s} + 1 + ctx_.options->storage.read_ahead);
+  next_hint_ = std::max(next_hint_, s);
+  for (; next_hint_ < end; ++next_hint_) {
+    const ReadStep& step = schedule_->steps[next_hint_];
+    if (step.block == kBarrierBlock) continue;
+    const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
+    shard.WillNeedBlock(ctx_.index->block_local[step.block]);
+  }
 }
 
 void EpochPipeline::OpenBatch(uint32_t j) {

@@ -74,6 +74,7 @@ class EpochPipeline {
   Token* ReadStage(tbb::flow_control& fc);
   void DecodeStage(Token* t);
   void CollateStage(Token* t);
+  void AnnounceReads(uint32_t s);
   void OpenBatch(uint32_t j);
   void DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t);
   void FinishBatch(BatchBuffer* b);
@@ -91,6 +92,7 @@ class EpochPipeline {
   std::vector<uint8_t> opened_;               // read stage only
   std::vector<uint8_t> collated_;             // collate stage only: a row of the batch came in
   uint32_t next_step_ = 0;                    // read stage only
+  uint32_t next_hint_ = 0;                    // read stage only: first step not yet announced
   uint64_t next_emit_ = 0;                    // collate stage only
   std::vector<BatchBuffer*> finished_;              // collate stage only: batches it queues at once
   ReadyQueue queue_;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "storage/open.h"
+
 namespace sluice::loader {
 namespace {
 
@@ -60,7 +62,7 @@ Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
       return Status::InvalidArgument("mixture: " + src.dir + " has weight " +
                                      std::to_string(src.weight) + "; weights must be > 0");
     std::unique_ptr<shards::Dataset> ds;
-    SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(src.dir, ro, &ds));
+    SLUICE_RETURN_IF_ERROR(storage::OpenDataset(src.dir, options.storage, ro, &ds));
     if (!s->datasets_.empty()) {
       const std::string why = Disagreement(*s->datasets_[0], *ds, options);
       if (!why.empty()) return Status::InvalidArgument(why);

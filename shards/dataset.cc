@@ -1,18 +1,37 @@
 #include "shards/dataset.h"
 
+#include <algorithm>
+
 #include "shards/checksum.h"
+#include "shards/format.h"
 #include "shards/record.h"
 
 namespace sluice::shards {
 
 Status Dataset::Open(const std::string& dir, const ReadOptions& options,
                      std::unique_ptr<Dataset>* out) {
+  return Open(NewLocalStorage(dir), options, out);
+}
+
+Status Dataset::Open(std::shared_ptr<const Storage> storage, const ReadOptions& options,
+                     std::unique_ptr<Dataset>* out) {
   auto ds = std::unique_ptr<Dataset>(new Dataset);
-  ds->dir_ = dir;
-  SLUICE_RETURN_IF_ERROR(LoadManifest(dir, &ds->manifest_));
-  for (const ShardEntry& e : ds->manifest_.shards) {
+  ds->storage_ = std::move(storage);
+  SLUICE_RETURN_IF_ERROR(LoadManifest(*ds->storage_, &ds->manifest_));
+  const std::vector<ShardEntry>& entries = ds->manifest_.shards;
+  // Every shard's file first, each told its footer is wanted: remote storage then fetches all the
+  // footers at once instead of one round trip per shard.
+  std::vector<std::unique_ptr<RandomAccessFile>> files(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(ds->storage_->OpenFile(entries[i].file, entries[i].bytes, &files[i]));
+    const uint64_t size = files[i]->Size();
+    const uint64_t tail = std::min<uint64_t>(size, kFooterSize);
+    files[i]->WillNeed(size - tail, static_cast<size_t>(tail));
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ShardEntry& e = entries[i];
     std::unique_ptr<ShardReader> r;
-    SLUICE_RETURN_IF_ERROR(ShardReader::Open(dir + "/" + e.file, options, &r));
+    SLUICE_RETURN_IF_ERROR(ShardReader::Open(std::move(files[i]), options, &r));
     if (r->num_records() != e.records || r->file_size() != e.bytes) {
       return Status::Corruption(r->name() + ": holds " + std::to_string(r->num_records()) +
                                 " records in " + std::to_string(r->file_size()) +
@@ -47,15 +66,20 @@ void VerifyShard(const ShardReader& reader, const std::string& shard_name, Verif
 
 Status VerifyDataset(const std::string& dir, VerifyReport* report,
                      const std::function<void(uint64_t, uint64_t)>& progress) {
+  return VerifyDataset(*NewLocalStorage(dir), report, progress);
+}
+
+Status VerifyDataset(const Storage& storage, VerifyReport* report,
+                     const std::function<void(uint64_t, uint64_t)>& progress) {
   Manifest m;
-  SLUICE_RETURN_IF_ERROR(LoadManifest(dir, &m));
+  SLUICE_RETURN_IF_ERROR(LoadManifest(storage, &m));
   const uint64_t total = m.bytes();
   uint64_t done = 0;
   for (const ShardEntry& e : m.shards) {
     report->shards++;
-    const std::string path = dir + "/" + e.file;
+    const std::string path = storage.Where(e.file);
     std::unique_ptr<RandomAccessFile> file;
-    Status s = OpenRandomAccessFile(path, &file);
+    Status s = storage.OpenFile(e.file, e.bytes, &file);
     if (!s.ok()) {
       report->problems.push_back({e.file, s.ToString()});
       done += e.bytes;

@@ -19,15 +19,20 @@ class Dataset {
   // size disagrees with the manifest.
   static Status Open(const std::string& dir, const ReadOptions& options,
                      std::unique_ptr<Dataset>* out);
+  // The same wherever the files live (storage/OpenStorage: a directory, an HTTP or S3 prefix).
+  static Status Open(std::shared_ptr<const Storage> storage, const ReadOptions& options,
+                     std::unique_ptr<Dataset>* out);
 
-  const std::string& dir() const { return dir_; }
+  // The directory or URL the dataset was opened from.
+  const std::string& dir() const { return storage_->location(); }
+  const Storage& storage() const { return *storage_; }
   const Manifest& manifest() const { return manifest_; }
   size_t num_shards() const { return shards_.size(); }
   const ShardReader& shard(size_t i) const { return *shards_[i]; }
   uint64_t num_records() const { return manifest_.records; }
 
  private:
-  std::string dir_;
+  std::shared_ptr<const Storage> storage_;
   Manifest manifest_;
   std::vector<std::unique_ptr<ShardReader>> shards_;
 };
@@ -52,6 +57,9 @@ struct VerifyReport {
 // empty) is called with bytes checked so far after each block.
 Status VerifyDataset(
     const std::string& dir, VerifyReport* report,
+    const std::function<void(uint64_t bytes_done, uint64_t bytes_total)>& progress = {});
+Status VerifyDataset(
+    const Storage& storage, VerifyReport* report,
     const std::function<void(uint64_t bytes_done, uint64_t bytes_total)>& progress = {});
 
 // Checks one shard file (everything but the manifest's whole-file checksum).

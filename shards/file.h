@@ -19,9 +19,58 @@ class RandomAccessFile {
   virtual Status Read(uint64_t offset, size_t n, char* dst) const = 0;
   virtual uint64_t Size() const = 0;
   virtual const std::string& name() const = 0;
+  // A hint that [offset, offset + n) will be Read soon. A remote file starts fetching it, so the
+  // loader's serial read stage does not wait out one round trip per block; a local file ignores
+  // it (the page cache and the kernel's read-ahead do that job).
+  virtual void WillNeed(uint64_t offset, size_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out);
+
+// What remote storage and its block cache did so far (all zero for a local directory). Counters
+// only grow; an epoch's share is the difference of two readings.
+struct StorageCounters {
+  uint64_t requests = 0;        // HTTP requests sent, retries included
+  uint64_t bytes_fetched = 0;   // body bytes received
+  uint64_t retries = 0;         // requests sent again after a timeout, 5xx or dropped connection
+  uint64_t cache_hits = 0;      // reads served from the local block cache
+  uint64_t cache_misses = 0;    // reads the cache did not hold (fetched remotely)
+  uint64_t cache_bytes_read = 0;
+  uint64_t cache_bytes_written = 0;
+
+  StorageCounters operator-(const StorageCounters& o) const {
+    return {requests - o.requests,         bytes_fetched - o.bytes_fetched,
+            retries - o.retries,           cache_hits - o.cache_hits,
+            cache_misses - o.cache_misses, cache_bytes_read - o.cache_bytes_read,
+            cache_bytes_written - o.cache_bytes_written};
+  }
+};
+
+// Where one dataset's files live (leveldb's Env, per dataset): a local directory here; an HTTP(S)
+// or S3 prefix with a local block cache in storage/ (docs/remote.md). Names are relative to the
+// location ("manifest.json", "shard-00001.sluice"). Safe to use from many threads.
+class Storage {
+ public:
+  virtual ~Storage() = default;
+  // The directory or URL prefix as the user gave it.
+  virtual const std::string& location() const = 0;
+  // "dir/name" or "https://host/prefix/name": what error messages name.
+  virtual std::string Where(const std::string& name) const = 0;
+  // The whole of a small file (manifest.json). NotFound when it does not exist.
+  virtual Status ReadFile(const std::string& name, std::string* out) const = 0;
+  // Opens `name` for reads. `expected_size` is what manifest.json says: remote storage trusts it
+  // (a HEAD request per shard would cost a round trip each); a local directory reports the file's
+  // real size, which Dataset::Open compares with the manifest.
+  virtual Status OpenFile(const std::string& name, uint64_t expected_size,
+                          std::unique_ptr<RandomAccessFile>* out) const = 0;
+  virtual StorageCounters Counters() const { return {}; }
+};
+
+// A local dataset directory.
+std::shared_ptr<const Storage> NewLocalStorage(std::string dir);
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::string name, std::string contents);
 
 // Sequential writer with a buffer; Close() flushes and fsyncs.

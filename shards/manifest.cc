@@ -128,9 +128,13 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
 }
 
 Status LoadManifest(const std::string& dir, Manifest* m) {
-  const std::string path = dir + "/" + kManifestName;
+  return LoadManifest(*NewLocalStorage(dir), m);
+}
+
+Status LoadManifest(const Storage& storage, Manifest* m) {
+  const std::string path = storage.Where(kManifestName);
   std::string text;
-  Status s = ReadFileToString(path, &text);
+  Status s = storage.ReadFile(kManifestName, &text);
   if (s.IsNotFound()) {
     return Status::NotFound(path +
                             ": no manifest (not a dataset directory, or shardify did not finish: "

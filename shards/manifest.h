@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "shards/file.h"
 
 namespace sluice::shards {
 
@@ -55,6 +56,8 @@ Status ShardEntryFromJson(const nlohmann::json& j, const std::string& where, Sha
 nlohmann::json ManifestToJson(const Manifest& m);
 Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manifest* m);
 Status LoadManifest(const std::string& dir, Manifest* m);
+// The manifest of a dataset wherever it lives (a directory, or a URL through storage/).
+Status LoadManifest(const Storage& storage, Manifest* m);
 Status SaveManifest(const std::string& dir, const Manifest& m);  // atomic
 
 }  // namespace sluice::shards

@@ -65,6 +65,8 @@ class ShardReader {
   // Records [first_record(b), first_record(b + 1)) live in block b.
   size_t first_record(size_t b) const { return block_first_record_[b]; }
 
+  // Tells the file block b will be read soon (RandomAccessFile::WillNeed).
+  void WillNeedBlock(size_t b) const { file_->WillNeed(blocks_[b].offset, blocks_[b].compressed_size); }
   // pread of block b's compressed bytes into `compressed`.
   Status ReadCompressedBlock(size_t b, Buffer* compressed) const;
   // Checks the checksum of `compressed` (block b) and decompresses it into `raw`.
