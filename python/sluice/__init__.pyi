@@ -1,6 +1,6 @@
 """Type stubs of the sluice package (docs/python.md)."""
 import os
-from typing import Any, Callable, Iterator, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 from . import errors as errors, features as features
 from ._sluice import Array as Array, Batch as Batch
@@ -18,12 +18,14 @@ class Loader:
     world: int
     def __init__(
         self,
-        path: Union[str, os.PathLike[str]],
+        path: Union[str, os.PathLike[str], Mapping[Union[str, os.PathLike[str]], float],
+                    Sequence[tuple[Union[str, os.PathLike[str]], float]]],
         *,
         seed: int,
         rank: Optional[int] = None,
         world: Optional[int] = None,
         digest: bool = False,
+        mix_records: int = 0,
         pin_memory: Union[None, bool, tuple[Callable[[int, int], None], Callable[[int], None]]] = None,
         # what the batches hold (the CLI's --flags)
         features: Literal["fbank", "spectrogram", "raw", "precomputed"] = ...,
@@ -82,6 +84,15 @@ class Loader:
         consumer_batches: int = 4,
         memory_budget: int = ...,
         verify_checksums: bool = ...,
+        # remote datasets (docs/remote.md)
+        s3_endpoint: str = ...,
+        s3_region: str = ...,
+        cache_dir: str = ...,
+        cache_size: int = ...,
+        requests: int = ...,
+        read_ahead: int = ...,
+        retries: int = ...,
+        request_timeout: int = ...,
     ) -> None: ...
     @property
     def epoch(self) -> int: ...

@@ -25,6 +25,32 @@ def default_rank_world():
     return rank, world
 
 
+def _sources(path):
+    """[(location, weight)] from a path or URL, a {path: weight} dict or (path, weight) pairs."""
+    if isinstance(path, (str, os.PathLike)):
+        return [(os.fspath(path), 1.0)]
+    if isinstance(path, dict):
+        pairs = list(path.items())
+    elif isinstance(path, (list, tuple)):
+        pairs = list(path)
+    else:
+        raise TypeError("path: expected str, os.PathLike, a {path: weight} dict or a list of "
+                        f"(path, weight) pairs, got {type(path).__name__}")
+    if not pairs:
+        raise ValueError("path: an empty mixture")
+    out = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(f"path[{i}]: expected a (path, weight) pair, got {pair!r}")
+        where, weight = pair
+        if not isinstance(where, (str, os.PathLike)):
+            raise TypeError(f"path[{i}]: expected str or os.PathLike, got {type(where).__name__}")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise TypeError(f"path[{i}] weight: expected a number, got {type(weight).__name__}")
+        out.append((os.fspath(where), float(weight)))
+    return out
+
+
 def _pin_hooks():
     """(register, unregister) for pinned host memory, or None without CUDA."""
     torch = sys.modules.get("torch")
@@ -46,7 +72,10 @@ def _pin_hooks():
 class Loader:
     """Batches of a shardify dataset for one rank, computed by C++ threads, handed out zero-copy.
 
-    ``Loader(path, *, seed, rank=None, world=None, **options)``: options are the command line's
+    ``Loader(path, *, seed, rank=None, world=None, mix_records=0, **options)``. ``path`` is a
+    dataset directory or URL (``https://...``, ``s3://bucket/prefix``: docs/remote.md), or a
+    weighted mixture: ``{"a": 3, "b": 1}`` or ``[("a", 3), ("b", 1)]`` (docs/loader.md, "Weighted
+    mixing"; ``mix_records`` records per epoch, 0 = the sources' sum). Options are the command line's
     loader and feature flags (sluice-bench epoch --help, sluice-train --help) without their
     dashes, '-' as '_': ``features="fbank"``, ``num_mel_bins=80``, ``max_frames=20000``,
     ``dtype="bf16"``, ``threads=4``, ``spec_augment=True``, ``cmvn="mean-var"``, ... and
@@ -71,9 +100,10 @@ class Loader:
     """
 
     def __init__(self, path, *, seed, rank=None, world=None, digest=False, pin_memory=None,
-                 **options):
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"path: expected str or os.PathLike, got {type(path).__name__}")
+                 mix_records=0, **options):
+        sources = _sources(path)
+        if isinstance(mix_records, bool) or not isinstance(mix_records, int) or mix_records < 0:
+            raise ValueError(f"mix_records={mix_records!r}: expected an int >= 0")
         if (rank is None) != (world is None):
             raise ValueError("rank and world: give both or neither")
         if rank is None:
@@ -91,8 +121,9 @@ class Loader:
         else:  # (register, unregister) callables: tests and other runtimes
             hooks = tuple(pin_memory)
         self._hooks = hooks
-        self._core = _sluice.Loader(os.fspath(path), options, bool(digest), hooks is not None)
-        self._path = os.fspath(path)
+        self._core = _sluice.Loader(sources, mix_records, options, bool(digest),
+                                    hooks is not None)
+        self._path = sources[0][0] if len(sources) == 1 else dict(sources)
         self.rank, self.world = rank, world
         self._epoch = 0
         self._resume = None  # batches to skip in the next iteration of self._epoch

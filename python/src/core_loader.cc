@@ -11,6 +11,7 @@
 #include "kwargs.h"
 #include "loader_flags.h"
 #include "shards/manifest.h"
+#include "storage/open.h"
 
 namespace sluice::python {
 
@@ -48,7 +49,7 @@ bool NotFeatureTable(const FieldInfo& f) {
 
 bool All(const FieldInfo&) { return true; }
 
-loader::LoaderOptions ParseOptions(const std::string& dir, const py::dict& kwargs) {
+loader::LoaderOptions ParseOptions(const std::string& location, const py::dict& kwargs) {
   loader::LoaderOptions o;
   tools::FeatureArgs features;
   std::set<std::string> unused = KeysOf(kwargs);
@@ -56,8 +57,11 @@ loader::LoaderOptions ParseOptions(const std::string& dir, const py::dict& kwarg
   ApplyKwargs(kwargs, &features, All, &unused);
   ThrowIfUnused(unused, "Loader");
   // The feature options are checked at the dataset's rate, as sluice-bench and sluice-train do.
+  // (Sources of a mixture must agree on their rate: the first one's serves.)
+  std::shared_ptr<const shards::Storage> storage;
+  Check(storage::OpenStorage(location, o.storage, &storage));
   shards::Manifest m;
-  Check(shards::LoadManifest(dir, &m));
+  Check(shards::LoadManifest(*storage, &m));
   if (m.kind == "audio") Check(tools::ResolveLoaderFeatures(features, m.sample_rate, &o));
   return o;
 }
@@ -75,21 +79,31 @@ py::object JsonToPython(const nlohmann::json& j) {
 
 }  // namespace
 
-CoreLoader::CoreLoader(const std::string& dir, const py::dict& options, bool digest, bool pin)
-    : dir_(dir), allocator_(std::make_shared<LeaseAllocator>(pin)) {
-  options_ = ParseOptions(dir, options);
+CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& sources,
+                       uint64_t epoch_records, const py::dict& options, bool digest, bool pin)
+    : allocator_(std::make_shared<LeaseAllocator>(pin)) {
+  if (sources.empty()) throw py::value_error("sluice.Loader: no dataset given");
+  for (const auto& [location, weight] : sources) mix_.sources.push_back({location, weight});
+  mix_.epoch_records = epoch_records;
+  options_ = ParseOptions(sources[0].first, options);
   options_.allocator = allocator_;
   if (digest) digest_.emplace();
   Status st;
   {
     py::gil_scoped_release release;
-    st = loader::Loader::Open(dir_, options_, &loader_);
+    st = OpenLoader();
   }
   Check(st);
   options_ = loader_->options();  // as Open resolved them (the dataset's tokenizer)
 }
 
 CoreLoader::~CoreLoader() { Close(); }
+
+Status CoreLoader::OpenLoader() {
+  if (mix_.sources.size() == 1 && mix_.epoch_records == 0)
+    return loader::Loader::Open(mix_.sources[0].dir, options_, &loader_);
+  return loader::Loader::Open(mix_, options_, &loader_);
+}
 
 void CoreLoader::Close() {
   if (!loader_) return;
@@ -116,7 +130,7 @@ void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
     // for the new Loader's pool, which Start (here, or the caller's) reserves at once.
     allocator_->Keep(true);
     loader_.reset();
-    st = loader::Loader::Open(dir_, options_, &loader_);
+    st = OpenLoader();
     if (st.ok() && resume) st = loader_->Start(*resume);
     if (resume || !st.ok()) allocator_->Keep(false);
   }
@@ -259,8 +273,10 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
       });
 
   py::class_<CoreLoader>(m, "Loader", "The C++ loader; use sluice.Loader.")
-      .def(py::init<const std::string&, const py::dict&, bool, bool>(), py::arg("path"),
-           py::arg("options"), py::arg("digest") = false, py::arg("pin") = false)
+      .def(py::init<const std::vector<std::pair<std::string, double>>&, uint64_t,
+                    const py::dict&, bool, bool>(),
+           py::arg("sources"), py::arg("epoch_records"), py::arg("options"),
+           py::arg("digest") = false, py::arg("pin") = false)
       .def("start", &CoreLoader::Start, py::arg("epoch"), py::arg("start_batch") = 0)
       .def("next", &CoreLoader::Next)
       .def("close", &CoreLoader::Close)

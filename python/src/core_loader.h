@@ -23,6 +23,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "batch_lease.h"
 #include "loader/digest.h"
@@ -34,9 +36,12 @@ namespace py = pybind11;
 
 class CoreLoader {
  public:
-  // options: keyword -> value, the CLI's names (kwargs.h); InvalidArgument from Loader::Open and
-  // TypeError/ValueError for a bad keyword raise.
-  CoreLoader(const std::string& dir, const py::dict& options, bool digest, bool pin);
+  // sources: (dataset directory or URL, weight); one source with epoch_records 0 is that
+  // dataset alone, more make a weighted mixture (loader::MixOptions). options: keyword -> value,
+  // the CLI's names (kwargs.h); InvalidArgument from Loader::Open and TypeError/ValueError for a
+  // bad keyword raise.
+  CoreLoader(const std::vector<std::pair<std::string, double>>& sources, uint64_t epoch_records,
+             const py::dict& options, bool digest, bool pin);
   ~CoreLoader();
 
   void Start(uint64_t epoch, uint64_t start_batch);
@@ -58,12 +63,13 @@ class CoreLoader {
   LeaseAllocator& allocator() { return *allocator_; }
 
  private:
+  Status OpenLoader();  // loader_ from mix_ and options_; call without the GIL
   // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
   void Reopen(const std::optional<loader::ResumeState>& resume);
   bool AnyHandedOutAlive() const;
   void CheckOpen() const;
 
-  std::string dir_;
+  loader::MixOptions mix_;
   loader::LoaderOptions options_;
   std::shared_ptr<LeaseAllocator> allocator_;
   std::unique_ptr<loader::Loader> loader_;

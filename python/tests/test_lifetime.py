@@ -123,3 +123,40 @@ def test_a_restart_reuses_the_pool_memory_it_does_not_hold(dataset):
     # allocated anew: the rest of the old pool's memory was taken back.
     assert held == 4 and allocated_after - allocated == 4
     del batch, first, it
+
+
+def test_next_releases_the_gil_while_it_waits(dataset):
+    """Another Python thread runs while next() waits for the C++ pipeline. With a switch interval
+    of an hour the interpreter never takes the GIL from a thread: the counter thread only runs
+    when the main thread gives the GIL up, which next() must do while it waits."""
+    import sys
+    import threading
+    import time
+
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+            time.sleep(0)  # gives the GIL back to a main thread that wants it
+
+    loader = sluice.Loader(dataset, seed=2, **SMALL)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(3600)
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        during = 0
+        it = iter(loader)
+        while True:
+            before = counter[0]
+            batch = next(it, None)
+            during += counter[0] - before
+            if batch is None:
+                break
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        thread.join()
+    assert during > 0
