@@ -1,5 +1,7 @@
 #include "loader/options.h"
 
+#include <cstdlib>
+
 namespace sluice::loader {
 
 const char* FeatureKindName(FeatureKind kind) {
@@ -22,5 +24,20 @@ const char* DTypeName(DType t) {
 }
 
 size_t DTypeSize(DType t) { return t == DType::kFloat32 ? 4 : 2; }
+
+Status ParseMixSource(const std::string& spec, MixSource* out) {
+  const size_t colon = spec.rfind(':');
+  MixSource s{spec, 1.0};
+  if (colon != std::string::npos) {
+    char* end = nullptr;
+    const double w = std::strtod(spec.c_str() + colon + 1, &end);
+    if (end != spec.c_str() + colon + 1 && *end == '\0') s = {spec.substr(0, colon), w};
+  }
+  if (!(s.weight > 0))
+    return Status::InvalidArgument("--data " + spec + ": the weight must be > 0");
+  if (s.dir.empty()) return Status::InvalidArgument("--data " + spec + ": no dataset");
+  *out = std::move(s);
+  return Status::OK();
+}
 
 }  // namespace sluice::loader

@@ -229,6 +229,10 @@ struct MixSource {
   double weight = 1.0;  // > 0: the source's share of an epoch's records is weight / sum
 };
 
+// "DIR:WEIGHT" (the tools' --data): split at the last ':' when what follows is a number, so DIR
+// may itself hold ':' (a URL); no number: weight 1. InvalidArgument for a weight <= 0.
+Status ParseMixSource(const std::string& spec, MixSource* out);
+
 // Several datasets blended by weight into one epoch. Part of what the batches contain.
 struct MixOptions {
   std::vector<MixSource> sources;

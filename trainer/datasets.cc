@@ -46,13 +46,37 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
   return Status::OK();
 }
 
-Status CheckHeldOut(const std::string& dir, double fraction) {
+Status TrainMixture(const TrainOptions& o, loader::MixOptions* mix) {
+  if (o.dataset.empty() == o.data.empty())
+    return Status::InvalidArgument(
+        "give a DATASET directory or --data DIR:WEIGHT (repeated) for a weighted mixture, not " +
+        std::string(o.dataset.empty() ? "neither" : "both"));
+  mix->sources.clear();
+  mix->epoch_records = o.mix_records;
+  if (o.data.empty()) {
+    if (o.mix_records != 0)
+      return Status::InvalidArgument("--mix-records " + std::to_string(o.mix_records) +
+                                     ": without --data there is no mixture. HINT: --data " +
+                                     o.dataset + ":1 --mix-records N");
+    mix->sources.push_back({o.dataset, 1.0});
+    return Status::OK();
+  }
+  for (const std::string& spec : o.data) {
+    loader::MixSource s;
+    SLUICE_RETURN_IF_ERROR(loader::ParseMixSource(spec, &s));
+    mix->sources.push_back(std::move(s));
+  }
+  return Status::OK();
+}
+
+Status CheckHeldOut(const std::string& dir, double fraction, uint64_t* held_out) {
   std::unique_ptr<shards::Dataset> ds;
   SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &ds));
   uint64_t total = 0, held = 0;
   for (size_t s = 0; s < ds->num_shards(); ++s)
     for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total)
       held += IsHeldOut(ds->shard(s).key(i), fraction);
+  if (held_out != nullptr) *held_out = held;
   if (held == 0 || held == total) {
     char f[32];
     std::snprintf(f, sizeof f, "%g", fraction);

@@ -34,6 +34,11 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
 
 // --eval-fraction must leave records on both sides: a loader with none is an error that would
 // otherwise name LoaderOptions::select rather than the flag.
-Status CheckHeldOut(const std::string& dir, double fraction);
+// `held` (may be null): how many records it holds out.
+Status CheckHeldOut(const std::string& dir, double fraction, uint64_t* held = nullptr);
+
+// The training data: --data's weighted mixture, else DATASET alone (one source of weight 1).
+// InvalidArgument for neither or both, or a bad DIR:WEIGHT.
+Status TrainMixture(const TrainOptions& o, loader::MixOptions* mix);
 
 }  // namespace sluice::train

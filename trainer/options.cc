@@ -44,7 +44,16 @@ nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions&
   // Resolved: a separate --eval dataset leaves the training plan whole whatever the fraction, and
   // the masks' options matter only with --spec-augment (the loader's part has them then).
   run["eval_fraction"] = o.eval_dataset.empty() ? o.eval_fraction : 0.0;
-  run.erase("spec_augment_options");
+  // --data: the weights decide a mixture's epochs; the directories, as DATASET's, may move
+  // (a malformed spec fails TrainMixture before any run config is made).
+  if (run.contains("data")) {
+    nlohmann::json weights = nlohmann::json::array();
+    for (const std::string& spec : o.data) {
+      loader::MixSource s;
+      weights.push_back(loader::ParseMixSource(spec, &s).ok() ? s.weight : 0.0);
+    }
+    run["data"] = std::move(weights);
+  }
   nlohmann::json loader = loader::LoaderConfigJson(lo);
   // A checkpoint is shared by the ranks (rank 0 writes it), and resumes at any world size (the
   // loader's elastic resume; the config's "world" records the one that wrote it).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "base/fields.h"
 #include "base/status.h"
@@ -16,6 +17,10 @@ namespace sluice::train {
 
 struct TrainOptions {
   std::string dataset;            // shardify output directory with token ids
+  std::vector<std::string> data;  // or "DIR:WEIGHT" sources of a weighted mixture (--data,
+                                  // repeated; loader::ParseMixSource); the run records their
+                                  // weights alone (RunConfigJson): directories may move
+  uint64_t mix_records = 0;       // records per epoch of the mixture (0 = the sources' sum)
   std::string device = "cpu";     // "cpu", "cuda" or "simt" (device_backend.h); not part of the
                                   // run options: a checkpoint resumes on either device
   std::string preset = "tiny";    // "tiny" or "small" (reference/ ModelConfig)
@@ -105,6 +110,13 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"max_frames", "--max-frames", "feature frames per batch (0 = no cap)"}, o.max_frames);
   v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
     o.max_batch_size);
+  v(FieldInfo{"data", "--data",
+              "DIR:WEIGHT, repeated: train on a weighted mixture of datasets instead of DATASET "
+              "(docs/loader.md, \"Weighted mixing\")"},
+    o.data);
+  v(FieldInfo{"mix_records", "--mix-records",
+              "records per epoch of a --data mixture (0 = the sources' sum)"},
+    o.mix_records);
   v(FieldInfo{"eval_dataset", "--eval",
               "held-out dataset evaluated after each epoch (evaluation "
               "only: the training batches do not depend on it)",

@@ -95,6 +95,7 @@ class Run {
   // OpenData
   TokenizedDataset train_set_, eval_set_;
   loader::LoaderOptions train_lo_;  // the training loader's options, recorded in the run config
+  std::string data_name_;           // DATASET, or the mixture's "A + B + ..." for messages
   std::unique_ptr<loader::Loader> loader_, eval_loader_;
   double frame_seconds_ = 0;  // of one feature frame, for the hours of audio reported
   // BuildEngine
@@ -111,13 +112,27 @@ class Run {
 };
 
 Status Run::OpenData() {
-  SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.dataset, &train_set_));
+  loader::MixOptions mix;
+  SLUICE_RETURN_IF_ERROR(TrainMixture(o_, &mix));
+  data_name_ = mix.sources[0].dir;
+  for (size_t i = 1; i < mix.sources.size(); ++i) data_name_ += " + " + mix.sources[i].dir;
+  // The first source stands for all in what they must share (tokenizer, rate, features): the
+  // loader refuses a mixture whose sources disagree, naming both.
+  SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, &train_set_));
   loader::LoaderOptions& lo = train_lo_;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
   if (const DeviceBackend* device = FindDeviceBackend(o_.device)) device->configure_loader(&lo);
   const double held_out = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
-  if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(o_.dataset, held_out));
-  SLUICE_RETURN_IF_ERROR(loader::Loader::Open(o_.dataset, lo, &loader_));
+  // Evaluation over a mixture: every source's held-out records once each (weights = their
+  // counts, so the mixture's largest-remainder shares are exactly those counts).
+  loader::MixOptions eval_mix;
+  for (const loader::MixSource& src : mix.sources) {
+    uint64_t held = 0;
+    if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(src.dir, held_out, &held));
+    if (held > 0) eval_mix.sources.push_back({src.dir, static_cast<double>(held)});
+    eval_mix.epoch_records += held;
+  }
+  SLUICE_RETURN_IF_ERROR(loader::Loader::Open(mix, lo, &loader_));
   // The loader reports audio in frames, at the dataset's frame shift (its stored features' own).
   frame_seconds_ = loader_->feature_info().frame_shift_seconds;
 
@@ -125,7 +140,7 @@ Status Run::OpenData() {
     SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, &eval_set_));
     if (eval_set_.fingerprint != train_set_.fingerprint)
       return Status::InvalidArgument(
-          o_.eval_dataset + ": its tokenizer differs from " + o_.dataset +
+          o_.eval_dataset + ": its tokenizer differs from " + train_set_.dir +
           "'s, so its token ids mean other things. HINT: shardify both with the same "
           "--tokenizer (spm:PATH with one model for BPE)");
   }
@@ -133,7 +148,10 @@ Status Run::OpenData() {
     const TokenizedDataset& source = o_.eval_dataset.empty() ? train_set_ : eval_set_;
     loader::LoaderOptions elo;
     SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, source, false, ranks_, &elo));
-    SLUICE_RETURN_IF_ERROR(loader::Loader::Open(source.dir, elo, &eval_loader_));
+    if (o_.eval_dataset.empty() && mix.sources.size() > 1)
+      SLUICE_RETURN_IF_ERROR(loader::Loader::Open(eval_mix, elo, &eval_loader_));
+    else
+      SLUICE_RETURN_IF_ERROR(loader::Loader::Open(source.dir, elo, &eval_loader_));
   }
   return Status::OK();
 }
@@ -214,7 +232,7 @@ Status Run::Resume(const std::string& path) {
     return Status::InvalidArgument(
         path + ": vocabulary mismatch: the checkpoint's model has " + std::to_string(c.vocab) +
         " classes (tokenizer " + shards::ChecksumHex(c.tokenizer_fingerprint) + "), dataset " +
-        o_.dataset + " has " + std::to_string(vocab_) + " (tokenizer " +
+        data_name_ + " has " + std::to_string(vocab_) + " (tokenizer " +
         shards::ChecksumHex(train_set_.fingerprint) +
         "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs "
         "a fresh run");
@@ -274,9 +292,15 @@ void Run::PrintHeader() const {
   const shards::Manifest& m = train_set_.manifest;
   std::printf("sluice-train: %s: %llu records, %.2f h of audio; %s tokenizer, %d classes; "
               "%s features, %d bins\n",
-              o_.dataset.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
+              data_name_.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
               m.tokenizer.value("type", "?").c_str(), vocab_,
               loader::FeatureKindName(loader_->feature_info().kind), config_.n_mels);
+  if (!o_.data.empty()) {
+    std::printf("mixture (records above: the first source's):");
+    for (const std::string& spec : o_.data) std::printf(" %s", spec.c_str());
+    std::printf("; %llu records per epoch%s\n", static_cast<unsigned long long>(o_.mix_records),
+                o_.mix_records ? "" : " (0: the sources' sum)");
+  }
   std::printf("model %s: %zu parameters (d_model %d, %d layers, %d heads, %s) on %s; "
               "%lld steps (warm-up %lld), peak lr %g%s\n",
               o_.preset.c_str(), num_params_, config_.d_model, config_.n_layers, config_.n_heads,
@@ -338,7 +362,7 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     const Status s = engine_->Step(step_rows.total_rows, counters_.seed, counters_.step, o_.clip,
                                    totals->lr, &loss, &grad_norm, &flops);
     if (!s.ok())
-      return Prefixed(s, o_.dataset + ": epoch " + std::to_string(epoch) + " batch " +
+      return Prefixed(s, data_name_ + ": epoch " + std::to_string(epoch) + " batch " +
                              std::to_string(batch.index));
     const double compute = Since(compute_start);
 

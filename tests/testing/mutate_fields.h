@@ -52,6 +52,8 @@ void Change(const FieldInfo& f, T* v, bool fallback = true) {
       *v = f.min >= 0 ? (std::isfinite(f.max) ? f.max / 4 : 0.25) : -0.5;
   } else if constexpr (std::is_same_v<T, std::string>) {
     *v += "x";
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    v->push_back("x");
   } else {
     v->push_back(v->empty() ? 1.25 : v->back() + 0.05);
   }

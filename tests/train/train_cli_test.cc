@@ -217,6 +217,51 @@ TEST_F(TrainCli, HeldOutRecordsAreEvaluatedAndNeverTrained) {
       << none.out;
 }
 
+// --data DIR:WEIGHT: a weighted mixture trains mix_records utterances an epoch and evaluates
+// every source's held-out records once; its weights are part of the run.
+TEST_F(TrainCli, TrainsOnAWeightedMixtureWhoseWeightsArePartOfTheRun) {
+  TempDir run;
+  const std::string a = dir_->Join("chars"), b = run.Join("copy");
+  ASSERT_EQ(Shell("cp -r " + a + " " + b).code, 0);
+  std::unique_ptr<sluice::shards::Dataset> ds;
+  ASSERT_OK(sluice::shards::Dataset::Open(a, sluice::shards::ReadOptions(), &ds));
+  int held = 0;
+  for (size_t s = 0; s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i)
+      held += sluice::train::IsHeldOut(ds->shard(s).key(i), 0.3);
+  ASSERT_GT(held, 0);
+  const std::string train = Env("SLUICE_TRAIN") +
+                            " --device cpu --preset tiny --max-frames 1500 --seed 3 "
+                            "--eval-fraction 0.3 --mix-records 30 ";
+  const std::string ckpt = run.Join("mix.ckpt");
+  const Result r = Shell(train + "--data " + a + ":3 --data " + b + ":1 --epochs 2 --json " +
+                         "--checkpoint " + ckpt);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const auto& j : lines) {
+    EXPECT_EQ(j["utterances"].get<int>(), 30) << j.dump();
+    EXPECT_EQ(j["eval_utterances"].get<int>(), 2 * held) << j.dump();
+  }
+  const Result other = Shell(train + "--data " + a + ":1 --data " + b + ":1 --epochs 2 " +
+                             "--resume " + ckpt);
+  EXPECT_EQ(other.code, 1) << other.out;
+  EXPECT_NE(other.out.find("(flag --data)"), std::string::npos) << other.out;
+  const Result same = Shell(train + "--data " + a + ":3 --data " + b + ":1 --epochs 2 " +
+                            "--resume " + ckpt);
+  EXPECT_EQ(same.code, 0) << same.out;
+
+  const Result neither = Shell(Env("SLUICE_TRAIN") + " --device cpu --steps 1");
+  EXPECT_NE(neither.code, 0);
+  EXPECT_NE(neither.out.find("give a DATASET directory or --data"), std::string::npos)
+      << neither.out;
+  const Result tokenizers = Shell(train + "--steps 1 --data " + a + " --data " +
+                                  dir_->Join("cased"));
+  EXPECT_EQ(tokenizers.code, 1) << tokenizers.out;
+  EXPECT_NE(tokenizers.out.find("disagree on their tokenizer"), std::string::npos)
+      << tokenizers.out;
+}
+
 TEST_F(TrainCli, ActivationAndSpecAugmentAreStoredAndResumeRefusesAChange) {
   TempDir run;
   ASSERT_EQ(Train("chars",

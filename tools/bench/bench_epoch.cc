@@ -179,16 +179,10 @@ int RunEpoch(int argc, char** argv) {
     return 2;
   }
   for (const std::string& d : data) {
-    // DIR:WEIGHT splits at the last ':' when what follows is a number, so DIR may hold ':'.
-    const size_t colon = d.rfind(':');
-    loader::MixSource s{d, 1.0};
-    if (colon != std::string::npos) {
-      char* end = nullptr;
-      const double w = std::strtod(d.c_str() + colon + 1, &end);
-      if (end != d.c_str() + colon + 1 && *end == '\0') s = {d.substr(0, colon), w};
-    }
-    if (!(s.weight > 0)) {
-      std::fprintf(stderr, "sluice-bench epoch: --data %s: the weight must be > 0\n", d.c_str());
+    loader::MixSource s;
+    const Status st = loader::ParseMixSource(d, &s);
+    if (!st.ok()) {
+      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.message().c_str());
       return 2;
     }
     mix.sources.push_back(s);

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       "sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
   // Every flag but the feature options' comes from TrainOptions' table (trainer/options.h).
   sluice::tools::AddOptions(&app, &o);
-  app.get_option("dataset")->required();
+  // DATASET, or --data DIR:WEIGHT ... (TrainMixture says which is missing).
   app.get_option("--preset")->check(CLI::IsMember({"tiny", "small"}));
   app.get_option("--activation")->check(CLI::IsMember({"gelu", "swish"}));
   // The loader's kinds but raw: the model takes feature frames, not waveforms.
