@@ -198,7 +198,8 @@ def soak(a, prog, work):
     log("%s: reference run %.2f s, result %d bytes, sha256 %s" %
         (prog.name, ref_seconds, len(reference), hashlib.sha256(reference).hexdigest()[:16]))
     if isinstance(prog, Bench):
-        log("%s: reference epoch digests %s" % (prog.name, " ".join(prog.reference_digests(ref_out))))
+        log("%s: reference epoch digests %s" %
+            (prog.name, " ".join(prog.reference_digests(ref_out))))
 
     rng = random.Random("%s:%d" % (prog.name, a.seed))
     d = os.path.join(work, prog.name + "-soak")
