@@ -15,6 +15,9 @@ DEBIAN_PACKAGES=(
   # wheel reuse build/'s objects instead of compiling the project twice
   python3-dev python3-venv python3-mesonpy pybind11-dev libdlpack-dev
   python3-numpy python3-pytest python3-torch ccache
+  # ./run.sh test --tsan: tools/tsan/build-tbb.sh fetches Debian's oneTBB source (dpkg-dev)
+  # and builds it with CMake
+  cmake dpkg-dev
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -80,15 +83,33 @@ build() {
 }
 
 cmd_test() {
-  local sanitize=0
+  local sanitize=0 tsan=0
   for a in "$@"; do
     case "$a" in
       --sanitize) sanitize=1 ;;
+      --tsan) tsan=1 ;;
       *) echo "run.sh test: unknown option $a" >&2; exit 2 ;;
     esac
   done
   install_deps
-  if [ $sanitize -eq 1 ]; then
+  if [ $tsan -eq 1 ]; then
+    # ThreadSanitizer on the threaded suites (docs/testing.md, "ThreadSanitizer"), against
+    # Debian's oneTBB source built with -fsanitize=thread under build-tsan/tbb.
+    log "building oneTBB with -fsanitize=thread (build-tsan/tbb)"
+    mkdir -p build-tsan
+    tools/tsan/build-tbb.sh build-tsan/tbb
+    if [ ! -f build-tsan/build.ninja ]; then
+      log "configuring build-tsan"
+      PKG_CONFIG_PATH="$PWD/build-tsan/tbb/lib/pkgconfig" with_ccache meson setup build-tsan \
+        -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled \
+        -Dpython=disabled >/dev/null
+    fi
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4"
+    log "running the loader, shardify and feeder suites under ThreadSanitizer"
+    # meson test builds only what the chosen suites need.
+    meson test -C build-tsan --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
+      --suite loader --suite tools --suite gpu-simt
+  elif [ $sanitize -eq 1 ]; then
     # AddressSanitizer + UndefinedBehaviorSanitizer; debug info, -O1 for speed.
     build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -131,6 +152,7 @@ usage() {
   cat <<'USAGE'
 usage: ./run.sh demo              generate a sample corpus, shardify it, print a summary
        ./run.sh test [--sanitize] build and run the whole test suite (ASan+UBSan build with --sanitize)
+       ./run.sh test --tsan       the loader, shardify and feeder suites under ThreadSanitizer
 USAGE
 }
 

@@ -11,8 +11,11 @@
 // baseline (SSE2), and the loader picks one at start-up from the CPU (GCC function
 // multi-versioning); the binaries keep running on any x86-64. No FMA contraction happens under
 // ISO C++ (-ffp-contract=off), and every reduction has an explicit order, so both versions give
-// bit-identical results.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// bit-identical results. Not under ThreadSanitizer: GCC instruments the generated ifunc resolver,
+// which the dynamic loader runs while relocating, before TSan's runtime is up, and the program
+// dies with SIGSEGV before main (build-tsan/, docs/testing.md "ThreadSanitizer").
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(__SANITIZE_THREAD__)
 #define SLUICE_KERNEL __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define SLUICE_KERNEL

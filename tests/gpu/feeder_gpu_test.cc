@@ -146,9 +146,15 @@ TEST(FeederGpu, DataWaitIsNearZeroWhenTheSourceOutpacesTheConsumer) {
   }
   const FeedStats s = feeder->stats();
   ASSERT_EQ(s.timed_steps, static_cast<uint64_t>(batches - 1));
-  const double mean = s.data_wait_seconds / s.timed_steps;
-  EXPECT_LT(mean, wait_share * step) << "mean data wait " << mean * 1e6 << " us per step";
   EXPECT_EQ(s.device_allocations, s.setup_allocations);
+  const double mean = s.data_wait_seconds / s.timed_steps;
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer slows every memory access 5-15x, the copies' too: the run above still checks
+  // the hand-offs for races (docs/testing.md, "ThreadSanitizer"), the timing says nothing.
+  GTEST_SKIP() << "timing not checked under ThreadSanitizer; mean data wait " << mean * 1e6
+               << " us per step";
+#endif
+  EXPECT_LT(mean, wait_share * step) << "mean data wait " << mean * 1e6 << " us per step";
 }
 
 }  // namespace

@@ -144,10 +144,16 @@ TEST(LoaderSource, OnTheDeviceBatchesArriveIntactWithoutWaitOrAllocation) {
   EXPECT_EQ(fed, direct) << "every batch reached the device byte for byte, in order";
   const FeedStats s = feeder->stats();
   ASSERT_EQ(s.timed_steps, direct.size() - 1);
-  const double mean = s.data_wait_seconds / s.timed_steps;
-  EXPECT_LT(mean, 0.05 * step) << "mean data wait " << mean * 1e6 << " us per step";
   EXPECT_EQ(s.device_allocations, s.setup_allocations) << "no allocation after Create";
   EXPECT_EQ(s.grow_allocations, 0u);
+  const double mean = s.data_wait_seconds / s.timed_steps;
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer slows the loader and the copies 5-15x: the run above still checks the bytes
+  // and the hand-offs for races (docs/testing.md, "ThreadSanitizer"), the timing says nothing.
+  GTEST_SKIP() << "timing not checked under ThreadSanitizer; mean data wait " << mean * 1e6
+               << " us per step";
+#endif
+  EXPECT_LT(mean, 0.05 * step) << "mean data wait " << mean * 1e6 << " us per step";
 }
 
 }  // namespace

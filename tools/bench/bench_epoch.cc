@@ -10,9 +10,11 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -161,6 +163,11 @@ int RunEpoch(int argc, char** argv) {
   app.add_option("--stop-after", stop_after,
                  "take at most this many batches per epoch and print the state to resume from "
                  "(0 = whole epochs)");
+  std::string journal_path;
+  app.add_option("--journal", journal_path,
+                 "append a line per batch taken (its digest and the state after it) and one per "
+                 "epoch end: a killed run resumes from the last whole line's state "
+                 "(docs/loader.md, \"Benchmark\")");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
   tools::AddLoaderOptions(&app, &o, &feature_args);
@@ -242,6 +249,26 @@ int RunEpoch(int argc, char** argv) {
                 o.rank, o.world);
   }
 
+  // The journal is what a consumer that can be killed at any moment keeps: each line is written
+  // and flushed before the next batch is asked for, so after a SIGKILL the file ends with the
+  // last batch taken, or with part of a line the resuming side drops (tools/soak/soak.py).
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> journal_file(nullptr, &std::fclose);
+  if (!journal_path.empty()) {
+    journal_file.reset(std::fopen(journal_path.c_str(), "a"));
+    if (journal_file == nullptr) {
+      std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", journal_path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+  }
+  std::FILE* const journal = journal_file.get();
+  const auto journal_line = [&](const nlohmann::json& line) {
+    if (journal == nullptr) return true;
+    const std::string text = line.dump() + "\n";
+    return std::fwrite(text.data(), 1, text.size(), journal) == text.size() &&
+           std::fflush(journal) == 0;
+  };
+
   double last_hours_per_second = 0;
   for (int e = 0; e < epochs; ++e) {
     const uint64_t epoch = first_epoch + e;
@@ -255,12 +282,26 @@ int RunEpoch(int argc, char** argv) {
       if (!st.ok() || b == nullptr) break;
       ++taken;
       digest.Add(*b);
+      if (!journal_line({{"epoch", epoch},
+                         {"digest", shards::ChecksumHex(loader::DigestOf(*b))},
+                         {"state", nlohmann::json::parse(l->state().ToJson())}})) {
+        st = Status::IOError("--journal " + journal_path + ": " + std::strerror(errno));
+        break;
+      }
       if (step_ms > 0)
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
     }
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: epoch %llu: %s\n",
                    static_cast<unsigned long long>(epoch), st.ToString().c_str());
+      return 1;
+    }
+    // An epoch end is journaled only when the epoch was taken to its end (no --stop-after cut).
+    if (b == nullptr && !journal_line({{"epoch", epoch},
+                                       {"end", true},
+                                       {"state", nlohmann::json::parse(l->state().ToJson())}})) {
+      std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", journal_path.c_str(),
+                   std::strerror(errno));
       return 1;
     }
     const Usage u1 = GetUsage();
