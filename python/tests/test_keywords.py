@@ -10,7 +10,7 @@ from conftest import tool
 # bench's spelling of what Python does with a loop's break and load_state_dict(); --data and
 # --mix-records (weighted mixing, docs/loader.md) are not in the Python package yet.
 BENCH_ONLY = {"help", "epochs", "first_epoch", "step_ms", "demand", "json", "bare",
-              "tokenizer_from", "stop_after", "resume_state", "data", "mix_records"}
+              "tokenizer_from", "stop_after", "resume_state", "journal", "data", "mix_records"}
 
 
 def test_every_loader_flag_of_the_cli_is_a_keyword():
