@@ -17,6 +17,7 @@
 #include "features/pcm.h"
 #include "features/resample.h"
 #include "assert_ok.h"
+#include "fuzz_regression.h"
 
 namespace sluice::features {
 namespace {
@@ -399,6 +400,22 @@ TEST(FlacTest, DamagedStreamsAreCorruption) {
   garbage[0] = 'X';
   EXPECT_TRUE(DecodeFlac(garbage.data(), garbage.size(), "r", &dec, &rate).IsCorruption());
   EXPECT_TRUE(DecodeFlac(enc.data(), 0, "r", &dec, &rate).IsCorruption());
+}
+
+// Found by record_fuzzer: a 207-byte FLAC record whose STREAMINFO claims about 4e9 samples.
+// DecodeFlac sized its buffer from that claim (8 GB) before decoding a single frame.
+TEST(FlacTest, HeaderClaimingBillionsOfSamplesIsCorruptionNotAnAllocation) {
+  const std::string bytes = sluice::testing::FuzzRegression(
+      "audio", "flac-claims-4g-samples.flac");
+  ASSERT_EQ(bytes.size(), 207u);
+  std::vector<int16_t> dec;
+  int rate = 0;
+  Status s = DecodeFlac(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "rec-7",
+                        &dec, &rate);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("rec-7: FLAC record truncated or damaged", 0), 0u) << s.message();
+  EXPECT_TRUE(dec.empty());
+  EXPECT_LT(dec.capacity(), size_t{1} << 20);  // the claim was never allocated
 }
 
 TEST(FlacTest, RejectsBadInput) {
