@@ -31,7 +31,9 @@ bool ParseManifestLine(const std::string& line, const features::Tokenizer* token
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number out of double's range ("1e999") is out_of_range, and it
+    // used to escape the pipeline and stop the whole run (input_manifest_fuzzer).
     return reject(std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) return reject("not a JSON object");
