@@ -1,5 +1,5 @@
 // Writes the fuzzers' seed corpora (corpus/<target>/) with sluice's own writers, so the seeds
-// are what the real programs produce: ManifestToJson, RecordBuilder, EncodeFlac,
+// are what the real programs produce: ManifestToJson, RecordBuilder, ShardWriter, EncodeFlac,
 // EncodeCheckpoint, PrepareTokenizer's description layout, TrainSentencePiece; the audio seeds
 // through libsndfile's encoders (the formats DecodeMemory reads). Small (a few KiB a file) and
 // deterministic but for the Ogg files (libsndfile picks their stream serial numbers at random).
@@ -27,6 +27,7 @@
 #include "shards/fields.h"
 #include "shards/manifest.h"
 #include "shards/record.h"
+#include "shards/shard_writer.h"
 #include "trainer/checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -36,7 +37,10 @@ namespace {
 
 std::string g_out;
 
+std::vector<std::string> g_records;  // every record seed, for the shard seeds
+
 void Write(const std::string& target, const std::string& name, const std::string& bytes) {
+  if (target == "record") g_records.push_back(bytes);
   fs::create_directories(g_out + "/" + target);
   std::ofstream f(g_out + "/" + target + "/" + name, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -143,6 +147,25 @@ void RecordSeeds() {
   r.Clear();
   r.AddField(shards::FieldType::kText, "a text document\nof two lines");
   Write("record", "text", r.data());
+}
+
+// Shards of the record seeds: small blocks, so the index and several blocks are exercised.
+void ShardSeeds() {
+  fs::create_directories(g_out + "/shard_reader");
+  for (size_t block_size : {size_t{256}, size_t{1} << 20}) {
+    shards::ShardWriterOptions o;
+    o.block_size = block_size;
+    o.zstd_level = 1;
+    std::unique_ptr<shards::ShardWriter> w;
+    const std::string name = "block" + std::to_string(block_size) + ".sluice";
+    Check(shards::ShardWriter::Create(g_out + "/shard_reader/" + name, o, &w), "ShardWriter");
+    for (size_t i = 0; i < g_records.size(); ++i) {
+      const std::string key = "utt-" + std::to_string(i);
+      Check(w->Add({key, 100 * i, static_cast<uint32_t>(i)}, g_records[i]), "ShardWriter::Add");
+    }
+    shards::ShardStats stats;
+    Check(w->Finish(&stats), "ShardWriter::Finish");
+  }
 }
 
 void ManifestSeeds(const nlohmann::json& char_tokenizer) {
@@ -356,6 +379,7 @@ int main(int argc, char** argv) {
   const nlohmann::json chars = CharDescription(texts);
   AudioSeeds();
   RecordSeeds();
+  ShardSeeds();
   ManifestSeeds(chars);
   InputManifestSeeds();
   TokenizerSeeds(texts, chars);
