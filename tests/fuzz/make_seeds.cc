@@ -2,7 +2,8 @@
 // are what the real programs produce: ManifestToJson, RecordBuilder, ShardWriter, EncodeFlac,
 // EncodeCheckpoint, PrepareTokenizer's description layout, TrainSentencePiece; the audio seeds
 // through libsndfile's encoders (the formats DecodeMemory reads). Small (a few KiB a file) and
-// deterministic but for the Ogg files (libsndfile picks their stream serial numbers at random).
+// deterministic but for the Ogg files' stream serial numbers and the float WAV's PEAK time stamp
+// (libsndfile's choices).
 // SentencePiece models are stored without their 230 KiB NFKC table.
 // Usage: make_seeds OUT_DIR (tests/fuzz/corpus); docs/testing.md "Fuzzing".
 #include <sndfile.h>
