@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sluice's entry points (README): ./run.sh demo | ./run.sh test [--sanitize] | ./run.sh fuzz [SECONDS]
+# sluice's entry points (README):
+#   ./run.sh demo | ./run.sh test [--sanitize] | ./run.sh fuzz [SECONDS]
 # Each installs what it needs from Debian's packages (as root), builds into
 # build/ (build-asan/ for --sanitize, build-fuzz/ for fuzz) and runs.
 set -euo pipefail
