@@ -125,6 +125,8 @@ cmd_fuzz() {
   mkdir -p "$dir/fuzz-crashes"
   # Leaks inside Debian's libraries that sluice cannot free are suppressed, each with its reason.
   export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
+  # UBSan only prints by default: undefined behaviour must fail the run like a crash.
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   local t failed=()
   for t in tests/fuzz/corpus/*/; do
     t=$(basename "$t")
