@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# sluice's two entry points (README): ./run.sh demo | ./run.sh test [--sanitize]
+# sluice's entry points (README):
+#   ./run.sh demo | ./run.sh test [--sanitize] | ./run.sh fuzz [SECONDS]
 # Each installs what it needs from Debian's packages (as root), builds into
-# build/ (build-asan/ for --sanitize) and runs.
+# build/ (build-asan/ for --sanitize, build-fuzz/ for fuzz) and runs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,6 +19,8 @@ DEBIAN_PACKAGES=(
   # ./run.sh test --tsan: tools/tsan/build-tbb.sh fetches Debian's oneTBB source (dpkg-dev)
   # and builds it with CMake
   cmake dpkg-dev
+  # ./run.sh fuzz (tests/fuzz): libFuzzer and its sanitizers come with clang
+  clang libclang-rt-14-dev
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -123,6 +126,53 @@ cmd_test() {
   fi
 }
 
+# Every libFuzzer target of tests/fuzz for SECONDS each over its committed seed corpus
+# (tests/fuzz/corpus/<target>), in a clang ASan+UBSan build of the fuzzers alone (build-fuzz/).
+# Inputs the fuzzers add go to build-fuzz/fuzz-corpus/<target>, never into the committed seeds; a
+# crash, leak, timeout or sanitizer report fails the run, its input under build-fuzz/fuzz-crashes/
+# (docs/testing.md "Fuzzing": turn it into a regression test).
+cmd_fuzz() {
+  local seconds=${1:-30} dir=build-fuzz
+  case "$seconds" in ''|*[!0-9]*) echo "run.sh fuzz: SECONDS must be a number" >&2; exit 2 ;; esac
+  install_deps
+  if [ ! -f "$dir/build.ninja" ]; then
+    log "configuring $dir (clang, libFuzzer, ASan+UBSan)"
+    CC=clang CXX=clang++ with_ccache meson setup "$dir" -Dfuzz=true -Dtests=false -Dcuda=disabled \
+      -Dpython=disabled -Dsdk=false -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dbuildtype=debugoptimized >/dev/null
+  fi
+  log "building the fuzz targets"
+  ninja -C "$dir" fuzz  # the alias of tests/fuzz/meson.build: the fuzzers and what they link
+  mkdir -p "$dir/fuzz-crashes"
+  # Leaks inside Debian's libraries that sluice cannot free are suppressed, each with its reason.
+  export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
+  # UBSan only prints by default: undefined behaviour must fail the run like a crash.
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  local t failed=()
+  for t in tests/fuzz/corpus/*/; do
+    t=$(basename "$t")
+    log "fuzzing $t for ${seconds} s"
+    mkdir -p "$dir/fuzz-corpus/$t"
+    # The work corpus first (libFuzzer adds to it), then the seeds and the regressions found.
+    local corpora=("$dir/fuzz-corpus/$t" "tests/fuzz/corpus/$t")
+    [ -d "tests/fuzz/regressions/$t" ] && corpora+=("tests/fuzz/regressions/$t")
+    # -close_fd_mask=2: libmpg123 and libsndfile print a line per damaged frame, which slows the
+    # audio targets down; libFuzzer and the sanitizers keep their own stderr for reports.
+    if ! "$dir/tests/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
+        -close_fd_mask=2 \
+        -artifact_prefix="$dir/fuzz-crashes/$t-" "${corpora[@]}" >"$dir/fuzz-$t.log" 2>&1; then
+      tail -n 60 "$dir/fuzz-$t.log" >&2
+      failed+=("$t")
+    fi
+    # The last status line: executions, coverage (cov: edges, ft: features), corpus size.
+    grep -E '^#[0-9]+' "$dir/fuzz-$t.log" | tail -n 1 || true
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "run.sh fuzz: findings in: ${failed[*]} (inputs: $dir/fuzz-crashes/)" >&2
+    exit 1
+  fi
+}
+
 cmd_demo() {
   install_deps
   build build
@@ -153,12 +203,14 @@ usage() {
 usage: ./run.sh demo              generate a sample corpus, shardify it, print a summary
        ./run.sh test [--sanitize] build and run the whole test suite (ASan+UBSan build with --sanitize)
        ./run.sh test --tsan       the loader, shardify and feeder suites under ThreadSanitizer
+       ./run.sh fuzz [SECONDS]    run every fuzz target of tests/fuzz for SECONDS (30) each (clang)
 USAGE
 }
 
 case "${1:-}" in
   demo) shift; cmd_demo "$@" ;;
   test) shift; cmd_test "$@" ;;
+  fuzz) shift; cmd_fuzz "$@" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

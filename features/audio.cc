@@ -97,7 +97,11 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
   }
 
   const sf_count_t kChunk = 8192;  // frames per libsndfile call
-  if (length_known) out->samples.reserve(static_cast<size_t>(want));
+  // The header's length is a claim: reserve it only up to 4 Mi samples (4 min at 16 kHz); longer
+  // audio grows as it decodes. A damaged header claiming 1e11 samples made this reservation fail
+  // (audio_fuzzer, features_input_fuzzer).
+  constexpr sf_count_t kMaxReserve = sf_count_t{1} << 22;
+  if (length_known) out->samples.reserve(static_cast<size_t>(std::min(want, kMaxReserve)));
   if (info.channels == 1) {
     // Mono (the common PCM16 case): libsndfile converts straight into the output.
     sf_count_t done = 0;

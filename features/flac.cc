@@ -2,6 +2,8 @@
 
 #include <sndfile.h>
 
+#include <algorithm>
+
 #include "features/sndfile_io.h"
 
 namespace sluice::features {
@@ -67,8 +69,18 @@ Status DecodeFlac(const uint8_t* data, size_t n, const std::string& name, std::v
     return Status::Corruption(name + ": FLAC record has an invalid sample count " +
                               std::to_string(info.frames));
   }
-  out->resize(static_cast<size_t>(info.frames));
-  const sf_count_t got = sf_readf_short(sf.sf, out->data(), info.frames);
+  // The buffer grows with what decodes, not with STREAMINFO's count: a damaged header claiming
+  // billions of samples costs a Corruption below, not gigabytes (found by record_fuzzer).
+  constexpr sf_count_t kChunk = sf_count_t{1} << 16;
+  sf_count_t got = 0, ask = 0;
+  do {
+    ask = std::min(kChunk, info.frames - got);
+    out->resize(static_cast<size_t>(got + ask));
+    const sf_count_t n_read = sf_readf_short(sf.sf, out->data() + got, ask);
+    got += std::max<sf_count_t>(n_read, 0);
+    if (n_read != ask) break;
+  } while (got < info.frames);
+  out->resize(static_cast<size_t>(got));
   if (got != info.frames || sf_error(sf.sf) != SF_ERR_NO_ERROR) {
     out->clear();
     return Status::Corruption(name + ": FLAC record truncated or damaged: decoded " +

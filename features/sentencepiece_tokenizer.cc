@@ -2,6 +2,7 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <exception>
 #include <mutex>
 
 #include "features/tokenizer.h"
@@ -41,7 +42,14 @@ class SentencePieceTokenizer final : public Tokenizer {
     normalize_ = normalize;
     allow_unknown_ = allow_unknown;
     name_ = name;
-    auto st = sp_.LoadFromSerializedProto(model_bytes);
+    sentencepiece::util::Status st;
+    try {
+      st = sp_.LoadFromSerializedProto(model_bytes);
+    } catch (const std::exception& e) {
+      // libsentencepiece checks some damage only by throwing: a zero-length piece makes its
+      // trie builder (darts_clone) throw, which terminated the process (sentencepiece_fuzzer).
+      return Status::Corruption(name + ": not a SentencePiece model: " + e.what());
+    }
     if (!st.ok()) return Status::Corruption(name + ": not a SentencePiece model: " + st.ToString());
     // Our ids: 0 blank, 1 end-of-document (SentencePiece's </s> when it has one),
     // then every other piece in SentencePiece's order.

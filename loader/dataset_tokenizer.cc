@@ -22,6 +22,10 @@ features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j) {
 Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
                             std::unique_ptr<features::Tokenizer>* out) {
   const std::string where = dir + "/manifest.json: tokenizer";
+  // nlohmann casts a float to int with static_cast, undefined beyond int's range
+  // ("vocab_size": 3.2e63 in tokenizer_fuzzer under UBSan).
+  if (d.is_object() && d.contains("vocab_size") && d["vocab_size"].is_number_float())
+    return Status::Corruption(where + ": vocab_size must be an integer");
   try {
     const auto norm = TextNormalizeFromJson(d.at("normalize"));
     const std::string type = d.at("type").get<std::string>();

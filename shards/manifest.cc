@@ -2,11 +2,27 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "shards/checksum.h"
 #include "shards/file.h"
 
 namespace sluice::shards {
+namespace {
+
+// nlohmann's get<integer>() casts a float with static_cast, undefined behaviour beyond the
+// type's range ("records": 1e98 in manifest_fuzzer under UBSan): counts must be integers.
+Status CheckIntegers(const nlohmann::json& j, std::initializer_list<const char*> keys,
+                     const std::string& where) {
+  for (const char* key : keys) {
+    auto it = j.find(key);
+    if (it != j.end() && it->is_number_float())
+      return Status::Corruption(where + ": \"" + key + "\" must be an integer, not " + it->dump());
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 double Manifest::seconds() const {
   return sample_rate > 0 ? static_cast<double>(duration()) / sample_rate : 0.0;
@@ -41,6 +57,9 @@ nlohmann::json ShardEntryToJson(const ShardEntry& e) {
 }
 
 Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, ShardEntry* e) {
+  if (s.is_object())
+    SLUICE_RETURN_IF_ERROR(
+        CheckIntegers(s, {"records", "bytes", "raw_bytes", "duration", "tokens"}, where));
   try {
     e->file = s.at("file").get<std::string>();
     if (e->file.empty() || e->file.find('/') != std::string::npos) {
@@ -93,6 +112,8 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
       return Status::Corruption(
           where + ": not a sluice dataset manifest (no \"format\": \"sluice-dataset\")");
     }
+    SLUICE_RETURN_IF_ERROR(CheckIntegers(
+        j, {"version", "sample_rate", "records", "rejected", "tokens"}, where));
     m->version = j.at("version").get<int>();
     if (m->version != kManifestVersion) {
       return Status::Unsupported(where + ": manifest version " + std::to_string(m->version) +

@@ -50,7 +50,7 @@ class Reader {
   Status Bytes(void* p, size_t n, const char* what) {
     if (n > bytes_.size() - pos_)
       return Error(std::string(what) + " runs past the end of its section");
-    std::memcpy(p, bytes_.data() + pos_, n);
+    if (n > 0) std::memcpy(p, bytes_.data() + pos_, n);  // p is null for an empty vector
     pos_ += n;
     return Status::OK();
   }

@@ -17,6 +17,7 @@
 #include "features/pcm.h"
 #include "features/resample.h"
 #include "assert_ok.h"
+#include "fuzz_regression.h"
 
 namespace sluice::features {
 namespace {
@@ -399,6 +400,46 @@ TEST(FlacTest, DamagedStreamsAreCorruption) {
   garbage[0] = 'X';
   EXPECT_TRUE(DecodeFlac(garbage.data(), garbage.size(), "r", &dec, &rate).IsCorruption());
   EXPECT_TRUE(DecodeFlac(enc.data(), 0, "r", &dec, &rate).IsCorruption());
+}
+
+// Found by record_fuzzer: a 207-byte FLAC record whose STREAMINFO claims about 4e9 samples.
+// DecodeFlac sized its buffer from that claim (8 GB) before decoding a single frame.
+TEST(FlacTest, HeaderClaimingBillionsOfSamplesIsCorruptionNotAnAllocation) {
+  const std::string bytes = sluice::testing::FuzzRegression(
+      "audio", "flac-claims-4g-samples.flac");
+  ASSERT_EQ(bytes.size(), 207u);
+  std::vector<int16_t> dec;
+  int rate = 0;
+  Status s = DecodeFlac(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "rec-7",
+                        &dec, &rate);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("rec-7: FLAC record truncated or damaged", 0), 0u) << s.message();
+  EXPECT_TRUE(dec.empty());
+  EXPECT_LT(dec.capacity(), size_t{1} << 20);  // the claim was never allocated
+}
+
+// Found by audio_fuzzer and features_input_fuzzer: a FLAC stream (137 bytes) and an MP3 (1271
+// bytes) whose headers claim about 5e10 and 4e11 samples. DecodeMemory reserved the
+// claim up front and the allocation failed (ASan: out of memory). It now reserves at most 4 Mi
+// samples and grows with what decodes: the FLAC holds no frame (refused as before for empty
+// audio), the MP3 decodes to the few hundred samples it holds.
+TEST(AudioFuzzRegression, HeaderClaimingHugeLengthCostsNoReservation) {
+  DecodedAudio out;
+  std::string bytes =
+      sluice::testing::FuzzRegression("audio", "flac-claims-5e10-samples.flac");
+  ASSERT_EQ(bytes.size(), 137u);
+  Status s = DecodeMemory(bytes.data(), bytes.size(), "f.flac", {}, &out);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(s.message(), "f.flac: audio has no samples (zero length)");
+  EXPECT_LE(out.samples.capacity(), size_t{1} << 22);
+
+  bytes = sluice::testing::FuzzRegression("features_input", "mp3-claims-4e11-samples.mp3");
+  ASSERT_EQ(bytes.size(), 1271u);
+  DecodedAudio mp3;
+  ASSERT_OK(DecodeMemory(bytes.data(), bytes.size(), "m.mp3", {}, &mp3));
+  EXPECT_GT(mp3.samples.size(), 0u);
+  EXPECT_LT(mp3.samples.size(), 10000u);
+  EXPECT_LE(mp3.samples.capacity(), size_t{1} << 22);
 }
 
 TEST(FlacTest, RejectsBadInput) {

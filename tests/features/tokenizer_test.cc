@@ -1,9 +1,10 @@
 #include <gtest/gtest.h>
 
+#include "assert_ok.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
 #include "features/utf8.h"
-#include "assert_ok.h"
+#include "fuzz_regression.h"
 
 namespace sluice::features {
 namespace {
@@ -150,6 +151,21 @@ TEST(SentencePiece, GarbageModelIsCorruption) {
   Status s = MakeSentencePieceTokenizer("definitely not a model", "bad.model", {}, false, &tok);
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_NE(s.message().find("bad.model"), std::string::npos);
+}
+
+// Found by sentencepiece_fuzzer: a model (our 40-piece BPE seed, one length byte changed) with a
+// zero-length piece. libsentencepiece's trie builder throws on it, and the exception escaped
+// MakeSentencePieceTokenizer: shardify --tokenizer spm:PATH or a dataset with a damaged
+// tokenizer.model terminated the process.
+TEST(SentencePiece, ModelWithAnEmptyPieceIsCorruption) {
+  const std::string model =
+      sluice::testing::FuzzRegression("sentencepiece", "zero-length-piece.model");
+  ASSERT_FALSE(model.empty());
+  std::unique_ptr<Tokenizer> tok;
+  Status s = MakeSentencePieceTokenizer(model, "damaged.model", {}, false, &tok);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("damaged.model: not a SentencePiece model", 0), 0u) << s.message();
+  EXPECT_EQ(tok, nullptr);
 }
 
 }  // namespace

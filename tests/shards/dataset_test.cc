@@ -4,9 +4,11 @@
 
 #include "shards/dataset.h"
 #include "shards/dataset_writer.h"
+#include "shards/manifest.h"
 #include "shards/record.h"
 #include "test_util.h"
 #include "assert_ok.h"
+#include "fuzz_regression.h"
 
 namespace sluice::shards {
 namespace {
@@ -62,6 +64,19 @@ TEST(Dataset, ManifestRoundTrips) {
   ASSERT_OK(LoadManifest(dir.path(), &back));
   EXPECT_EQ(ManifestToJson(back), ManifestToJson(m));
   EXPECT_DOUBLE_EQ(back.seconds(), static_cast<double>(m.duration()) / 16000);
+}
+
+// Found by manifest_fuzzer under UBSan: nlohmann's get<uint64_t>() casts a float, so
+// "records": 6.67e97 was undefined behaviour (in practice a garbage count). Counts must be integers.
+TEST(Dataset, ManifestCountThatIsAFloatIsCorruption) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("manifest.json"),
+                     testing::FuzzRegression("manifest", "records-6.7e97.json"));
+  Manifest m;
+  Status s = LoadManifest(dir.path(), &m);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("\"records\" must be an integer"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("manifest.json"), std::string::npos) << s.message();
 }
 
 TEST(Dataset, OpensEveryShardAndReportsRecords) {

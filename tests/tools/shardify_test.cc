@@ -25,6 +25,7 @@
 #include "shards/dataset.h"
 #include "shards/fields.h"
 #include "shards/record.h"
+#include "fuzz_regression.h"
 #include "test_util.h"
 #include "loader/dataset_tokenizer.h"
 #include "assert_ok.h"
@@ -140,6 +141,27 @@ TEST_F(ShardifyTest, EveryInputLineIsWrittenOrRejectedWithItsReason) {
   EXPECT_EQ(m.records, 24u);
   EXPECT_EQ(m.rejected, 9u);
   EXPECT_EQ(m.sample_rate, 16000);
+}
+
+// Found by input_manifest_fuzzer (tests/tools/manifest_line_test.cc has the parser's side): a
+// number beyond double's range stopped the run with "internal error" instead of rejecting the line.
+TEST_F(ShardifyTest, NumberOutOfRangeRejectsItsLineAndTheRunGoesOn) {
+  const std::string m = corpus_->Join("number_overflow.jsonl");
+  {
+    std::ofstream out(m);
+    out << Lines(corpus_->Join("clean.jsonl"))[0] << "\n"
+        << sluice::testing::FuzzRegression("input_manifest", "number-overflow.jsonl");
+  }
+  RunResult r = Sh(Shardify() + " audio -q --json -m " + m + " -o " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 1);
+  EXPECT_EQ(j["rejected"], 1);
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const auto rj = nlohmann::json::parse(rejects[0]);
+  EXPECT_EQ(rj["line"], 2);
+  EXPECT_NE(rj["reason"].get<std::string>().find("invalid JSON"), std::string::npos) << rejects[0];
 }
 
 TEST_F(ShardifyTest, RecordsHoldTheTranscriptAndResampledAudio) {

@@ -2,7 +2,8 @@
 //
 // Each line: {"audio_filepath": "a.wav", "text": "...", "duration": 3.2,
 // "offset": 0.0, "id": "utt1"}; duration, offset and id are optional.
-// Relative paths resolve against the manifest's folder.
+// Relative paths resolve against the manifest's folder. The line itself is parsed by
+// manifest_line.cc (the fuzzer's entry point); the audio file is decoded here.
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "features/resample.h"
 #include "features/utf8.h"
 #include "line_source.h"
+#include "manifest_line.h"
 #include "loader/dataset_tokenizer.h"
 #include "shards/fields.h"
 #include "shards/record.h"
@@ -84,76 +86,21 @@ void AddFeatures(const AudioConfig& cfg, Scratch& s) {
                     s.field.size() * sizeof(uint16_t));
 }
 
-// Seconds with millisecond precision and no trailing zeros: "12.5", "0.25", "3600".
-std::string Fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  std::string s = buf;
-  s.erase(s.find_last_not_of('0') + 1);
-  if (s.back() == '.') s.pop_back();
-  return s;
-}
-
 void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   thread_local Scratch s;
   auto reject = [&](std::string why) {
     r->ok = false;
     r->reason = std::move(why);
   };
-  if (item.text.find_first_not_of(" \t") == std::string::npos) return reject("empty line");
-  size_t bad = 0;
-  if (!features::ValidUtf8(item.text, &bad))
-    return reject("invalid UTF-8 at byte " + std::to_string(bad) + " of the line");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(item.text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return reject(std::string("invalid JSON: ") + e.what());
-  }
-  if (!j.is_object()) return reject("not a JSON object");
-  auto path_it = j.find("audio_filepath");
-  if (path_it == j.end() || !path_it->is_string() ||
-      path_it->get_ref<const std::string&>().empty()) {
-    return reject("missing \"audio_filepath\" (a non-empty string)");
-  }
-  auto text_it = j.find("text");
-  if (text_it == j.end() || !text_it->is_string()) return reject("missing \"text\" (a string)");
-  if (cfg.tokenizer) {
-    s.ids.clear();
-    Status st = cfg.tokenizer->Encode(text_it->get_ref<const std::string&>(), &s.ids);
-    if (!st.ok()) return reject("transcript: " + st.message());
-  }
-  features::DecodeOptions dopt;
-  for (const char* field : {"offset", "duration"}) {
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) continue;
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
-      return reject(std::string("\"") + field + "\" must be a non-negative number of seconds");
-    }
-    (std::string(field) == "offset" ? dopt.offset_seconds : dopt.duration_seconds) =
-        it->get<double>();
-  }
-  std::string key;
-  if (auto it = j.find("id"); it != j.end() && !it->is_null()) {
-    if (!it->is_string() || it->get_ref<const std::string&>().empty())
-      return reject("\"id\" must be a non-empty string");
-    key = it->get<std::string>();
-  } else {
-    key = path_it->get<std::string>();
-    if (dopt.offset_seconds > 0 || dopt.duration_seconds >= 0) {
-      key += "@" + Fmt(dopt.offset_seconds) + "+" +
-             (dopt.duration_seconds >= 0 ? Fmt(dopt.duration_seconds) : "end");
-    }
-  }
-  if (key.size() > shards::kMaxKeySize)
-    return reject("key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
-
-  const std::string& rel = path_it->get_ref<const std::string&>();
+  ManifestLine line;
+  std::string why;
+  if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) return reject(why);
+  const std::string& rel = line.audio_filepath;
   const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
   std::error_code ec;
   r->input_bytes = fs::file_size(path, ec);
   if (ec) r->input_bytes = 0;
-  Status st = features::DecodeFile(path, dopt, &s.decoded);
+  Status st = features::DecodeFile(path, line.decode, &s.decoded);
   if (!st.ok()) return reject(st.message());
   if (s.decoded.samples.empty()) return reject(path + ": zero-length audio");
   if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size())) {
@@ -161,12 +108,12 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   }
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   if (seconds > cfg.max_duration) {
-    return reject(path + ": " + Fmt(seconds) + " s of audio exceeds --max-duration " +
-                  Fmt(cfg.max_duration));
+    return reject(path + ": " + FormatSeconds(seconds) + " s of audio exceeds --max-duration " +
+                  FormatSeconds(cfg.max_duration));
   }
   if (seconds < cfg.min_duration) {
-    return reject(path + ": " + Fmt(seconds) + " s of audio is below --min-duration " +
-                  Fmt(cfg.min_duration));
+    return reject(path + ": " + FormatSeconds(seconds) + " s of audio is below --min-duration " +
+                  FormatSeconds(cfg.min_duration));
   }
   st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate,
                           cfg.sample_rate, &s.resampled);
@@ -186,14 +133,14 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
   }
   if (cfg.fbank || cfg.spectrogram) AddFeatures(cfg, s);
-  s.record.AddField(shards::FieldType::kText, text_it->get_ref<const std::string&>());
+  s.record.AddField(shards::FieldType::kText, line.text);
   if (cfg.tokenizer) {
     static_assert(sizeof(int32_t) == sizeof(uint32_t), "token ids are stored as u32");
     s.record.AddField(shards::FieldType::kTokens, s.ids.data(), s.ids.size() * sizeof(int32_t));
     r->tokens = static_cast<uint32_t>(s.ids.size());
   }
   r->ok = true;
-  r->key = std::move(key);
+  r->key = std::move(line.key);
   r->duration = s.pcm.size();
   r->payload = s.record.data();
 }
