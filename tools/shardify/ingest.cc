@@ -230,17 +230,6 @@ struct Work {
 
 }  // namespace
 
-Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
-  unsigned a = 0, b = 0;
-  char extra = 0;
-  if (std::sscanf(spec.c_str(), "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
-    return Status::InvalidArgument("--part '" + spec + "': expected i/N with 0 <= i < N, e.g. 0/8");
-  }
-  *part = a;
-  *parts = b;
-  return Status::OK();
-}
-
 Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
                  shards::Manifest manifest, IngestSummary* summary) {
   const auto t0 = std::chrono::steady_clock::now();

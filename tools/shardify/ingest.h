@@ -25,9 +25,6 @@
 
 namespace sluice::shardify {
 
-// An interrupted run's journal in the output directory (see above).
-inline constexpr const char* kJournalName = ".shardify-journal.jsonl";
-
 struct InputItem {
   uint64_t index = 0;  // position in the whole input, 0-based
   std::string source;  // file the item came from, for rejects and errors
@@ -90,9 +87,6 @@ struct IngestSummary {
   bool already_complete = false;  // a part found complete (part.json): nothing was done
   shards::Manifest manifest;
 };
-
-// Parses "i/N" into part and parts (ResolvePart in part.h also takes auto and auto/N).
-Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts);
 
 // Runs the whole ingest. `manifest` comes in with the dataset-level fields set
 // (kind, sample_rate, codec, fields, features, tokenizer, created_by, source)

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <map>
 
-#include "ingest.h"
 #include "shards/checksum.h"
 #include "shards/file.h"
 #include "shards/manifest.h"
 
 namespace sluice::shardify {
 namespace fs = std::filesystem;
+
 namespace {
 
 // A non-negative integer, the whole string.
@@ -54,6 +54,17 @@ nlohmann::json SharedOptions(const PartMarker& m) {
 }
 
 }  // namespace
+
+Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
+  unsigned a = 0, b = 0;
+  char extra = 0;
+  if (std::sscanf(spec.c_str(), "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
+    return Status::InvalidArgument("--part '" + spec + "': expected i/N with 0 <= i < N, e.g. 0/8");
+  }
+  *part = a;
+  *parts = b;
+  return Status::OK();
+}
 
 std::string PartSpec(uint32_t part, uint32_t parts) {
   return std::to_string(part) + "/" + std::to_string(parts);

@@ -21,6 +21,9 @@
 namespace sluice::shardify {
 
 inline constexpr const char* kPartMarkerName = "part.json";
+// The journal of an interrupted run (ingest.h), which tells merge which part an incomplete
+// directory was.
+inline constexpr const char* kJournalName = ".shardify-journal.jsonl";
 inline constexpr int kPartMarkerVersion = 1;
 
 struct PartMarker {
@@ -46,6 +49,9 @@ Status WritePartMarker(const std::string& dir, const PartMarker& m);
 Status LoadPartMarker(const std::string& dir, PartMarker* m);
 // "3/16"
 std::string PartSpec(uint32_t part, uint32_t parts);
+
+// Parses "i/N" into part and parts.
+Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts);
 
 // Resolves --part. "i/N": as given. "auto": i = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN
 // (MIN defaults to 0) and N = SLURM_ARRAY_TASK_COUNT, for an array whose ids are one contiguous
