@@ -15,6 +15,8 @@ DEBIAN_PACKAGES=(
   # wheel reuse build/'s objects instead of compiling the project twice
   python3-dev python3-venv python3-mesonpy pybind11-dev libdlpack-dev
   python3-numpy python3-pytest python3-torch ccache
+  # the Slurm test of shardify's array-job parts (tests/tools/slurm_cluster.sh, slurm_test.cc)
+  slurm-wlm munge
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
