@@ -21,6 +21,8 @@ DEBIAN_PACKAGES=(
   cmake dpkg-dev
   # ./run.sh fuzz (tests/fuzz): libFuzzer and its sanitizers come with clang
   clang libclang-rt-14-dev
+  # the Slurm test of shardify's array-job parts (tests/tools/slurm_cluster.sh, slurm_test.cc)
+  slurm-wlm munge
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

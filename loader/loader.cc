@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "base/cpus.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 
@@ -85,7 +86,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   l->info_.frame_shift_seconds = fx->frame_shift_seconds();
   l->info_.dtype = options.dtype;
 
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = UsableCores();  // the affinity mask and cgroup quota, not the host
   l->threads_ = options.threads > 0 ? options.threads : cores;
   // Tokens: enough for every thread to decode a block while the serial ends each hold one,
   // so no stage starves; more would only add memory (one compressed block per token).

@@ -2,23 +2,25 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <cmath>
-#include <cstring>
 
 #include <nlohmann/json.hpp>
 
+#include "assert_ok.h"
 #include "features/fbank.h"
 #include "features/flac.h"
 #include "features/half.h"
 #include "features/pcm.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
+#include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
 #include "shards/checksum.h"
@@ -27,8 +29,6 @@
 #include "shards/record.h"
 #include "fuzz_regression.h"
 #include "test_util.h"
-#include "loader/dataset_tokenizer.h"
-#include "assert_ok.h"
 
 namespace sluice {
 namespace {
@@ -255,7 +255,112 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
   RunResult bad = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p0") + " -o " +
                      tmp_.Join("dup"));
   EXPECT_NE(bad.code, 0);
-  EXPECT_NE(bad.out.find("more than one part"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("part 0/3 is in both"), std::string::npos) << bad.out;
+}
+
+// Everything of a dataset directory but manifest.json, and the manifest without "source",
+// which must differ: it records where the data came from (the input, or the merged parts).
+void ExpectSameDatasetBytes(const std::string& a, const std::string& b) {
+  auto da = DirContents(a), db = DirContents(b);
+  da.erase("manifest.json");
+  db.erase("manifest.json");
+  EXPECT_EQ(da, db);
+  auto ma = nlohmann::json::parse(ReadFile(a + "/manifest.json"));
+  auto mb = nlohmann::json::parse(ReadFile(b + "/manifest.json"));
+  ma.erase("source");
+  mb.erase("source");
+  EXPECT_EQ(ma, mb);
+}
+
+TEST_F(ShardifyTest, PartRerunsAreIdempotentAndRedoOnlyIncompleteParts) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  const std::string opts = " --shard-size 200KiB --block-size 32KiB";
+  auto part = [&](int i, const std::string& env = "", const std::string& extra = "") {
+    return Sh(env + " " + Shardify() + " audio -q -m " + clean + " -o " +
+              tmp_.Join("parts/" + std::to_string(i)) + " --part " + std::to_string(i) + "/3" +
+              opts + extra);
+  };
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("single") + opts).code, 0);
+  ASSERT_EQ(part(0).code, 0);
+  // Part 1 dies with a shard half written; part 2 after its manifest, before its marker.
+  RunResult crash = part(1, "SHARDIFY_TEST_EXIT_AFTER_SHARDS=1");
+  ASSERT_EQ(crash.code, 3) << crash.out;
+  crash = part(2, "SHARDIFY_TEST_EXIT_BEFORE_MARKER=1");
+  ASSERT_EQ(crash.code, 3) << crash.out;
+  EXPECT_TRUE(fs::exists(tmp_.Join("parts/2/manifest.json")));
+  EXPECT_FALSE(fs::exists(tmp_.Join("parts/2/part.json")));
+
+  RunResult m =
+      Sh(Shardify() + " merge --parts-dir " + tmp_.Join("parts") + " -o " + tmp_.Join("merged"));
+  EXPECT_NE(m.code, 0);
+  EXPECT_NE(m.out.find("parts 1, 2 of 3 missing or incomplete"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("its journal is part 1/3"), std::string::npos) << m.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("merged/manifest.json")));
+
+  // A complete part with other options is refused; with the same ones it is left alone.
+  const auto part0 = DirContents(tmp_.Join("parts/0"));
+  RunResult other = part(0, "", " --zstd-level 3");
+  EXPECT_NE(other.code, 0);
+  EXPECT_NE(other.out.find("completed with other inputs or options"), std::string::npos)
+      << other.out;
+  RunResult again = part(0, "", " --json");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("already complete"), std::string::npos) << again.out;
+  EXPECT_EQ(part0, DirContents(tmp_.Join("parts/0")));
+
+  // The same command line redoes the incomplete parts, without --resume or --overwrite.
+  ASSERT_EQ(part(1).code, 0);
+  ASSERT_EQ(part(2).code, 0);
+  m = Sh(Shardify() + " merge --repack --parts-dir " + tmp_.Join("parts") + " -o " +
+         tmp_.Join("merged"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  ExpectSameDatasetBytes(tmp_.Join("single"), tmp_.Join("merged"));
+  EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("merged")).code, 0);
+
+  // Part 1's output in part 2's directory: refused, not destroyed.
+  ASSERT_EQ(Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=0 " + Shardify() + " audio -q -m " + clean +
+               " -o " + tmp_.Join("x") + " --part 1/3" + opts)
+                .code,
+            3);
+  RunResult wrong =
+      Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --part 2/3" + opts);
+  EXPECT_NE(wrong.code, 0);
+  EXPECT_NE(wrong.out.find("unfinished output of part 1/3"), std::string::npos) << wrong.out;
+}
+
+TEST_F(ShardifyTest, PartAutoReadsTheSlurmArrayVariables) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  RunResult r = Sh("SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_MIN=1 " +
+                   Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("p") + " --part auto");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto marker = nlohmann::json::parse(ReadFile(tmp_.Join("p/part.json")));
+  EXPECT_EQ(marker["part"], 1);
+  EXPECT_EQ(marker["parts"], 3);
+  EXPECT_EQ(marker["items"], nlohmann::json({8, 16}));  // 24 lines in 3 parts
+  r = Sh("env -u SLURM_ARRAY_TASK_ID " + Shardify() + " audio -q -m " + clean + " -o " +
+         tmp_.Join("q") + " --part auto");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("SLURM_ARRAY_TASK_ID unset"), std::string::npos) << r.out;
+}
+
+TEST_F(ShardifyTest, MergeCarriesTheTokenizerModelOver) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(
+        Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("p/" + std::to_string(i)) +
+           " --tokenizer bpe:40 --part " + std::to_string(i) + "/2")
+            .code,
+        0);
+  }
+  RunResult m = Sh(Shardify() + " merge " + tmp_.Join("p/1") + " " + tmp_.Join("p/0") + " -o " +
+                   tmp_.Join("merged"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(ReadFile(tmp_.Join("merged/tokenizer.model")),
+            ReadFile(tmp_.Join("p/0/tokenizer.model")));
+  // Given out of order, the parts are merged in part order (their markers give it).
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("merged"), {}, &ds));
+  EXPECT_EQ(ds->shard(0).key(0), "utt-00000");
 }
 
 TEST_F(ShardifyTest, VerifyNamesTheDamagedShardBlockAndOffset) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "part.h"
 #include "features/audio.h"
 #include "feature_options.h"
 #include "features/fbank.h"
@@ -220,7 +221,7 @@ int Run(const AudioArgs& a) {
       {"shard_size", opt.writer.shard_size},
       {"block_size", opt.writer.shard.block_size},
       {"zstd_level", opt.writer.shard.zstd_level},
-      {"part", a.write.part},
+      {"part", opt.is_part ? PartSpec(opt.part, opt.parts) : ""},
       {"tokenizer", TokenizerFingerprint(a.tokenizer)},
       {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
       {"drop_audio", a.drop_audio}};

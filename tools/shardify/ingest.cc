@@ -8,14 +8,15 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <unordered_map>
 
+#include "base/cpus.h"
 #include "loader/dataset_tokenizer.h"
+#include "part.h"
 #include "progress.h"
 #include "rejects.h"
 #include "shards/checksum.h"
@@ -26,7 +27,6 @@ namespace sluice::shardify {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kJournalName = ".shardify-journal.jsonl";
 constexpr const char* kRejectsName = "rejects.jsonl";
 
 struct ResumePoint {
@@ -39,6 +39,7 @@ struct ResumePoint {
 
 bool IsOurFile(const std::string& name) {
   return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
+         name == kPartMarkerName || name == std::string(kPartMarkerName) + ".tmp" ||
          name == loader::kTokenizerModelName ||
          name == std::string(shards::kManifestName) + ".tmp" ||
          (name.rfind("shard-", 0) == 0 &&
@@ -97,10 +98,94 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
   return Status::OK();
 }
 
-Status PrepareOutDir(const IngestOptions& opt, ResumePoint* rp, bool* already_complete) {
+void RemoveOurFiles(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& de : fs::directory_iterator(dir)) {
+    if (IsOurFile(de.path().filename().string())) fs::remove(de.path(), ec);
+  }
+}
+
+// The part ("3/16") whose output `dir` holds without a marker: from the journal of an
+// interrupted run, else from a manifest written just before a crash; "" when neither says.
+std::string UnmarkedPart(const std::string& dir) {
+  std::ifstream in(dir + "/" + kJournalName);
+  std::string line;
+  if (in && std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.contains("fingerprint") && j["fingerprint"].contains("part") &&
+        j["fingerprint"]["part"].is_string())
+      return j["fingerprint"]["part"].get<std::string>();
+  }
+  shards::Manifest m;
+  if (shards::LoadManifest(dir, &m).ok() && m.source.is_object() && m.source.contains("part") &&
+      m.source["part"].is_string())
+    return m.source["part"].get<std::string>();
+  return "";
+}
+
+// A part's directory when the part runs again (a scheduler's retry, or failed parts
+// resubmitted with the same script). Complete with the same inputs and options: nothing to
+// do. Complete otherwise: refused. Incomplete: removed and redone from its first item, or,
+// with --resume, continued from its journal (the caller's usual path: *handled stays false).
+Status PreparePartDir(const IngestOptions& opt, const std::string& input_xxh3, bool* handled,
+                      bool* already_complete) {
+  const std::string spec = PartSpec(opt.part, opt.parts);
+  PartMarker marker;
+  Status st = LoadPartMarker(opt.out_dir, &marker);
+  if (st.ok()) {
+    if (marker.input_xxh3 != input_xxh3) {
+      return Status::InvalidArgument(opt.out_dir + " holds part " +
+                                     PartSpec(marker.part, marker.parts) +
+                                     ", completed from another version of the input (XXH3 " +
+                                     marker.input_xxh3 + ", now " + input_xxh3 +
+                                     "). HINT: rerun every part on the current input, with "
+                                     "--overwrite");
+    }
+    if (marker.options == opt.fingerprint) {
+      *handled = *already_complete = true;
+      return Status::OK();
+    }
+    return Status::InvalidArgument(
+        opt.out_dir + " holds part " + PartSpec(marker.part, marker.parts) +
+        ", completed with other inputs or options (" + marker.options.dump() +
+        "). HINT: choose another --out, or pass --overwrite to replace it");
+  }
+  if (!st.IsNotFound()) {
+    return Status::InvalidArgument(opt.out_dir + ": " + st.message() +
+                                   ". HINT: pass --overwrite to redo this part");
+  }
+  bool ours = false;
+  for (const auto& de : fs::directory_iterator(opt.out_dir))
+    ours |= IsOurFile(de.path().filename().string());
+  if (!ours) return Status::OK();  // *handled false: a fresh start by the usual path
+  // Output of another part in this directory means the part number came out wrong (say
+  // --part auto in an array rerun of a single id): refuse rather than destroy it.
+  const std::string other = UnmarkedPart(opt.out_dir);
+  if (other != spec) {
+    return Status::InvalidArgument(
+        opt.out_dir + " holds the unfinished output of " +
+        (other.empty() ? std::string("a run that is not a part") : "part " + other) +
+        ", but this run is part " + spec +
+        ". HINT: check --part (for a rerun of some array ids use --part auto/N), or pass "
+        "--overwrite to replace it");
+  }
+  const bool has_manifest = fs::exists(opt.out_dir + "/" + shards::kManifestName);
+  if (opt.resume && !has_manifest) return Status::OK();
+  RemoveOurFiles(opt.out_dir);
+  *handled = true;
+  return Status::OK();
+}
+
+Status PrepareOutDir(const IngestOptions& opt, const std::string& input_xxh3, ResumePoint* rp,
+                     bool* already_complete) {
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
   if (ec) return Status::IOError(opt.out_dir + ": cannot create directory: " + ec.message());
+  if (opt.is_part && !opt.overwrite) {
+    bool handled = false;
+    SLUICE_RETURN_IF_ERROR(PreparePartDir(opt, input_xxh3, &handled, already_complete));
+    if (handled) return Status::OK();
+  }
   const bool has_manifest = fs::exists(opt.out_dir + "/" + shards::kManifestName);
   const bool has_journal = fs::exists(opt.out_dir + "/" + kJournalName);
   bool has_shards = false;
@@ -108,9 +193,7 @@ Status PrepareOutDir(const IngestOptions& opt, ResumePoint* rp, bool* already_co
     if (de.path().filename().string().rfind("shard-", 0) == 0) has_shards = true;
   }
   if (opt.overwrite) {
-    for (const auto& de : fs::directory_iterator(opt.out_dir)) {
-      if (IsOurFile(de.path().filename().string())) fs::remove(de.path(), ec);
-    }
+    RemoveOurFiles(opt.out_dir);
     return Status::OK();
   }
   if (has_manifest) {
@@ -147,33 +230,30 @@ struct Work {
 
 }  // namespace
 
-Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
-  unsigned a = 0, b = 0;
-  char extra = 0;
-  if (std::sscanf(spec.c_str(), "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
-    return Status::InvalidArgument("--part '" + spec + "': expected i/N with 0 <= i < N, e.g. 0/8");
-  }
-  *part = a;
-  *parts = b;
-  return Status::OK();
-}
-
 Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
                  shards::Manifest manifest, IngestSummary* summary) {
   const auto t0 = std::chrono::steady_clock::now();
+  // The first pass over the input, before the output directory is touched: a part compares
+  // the input's digest with its marker's.
+  uint64_t total = 0, input_digest = 0;
+  SLUICE_RETURN_IF_ERROR(source->Count(&total, &input_digest));
   ResumePoint rp;
   bool already_complete = false;
-  SLUICE_RETURN_IF_ERROR(PrepareOutDir(opt, &rp, &already_complete));
+  SLUICE_RETURN_IF_ERROR(
+      PrepareOutDir(opt, shards::ChecksumHex(input_digest), &rp, &already_complete));
   if (already_complete) {
     SLUICE_RETURN_IF_ERROR(shards::LoadManifest(opt.out_dir, &summary->manifest));
     summary->records = summary->manifest.records;
     summary->rejected = summary->manifest.rejected;
     summary->resumed = true;
+    summary->already_complete = opt.is_part;
+    if (opt.is_part) {
+      std::fprintf(stderr, "shardify: part %s in %s is already complete (%s); nothing to do\n",
+                   PartSpec(opt.part, opt.parts).c_str(), opt.out_dir.c_str(), kPartMarkerName);
+    }
     return Status::OK();
   }
 
-  uint64_t total = 0;
-  SLUICE_RETURN_IF_ERROR(source->Count(&total));
   const uint64_t begin = total * opt.part / opt.parts;
   const uint64_t end = total * (opt.part + 1) / opt.parts;
   const uint64_t start = std::max(begin, rp.next_item);
@@ -240,9 +320,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   wopt.first_shard_index = static_cast<uint32_t>(rp.shards.size());
   shards::DatasetWriter writer(opt.out_dir, wopt, on_shard_done);
 
-  const int threads = opt.threads > 0
-                          ? opt.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = opt.threads > 0 ? opt.threads : UsableCores();
   Progress progress(opt.progress_what, end - start, opt.progress);
   std::atomic<bool> stop{false};
   Status failure;
@@ -330,8 +408,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   manifest.rejected = rejects.count();
   manifest.tokens = 0;
   for (const auto& e : manifest.shards) manifest.tokens += e.tokens;
-  if (opt.parts > 1) {
-    manifest.source["part"] = std::to_string(opt.part) + "/" + std::to_string(opt.parts);
+  if (opt.is_part) {
+    manifest.source["part"] = PartSpec(opt.part, opt.parts);
     manifest.source["items"] = {begin, end};
   }
   for (const auto& [name, bytes] : opt.extra_files) {
@@ -340,6 +418,32 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt.out_dir, manifest));
   std::error_code ec;
   fs::remove(journal_path, ec);
+  if (opt.is_part) {
+    // Last: the marker vouches for everything above (part.h).
+    if (const char* f = std::getenv("SHARDIFY_TEST_EXIT_BEFORE_MARKER"); f && *f == '1') {
+      std::fprintf(stderr, "shardify: SHARDIFY_TEST_EXIT_BEFORE_MARKER: exiting abruptly\n");
+      std::_Exit(3);
+    }
+    PartMarker pm;
+    pm.part = opt.part;
+    pm.parts = opt.parts;
+    pm.first_item = begin;
+    pm.end_item = end;
+    pm.input_items = total;
+    pm.input_xxh3 = shards::ChecksumHex(input_digest);
+    pm.options = opt.fingerprint;
+    pm.writer = {{"shard_size", opt.writer.shard_size},
+                 {"block_size", opt.writer.shard.block_size},
+                 {"zstd_level", opt.writer.shard.zstd_level}};
+    pm.records = manifest.records;
+    pm.rejected = manifest.rejected;
+    std::string written;
+    SLUICE_RETURN_IF_ERROR(
+        shards::ReadFileToString(opt.out_dir + "/" + shards::kManifestName, &written));
+    pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
+    pm.created_by = manifest.created_by;
+    SLUICE_RETURN_IF_ERROR(WritePartMarker(opt.out_dir, pm));
+  }
 
   summary->records = manifest.records;
   summary->rejected = manifest.rejected;
@@ -372,8 +476,15 @@ void PrintSummary(const IngestSummary& s, bool json) {
                         {"input_mb_per_second", s.input_bytes / 1e6 / wall},
                         {"zstd_ratio", zstd_ratio},
                         {"pcm16_ratio", pcm_ratio},
-                        {"resumed", s.resumed}};
+                        {"resumed", s.resumed},
+                        {"already_complete", s.already_complete}};
     std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  if (s.already_complete) {  // nothing ran: no rates to print
+    std::printf("shardify: already complete: %" PRIu64 " records, %" PRIu64
+                " rejected; %zu shards\n",
+                m.records, m.rejected, m.shards.size());
     return;
   }
   std::printf("shardify: %" PRIu64 " records written, %" PRIu64

@@ -45,8 +45,10 @@ struct ItemResult {
 class ItemSource {
  public:
   virtual ~ItemSource() = default;
-  // Counts the items (a cheap first pass), for progress and --part.
-  virtual Status Count(uint64_t* n) = 0;
+  // Counts the items (a cheap first pass), for progress and --part, and digests them
+  // (XXH3-64 of the input's lines in order): the input identity a part's marker records, so
+  // merge can tell parts cut from different versions of the input.
+  virtual Status Count(uint64_t* n, uint64_t* digest) = 0;
   // Next item, in order; false at the end. Sets *status on a read error.
   virtual bool Next(InputItem* item, Status* status) = 0;
 };
@@ -57,9 +59,13 @@ using ProcessFn = std::function<void(const InputItem&, ItemResult*)>;
 struct IngestOptions {
   std::string out_dir;
   shards::DatasetWriterOptions writer;
-  int threads = 0;           // 0: all cores
+  int threads = 0;           // 0: the usable cores (base/cpus.h: affinity and cgroup quota)
   uint32_t part = 0;         // this run handles part `part` of `parts` (contiguous item ranges)
   uint32_t parts = 1;
+  // --part was given: the directory is one part of a run. It gets a completion marker
+  // (part.json, part.h) and reruns are idempotent: a part completed with the same inputs and
+  // options is not redone, an incomplete one is removed and redone (docs/shardify.md).
+  bool is_part = false;
   bool resume = false;
   bool overwrite = false;
   bool progress = true;      // drawn only on a terminal
@@ -78,11 +84,9 @@ struct IngestSummary {
   double wall_seconds = 0;
   bool resumed = false;
   uint64_t resumed_at_item = 0;
+  bool already_complete = false;  // a part found complete (part.json): nothing was done
   shards::Manifest manifest;
 };
-
-// Parses "i/N" into part and parts.
-Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts);
 
 // Runs the whole ingest. `manifest` comes in with the dataset-level fields set
 // (kind, sample_rate, codec, fields, features, tokenizer, created_by, source)

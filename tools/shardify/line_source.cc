@@ -1,9 +1,14 @@
 #include "line_source.h"
 
+#include "shards/checksum.h"
+
 namespace sluice::shardify {
 
-Status LineSource::Count(uint64_t* n) {
+Status LineSource::Count(uint64_t* n, uint64_t* digest) {
   *n = 0;
+  // Every line with its end (normalised to "\n") and an end-of-file mark, so moving a line
+  // between files or splitting a document changes the digest.
+  shards::StreamingChecksum sum;
   for (const auto& f : files_) {
     std::ifstream in(f, std::ios::binary);
     if (!in) return Status::NotFound(f + ": cannot open input");
@@ -11,6 +16,9 @@ Status LineSource::Count(uint64_t* n) {
     bool in_doc = false;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      line.push_back('\n');
+      sum.Update(line.data(), line.size());
+      line.pop_back();
       if (!docs_) {
         ++*n;
       } else if (line.empty()) {
@@ -20,7 +28,9 @@ Status LineSource::Count(uint64_t* n) {
         ++*n;
       }
     }
+    sum.Update("\0", 1);
   }
+  *digest = sum.Digest();
   return Status::OK();
 }
 

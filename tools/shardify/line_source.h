@@ -14,7 +14,7 @@ namespace sluice::shardify {
 class LineSource : public ItemSource {
  public:
   LineSource(std::vector<std::string> files, bool docs) : files_(std::move(files)), docs_(docs) {}
-  Status Count(uint64_t* n) override;
+  Status Count(uint64_t* n, uint64_t* digest) override;
   bool Next(InputItem* item, Status* status) override;
 
  private:

@@ -1,7 +1,9 @@
 // shardify: turns a corpus into a sluice dataset (docs/shardify.md).
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
+#include "part.h"
 
 namespace sluice::shardify {
 
@@ -18,13 +20,16 @@ void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
   sub->add_option("-j,--threads", a->threads,
-                  "Worker threads (0: all cores); output is identical for any value")
+                  "Worker threads (0: the cores this process may use: its CPU affinity and "
+                  "cgroup quota); output is identical for any value")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option(
       "--part", a->part,
       "Process part i of N (i/N, 0-based) of the input, for a batch scheduler's array job; "
-      "combine the parts with 'shardify merge'");
+      "auto: from SLURM_ARRAY_TASK_ID/_COUNT/_MIN; auto/N: part SLURM_ARRAY_TASK_ID of N. A "
+      "finished part writes part.json; rerun, a complete part is a no-op and an incomplete one "
+      "is redone. Combine the parts with 'shardify merge'");
   sub->add_flag("--resume", a->resume,
                 "Continue an interrupted run in --out from its last complete shard");
   sub->add_flag("--overwrite", a->overwrite,
@@ -85,7 +90,10 @@ Status MakeIngestOptions(const WriteArgs& a, int default_zstd_level, IngestOptio
   o->writer.shard.block_size = block;
   o->writer.shard.zstd_level = a.zstd_level != 0 ? a.zstd_level : default_zstd_level;
   o->threads = a.threads;
-  if (!a.part.empty()) SLUICE_RETURN_IF_ERROR(ParsePart(a.part, &o->part, &o->parts));
+  if (!a.part.empty()) {
+    SLUICE_RETURN_IF_ERROR(ResolvePart(a.part, std::getenv, &o->part, &o->parts));
+    o->is_part = true;
+  }
   o->resume = a.resume;
   o->overwrite = a.overwrite;
   o->progress = !a.quiet;

@@ -1,14 +1,21 @@
 // shardify merge: combines the datasets of `--part i/N` runs into one.
 //
-// Shards are hard-linked (copied across file systems) into --out under new
-// consecutive names; their bytes are unchanged, so their checksums carry over.
-// Parts are taken in the order given, which for parts 0..N-1 is input order.
+// It first checks, from the parts' completion markers (part.json, part.h), that
+// every part 0..N-1 is there, complete and cut from the same input with the
+// same options, and refuses naming the missing ones otherwise. By default the
+// shards are hard-linked (copied across file systems) into --out under new
+// consecutive names; their bytes are unchanged, so their checksums carry over,
+// but every part ends its own shard. With --repack, the records are written
+// again with the parts' writer options, which gives the shards of a single run
+// byte for byte (docs/shardify.md "Scale-out").
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <unordered_set>
 
 #include "commands.h"
+#include "loader/dataset_tokenizer.h"
+#include "part.h"
 #include "shards/dataset_writer.h"
 #include "shards/file.h"
 #include "shards/shard_reader.h"
@@ -19,7 +26,9 @@ namespace {
 
 struct MergeArgs {
   std::vector<std::string> parts;
+  std::string parts_dir;
   std::string out;
+  bool repack = false;
   bool json = false;
   bool allow_duplicate_keys = false;
 };
@@ -42,19 +51,83 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
   return Status::OK();
 }
 
-Status Merge(const MergeArgs& a, shards::Manifest* out) {
+// --repack: the parts' writer options, from the first marker (CollectParts checked that every
+// part used the same).
+Status RepackOptions(const PartMarker& m, shards::DatasetWriterOptions* o) {
+  try {
+    o->shard_size = m.writer.at("shard_size").get<uint64_t>();
+    o->shard.block_size = m.writer.at("block_size").get<uint64_t>();
+    o->shard.zstd_level = m.writer.at("zstd_level").get<int>();
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("part marker: writer options: ") + e.what());
+  }
+  return Status::OK();
+}
+
+// tokenizer.model: the same in every part (all train on the whole input), copied once.
+Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::string& out_dir) {
+  const std::string name = loader::kTokenizerModelName;
+  std::error_code ec;
+  const bool with_model = fs::exists(parts[0].dir + "/" + name, ec);
+  std::string first;
+  for (const auto& part : parts) {
+    const std::string path = part.dir + "/" + name;
+    if (fs::exists(path, ec) != with_model) {
+      return Status::InvalidArgument(parts[0].dir + ", " + part.dir + ": " + name +
+                                     " is in one of them only. HINT: run every part with the "
+                                     "same --tokenizer");
+    }
+    if (!with_model) continue;
+    std::string bytes;
+    SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &bytes));
+    if (&part == &parts[0]) {
+      first = std::move(bytes);
+    } else if (bytes != first) {
+      return Status::InvalidArgument(path + " differs from " + parts[0].dir + "/" + name +
+                                     ". HINT: run every part with the same --tokenizer");
+    }
+  }
+  if (!with_model) return Status::OK();
+  return shards::WriteFileAtomic(out_dir + "/" + name, first);
+}
+
+Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   std::error_code ec;
   if (fs::exists(a.out + "/" + shards::kManifestName)) {
     return Status::InvalidArgument(a.out + " already holds a dataset. HINT: choose an empty --out");
   }
+  std::vector<std::string> dirs = a.parts;
+  if (!a.parts_dir.empty()) {
+    if (!dirs.empty()) {
+      return Status::InvalidArgument(
+          "give the parts either as directories or with --parts-dir, not both");
+    }
+    SLUICE_RETURN_IF_ERROR(ListPartDirs(a.parts_dir, &dirs));
+    // --out may sit inside --parts-dir (parts/merged): it is not a part.
+    const fs::path out_abs = fs::weakly_canonical(a.out, ec);
+    std::erase_if(dirs, [&](const std::string& d) {
+      std::error_code e;
+      return fs::weakly_canonical(d, e) == out_abs;
+    });
+  }
+  if (dirs.empty()) return Status::InvalidArgument("merge: no part directories given");
+  std::vector<CompletePart> parts;
+  SLUICE_RETURN_IF_ERROR(CollectParts(dirs, &parts));
+  *num_parts = parts.size();
   fs::create_directories(a.out, ec);
   if (ec) return Status::IOError(a.out + ": " + ec.message());
+  std::unique_ptr<shards::DatasetWriter> writer;
+  if (a.repack) {
+    shards::DatasetWriterOptions wopt;
+    SLUICE_RETURN_IF_ERROR(RepackOptions(parts[0].marker, &wopt));
+    writer = std::make_unique<shards::DatasetWriter>(a.out, wopt);
+  }
   std::string rejects;
   std::unordered_set<std::string> keys;
   uint64_t duplicate_keys = 0;
   nlohmann::json sources = nlohmann::json::array();
-  for (size_t p = 0; p < a.parts.size(); ++p) {
-    const std::string& dir = a.parts[p];
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const std::string& dir = parts[p].dir;
     shards::Manifest m;
     SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &m));
     if (p == 0) {
@@ -69,6 +142,15 @@ Status Merge(const MergeArgs& a, shards::Manifest* out) {
       SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(dir + "/" + e.file, {}, &r));
       for (size_t i = 0; i < r->num_records(); ++i)
         duplicate_keys += !keys.emplace(r->key(i)).second;
+      if (writer) {
+        std::string payload;
+        for (size_t i = 0; i < r->num_records(); ++i) {
+          SLUICE_RETURN_IF_ERROR(r->ReadRecord(i, &payload));
+          const shards::RecordEntry& re = r->record(i);
+          SLUICE_RETURN_IF_ERROR(writer->Add({r->key(i), re.duration, re.tokens}, payload));
+        }
+        continue;
+      }
       shards::ShardEntry ne = e;
       ne.file = shards::ShardFileName(static_cast<uint32_t>(out->shards.size()));
       const std::string from = dir + "/" + e.file, to = a.out + "/" + ne.file;
@@ -90,6 +172,10 @@ Status Merge(const MergeArgs& a, shards::Manifest* out) {
     out->tokens += m.tokens;
     sources.push_back({{"dir", dir}, {"source", m.source}});
   }
+  if (writer) {
+    SLUICE_RETURN_IF_ERROR(writer->Finish());
+    out->shards = writer->shards();
+  }
   if (duplicate_keys > 0 && !a.allow_duplicate_keys) {
     return Status::InvalidArgument(
         std::to_string(duplicate_keys) +
@@ -103,12 +189,14 @@ Status Merge(const MergeArgs& a, shards::Manifest* out) {
   out->source = {{"merged", sources}};
   out->created_by = kVersion;
   SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(a.out + "/rejects.jsonl", rejects));
+  SLUICE_RETURN_IF_ERROR(CopyTokenizerModel(parts, a.out));
   return shards::SaveManifest(a.out, *out);
 }
 
 int Run(const MergeArgs& a) {
   shards::Manifest m;
-  Status st = Merge(a, &m);
+  size_t num_parts = 0;
+  Status st = Merge(a, &m, &num_parts);
   if (!st.ok()) return ReportError(st);
   if (a.json) {
     std::printf("%s\n", nlohmann::json{{"records", m.records},
@@ -120,7 +208,7 @@ int Run(const MergeArgs& a) {
                             .c_str());
   } else {
     std::printf("merge: %zu parts -> %s: %llu records, %llu rejected, %zu shards, %.2f h\n",
-                a.parts.size(), a.out.c_str(), (unsigned long long)m.records,
+                num_parts, a.out.c_str(), (unsigned long long)m.records,
                 (unsigned long long)m.rejected, m.shards.size(), m.seconds() / 3600);
   }
   return 0;
@@ -132,10 +220,16 @@ void RegisterMerge(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<MergeArgs>();
   CLI::App* sub =
       app->add_subcommand("merge", "Combine the datasets of --part i/N runs into one dataset");
-  sub->add_option("parts", args->parts, "Part dataset directories, in part order")
-      ->required()
-      ->expected(1, -1);
+  sub->add_option("parts", args->parts,
+                  "Part dataset directories, in any order (their part.json gives it)")
+      ->expected(0, -1);
+  sub->add_option("--parts-dir", args->parts_dir,
+                  "Merge every subdirectory of this directory (e.g. parts/ of parts/0 .. "
+                  "parts/15, as an array job writes them) instead of listing them");
   sub->add_option("-o,--out", args->out, "Output dataset directory")->required();
+  sub->add_flag("--repack", args->repack,
+                "Rewrite the records into new shards, as one run would have cut them (byte for "
+                "byte), instead of linking each part's shards");
   sub->add_flag("--json", args->json, "Print the summary as one JSON object");
   sub->add_flag("--allow-duplicate-keys", args->allow_duplicate_keys,
                 "Merge even if a record key appears in two parts (a single run would have rejected "

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "part.h"
 #include "features/utf8.h"
 #include "line_source.h"
 #include "loader/dataset_tokenizer.h"
@@ -94,7 +95,7 @@ int Run(const TextArgs& a) {
                      {"shard_size", opt.writer.shard_size},
                      {"block_size", opt.writer.shard.block_size},
                      {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", a.write.part},
+                     {"part", opt.is_part ? PartSpec(opt.part, opt.parts) : ""},
                      {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
   if (!store_ids) opt.fingerprint["store"] = "text";  // absent for ids: older journals resume
   shards::Manifest m;
