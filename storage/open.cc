@@ -1,5 +1,7 @@
 #include "storage/open.h"
 
+#include "storage/remote_storage.h"
+
 namespace sluice::storage {
 
 bool IsRemote(const std::string& location) {
@@ -9,9 +11,7 @@ bool IsRemote(const std::string& location) {
 
 Status OpenStorage(const std::string& location, const StorageOptions& options,
                    std::shared_ptr<const shards::Storage>* out) {
-  (void)options;
-  if (IsRemote(location))
-    return Status::InvalidArgument(location + ": remote datasets are not built in yet");
+  if (IsRemote(location)) return NewRemoteStorage(location, options, ProcessEnv(), out);
   *out = shards::NewLocalStorage(location);
   return Status::OK();
 }
