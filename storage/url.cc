@@ -29,7 +29,9 @@ Status ParseRemoteLocation(std::string_view location, RemoteLocation* out) {
   };
   if (location.starts_with("s3://")) {
     loc.kind = RemoteLocation::Kind::kS3;
-    rest = TrimSlashes(location.substr(5));
+    rest = location.substr(5);
+    if (rest.starts_with("/")) return bad("no bucket name");
+    rest = TrimSlashes(rest);
     const size_t slash = rest.find('/');
     loc.bucket = std::string(rest.substr(0, slash));
     if (slash != std::string_view::npos) loc.prefix = std::string(TrimSlashes(rest.substr(slash)));
