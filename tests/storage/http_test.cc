@@ -2,6 +2,10 @@
 // epoch digest equals the local one, faults are retried, damage is a Corruption, and an
 // exhausted retry budget is an IOError naming URL, range and status (docs/remote.md).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <filesystem>
 #include <memory>
@@ -12,6 +16,7 @@
 #include "loader/loader.h"
 #include "servers.h"
 #include "shards/dataset.h"
+#include "storage/http_fetcher.h"
 #include "storage/open.h"
 #include "test_dataset.h"
 #include "test_util.h"
@@ -209,6 +214,55 @@ TEST_F(HttpStorageTest, MissingDatasetIsNotFoundNamingTheUrl) {
   ASSERT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find(nginx_->url() + "/nope/manifest.json"), std::string::npos)
       << s.ToString();
+}
+
+TEST_F(HttpStorageTest, HintsBeyondTheMemoryBoundAreDroppedAndReadOnDemand) {
+  FetcherOptions fo;
+  fo.max_held_bytes = 100000;  // room for about one block of the fixture
+  std::unique_ptr<HttpFetcher> f;
+  ASSERT_OK(HttpFetcher::Create(fo, &f));
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(dir_->Join("clean"), {}, &ds));
+  const shards::ShardReader& shard = ds->shard(0);
+  const std::string url = nginx_->url() + "/clean/" + ds->manifest().shards[0].file;
+  ASSERT_GE(shard.num_blocks(), 3u);
+  for (size_t b = 0; b < shard.num_blocks(); ++b)
+    f->Prefetch(url, shard.block(b).offset, shard.block(b).compressed_size);
+  EXPECT_GT(f->hints_dropped(), 0u);
+  for (size_t b = 0; b < shard.num_blocks(); ++b) {
+    shards::Buffer want, got;
+    ASSERT_OK(shard.ReadCompressedBlock(b, &want));
+    got.Resize(shard.block(b).compressed_size);
+    ASSERT_OK(f->ReadRange(url, shard.block(b).offset, got.size(), got.data()));
+    EXPECT_EQ(std::string_view(got.data(), got.size()), std::string_view(want.data(), want.size()))
+        << "block " << b;
+  }
+  // Every block once: the hinted ones, then the dropped ones on demand; nothing fetched twice.
+  EXPECT_EQ(f->Counters().requests, shard.num_blocks());
+}
+
+// shardify info and verify take the URL and the storage flags; verify names wire damage.
+TEST_F(HttpStorageTest, ShardifyInfoAndVerifyTakeAUrl) {
+  const char* shardify = std::getenv("SHARDIFY");
+  if (shardify == nullptr) GTEST_SKIP() << "$SHARDIFY is not set (meson test sets it)";
+  auto run = [&](const std::string& args, std::string* out) {
+    FILE* p = popen((std::string(shardify) + " " + args + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) *out += buf;
+    const int rc = p ? pclose(p) : -1;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  std::string out;
+  EXPECT_EQ(run("info " + nginx_->url() + "/clean --requests 4", &out), 0) << out;
+  EXPECT_NE(out.find("records    80 written"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run("verify -q " + nginx_->url() + "/clean --retries 1", &out), 0) << out;
+  EXPECT_NE(out.find("verify: OK"), std::string::npos) << out;
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40)});
+  ASSERT_NE(proxy, nullptr);
+  out.clear();
+  EXPECT_EQ(run("verify -q " + proxy->url() + "/clean", &out), 1) << out;
+  EXPECT_NE(out.find("DAMAGED " + shard_), std::string::npos) << out;
 }
 
 }  // namespace
