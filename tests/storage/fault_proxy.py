@@ -11,6 +11,7 @@ client connection, and per request, decided by a seeded random generator, may:
   --flip-file F --flip-offset O
                      flip one bit of byte O of file F (its path ends in /F) in every answer
                      whose body holds that byte: damage that retries cannot repair
+  --error-on-flip    answer 503 instead of flipping: a block that never comes
   --fault-paths S    only requests whose path contains S are faulted (default: all)
 It prints the port it listens on, then serves until killed. Stats: GET /__proxy_stats.
 """
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=0)
     ap.add_argument("--flip-file", default="")
     ap.add_argument("--flip-offset", type=int, default=-1)
+    ap.add_argument("--error-on-flip", action="store_true")
     ap.add_argument("--fault-paths", default="")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -103,6 +105,15 @@ def main():
             path = urllib.parse.urlparse(self.path).path
             if args.flip_file and path.endswith("/" + args.flip_file):
                 i = args.flip_offset - first
+                if 0 <= i < len(body) and args.error_on_flip:
+                    with lock:
+                        stats["errors"] += 1
+                    msg = b"injected fault\n"
+                    self.send_response(503)
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
                 if 0 <= i < len(body):
                     body = body[:i] + bytes([body[i] ^ 0x10]) + body[i + 1:]
                     with lock:

@@ -181,18 +181,34 @@ TEST_F(HttpStorageTest, DamagedFileOnTheServerIsCorruptionToo) {
   EXPECT_NE(run.status.message().find(shard_), std::string::npos) << run.status.ToString();
 }
 
-TEST_F(HttpStorageTest, ExhaustedRetriesNameUrlRangeStatusAndAttempts) {
-  auto proxy = Proxy({"--error-rate", "1", "--fault-paths", ".sluice"});
+TEST_F(HttpStorageTest, ExhaustedRetriesNameUrlShardBlockRangeStatusAndAttempts) {
+  // Every answer holding block 1 of one shard is a 503; the rest of the dataset is fine.
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40),
+                      "--error-on-flip"});
   ASSERT_NE(proxy, nullptr);
   loader::LoaderOptions o = Options();
   o.storage.retries = 2;
+  o.corrupt = loader::CorruptPolicy::kSkip;  // skips damage, never a block it could not read
   const EpochRun run = Epoch(proxy->url() + "/clean", o);
   ASSERT_TRUE(run.status.IsIOError()) << run.status.ToString();
   const std::string& m = run.status.message();
-  EXPECT_NE(m.find(proxy->url() + "/clean/shard-"), std::string::npos) << m;
-  EXPECT_NE(m.find("bytes="), std::string::npos) << m;
+  EXPECT_NE(m.find(proxy->url() + "/clean/" + shard_ + ": block 1 at offset"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("bytes=" + std::to_string(flip_offset_) + "-"), std::string::npos) << m;
   EXPECT_NE(m.find("HTTP 503"), std::string::npos) << m;
-  EXPECT_NE(m.find("3 attempts"), std::string::npos) << m;
+  EXPECT_NE(m.find("after 3 attempts"), std::string::npos) << m;
+}
+
+TEST_F(HttpStorageTest, ExhaustedRetriesAtOpenNameTheUrl) {
+  auto proxy = Proxy({"--error-rate", "1", "--fault-paths", ".sluice"});
+  ASSERT_NE(proxy, nullptr);
+  StorageOptions so;
+  so.retries = 1;
+  std::unique_ptr<shards::Dataset> ds;
+  const Status s = OpenDataset(proxy->url() + "/clean", so, {}, &ds);
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find(proxy->url() + "/clean/shard-"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("HTTP 503, after 2 attempts"), std::string::npos) << s.ToString();
 }
 
 TEST_F(HttpStorageTest, SilentServerIsATimeout) {
