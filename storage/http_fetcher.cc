@@ -62,7 +62,8 @@ size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
       job->result.range_ignored = true;  // the whole object is on its way: abandon it
       return 0;
     }
-    const size_t keep = std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, job->error_body.size()));
+    const size_t keep =
+        std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, job->error_body.size()));
     job->error_body.append(data, keep);
     return n;
   }
@@ -146,7 +147,8 @@ void HttpFetcher::Enqueue(std::shared_ptr<Job> job, bool urgent) {
 }
 
 void HttpFetcher::EvictLeftoversLocked(uint64_t need) {
-  for (auto it = ranges_.begin(); it != ranges_.end() && held_bytes_ + need > options_.max_held_bytes;) {
+  for (auto it = ranges_.begin();
+       it != ranges_.end() && held_bytes_ + need > options_.max_held_bytes;) {
     Job& j = *it->second;
     if (j.state == Job::State::kDone && j.consumed > 0) {
       held_bytes_ -= j.size;
@@ -226,7 +228,8 @@ Status HttpFetcher::ReadRange(const std::string& url, uint64_t offset, size_t n,
     l.lock();
   }
   done_cv_.wait(l, [&] { return job->state == Job::State::kDone || stop_; });
-  if (job->state != Job::State::kDone) return Status::IOError(url + ": the storage was closed while a read waited");
+  if (job->state != Job::State::kDone)
+    return Status::IOError(url + ": the storage was closed while a read waited");
   if (!job->status.ok()) {
     Release(job);
     return job->status;
@@ -247,7 +250,8 @@ Status HttpFetcher::ReadWhole(const std::string& url, std::string* out) {
   curl_multi_wakeup(static_cast<CURLM*>(multi_));
   l.lock();
   done_cv_.wait(l, [&] { return job->state == Job::State::kDone || stop_; });
-  if (job->state != Job::State::kDone) return Status::IOError(url + ": the storage was closed while a read waited");
+  if (job->state != Job::State::kDone)
+    return Status::IOError(url + ": the storage was closed while a read waited");
   if (!job->status.ok()) return job->status;
   *out = std::move(job->body);
   return Status::OK();
@@ -288,7 +292,8 @@ void HttpFetcher::StartReadyLocked() {
     job->errbuf[0] = 0;
     job->last_byte = now;
     job->bytes_fetched = &bytes_fetched_;
-    for (const std::string& h : options_.headers) job->headers = curl_slist_append(job->headers, h.c_str());
+    for (const std::string& h : options_.headers)
+      job->headers = curl_slist_append(job->headers, h.c_str());
     if (!job->whole) {
       const std::string range = "Range: " + RangeHeaderValue(job->offset, job->size);
       job->headers = curl_slist_append(job->headers, range.c_str());
@@ -313,7 +318,8 @@ void HttpFetcher::StartReadyLocked() {
       curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
     } else {
       curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, options_.aws_sigv4.c_str());
-      if (!options_.userpwd.empty()) curl_easy_setopt(easy, CURLOPT_USERPWD, options_.userpwd.c_str());
+      if (!options_.userpwd.empty())
+        curl_easy_setopt(easy, CURLOPT_USERPWD, options_.userpwd.c_str());
     }
     requests_.fetch_add(1, std::memory_order_relaxed);
     curl_multi_add_handle(static_cast<CURLM*>(multi_), easy);
@@ -349,8 +355,8 @@ void HttpFetcher::Finish(Job* job) {
     uint64_t z = rng_state_;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    const uint32_t wait = BackoffMs(job->attempts, options_.backoff_base_ms,
-                                    options_.backoff_cap_ms, z ^ (z >> 31));
+    const uint32_t wait =
+        BackoffMs(job->attempts, options_.backoff_base_ms, options_.backoff_cap_ms, z ^ (z >> 31));
     job->not_before = Clock::now() + std::chrono::milliseconds(wait);
     job->state = Job::State::kQueued;
     retries_.fetch_add(1, std::memory_order_relaxed);

@@ -35,14 +35,14 @@ namespace sluice::storage {
 
 struct FetcherOptions {
   int requests_in_flight = 16;
-  int retries = 6;               // attempts after the first
-  uint32_t timeout_ms = 30000;   // no byte for this long: the attempt failed
+  int retries = 6;              // attempts after the first
+  uint32_t timeout_ms = 30000;  // no byte for this long: the attempt failed
   uint32_t backoff_base_ms = 100;
   uint32_t backoff_cap_ms = 5000;
   uint64_t max_held_bytes = 256ull << 20;  // fetched or in-flight prefetched bytes not yet read
-  std::vector<std::string> headers;  // sent with every request ("x-amz-security-token: ...")
-  std::string aws_sigv4;             // CURLOPT_AWS_SIGV4 ("aws:amz:us-east-1:s3"), "" = none
-  std::string userpwd;               // "key:secret" for SigV4
+  std::vector<std::string> headers;        // sent with every request ("x-amz-security-token: ...")
+  std::string aws_sigv4;                   // CURLOPT_AWS_SIGV4 ("aws:amz:us-east-1:s3"), "" = none
+  std::string userpwd;                     // "key:secret" for SigV4
 };
 
 class HttpFetcher {
@@ -80,10 +80,10 @@ class HttpFetcher {
   // Prefetched ranges by (url, offset), until fully read.
   std::map<std::pair<std::string, uint64_t>, std::shared_ptr<Job>> ranges_;
   uint64_t held_bytes_ = 0;
-  std::deque<std::shared_ptr<Job>> queue_;    // waiting for a transfer slot
+  std::deque<std::shared_ptr<Job>> queue_;     // waiting for a transfer slot
   std::vector<std::shared_ptr<Job>> delayed_;  // waiting out a backoff
   std::vector<std::shared_ptr<Job>> running_;
-  std::vector<void*> idle_handles_;           // CURL* easy handles to reuse
+  std::vector<void*> idle_handles_;  // CURL* easy handles to reuse
   uint64_t rng_state_ = 0x9e3779b97f4a7c15ull;
 
   std::atomic<uint64_t> requests_{0}, bytes_fetched_{0}, retries_{0}, hints_dropped_{0};

@@ -17,8 +17,7 @@ Status OpenStorage(const std::string& location, const StorageOptions& options,
 }
 
 Status OpenDataset(const std::string& location, const StorageOptions& options,
-                   const shards::ReadOptions& read_options,
-                   std::unique_ptr<shards::Dataset>* out) {
+                   const shards::ReadOptions& read_options, std::unique_ptr<shards::Dataset>* out) {
   std::shared_ptr<const shards::Storage> storage;
   SLUICE_RETURN_IF_ERROR(OpenStorage(location, options, &storage));
   return shards::Dataset::Open(std::move(storage), read_options, out);

@@ -10,8 +10,7 @@ namespace {
 
 class RemoteFile final : public shards::RandomAccessFile {
  public:
-  RemoteFile(std::shared_ptr<HttpFetcher> fetcher, std::string name, std::string url,
-             uint64_t size)
+  RemoteFile(std::shared_ptr<HttpFetcher> fetcher, std::string name, std::string url, uint64_t size)
       : fetcher_(std::move(fetcher)), name_(std::move(name)), url_(std::move(url)), size_(size) {}
 
   Status Read(uint64_t offset, size_t n, char* dst) const override {
@@ -46,9 +45,7 @@ class RemoteStorage final : public shards::Storage {
         fetcher_(std::move(fetcher)) {}
 
   const std::string& location() const override { return loc_.location; }
-  std::string Where(const std::string& name) const override {
-    return loc_.location + "/" + name;
-  }
+  std::string Where(const std::string& name) const override { return loc_.location + "/" + name; }
   Status ReadFile(const std::string& name, std::string* out) const override {
     return Explained(fetcher_->ReadWhole(Url(name), out));
   }

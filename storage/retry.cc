@@ -27,8 +27,7 @@ Verdict Classify(const AttemptResult& a, uint32_t timeout_ms, std::string* why) 
       case CURLE_SSL_CERTPROBLEM:
       case CURLE_SSL_CACERT_BADFILE:
       case CURLE_TOO_MANY_REDIRECTS:
-      case CURLE_LOGIN_DENIED:
-        return Verdict::kFail;
+      case CURLE_LOGIN_DENIED: return Verdict::kFail;
       default:  // connect/recv/send errors, resets, empty replies, partial files, DNS hiccups
         return Verdict::kRetry;
     }

@@ -9,14 +9,14 @@ namespace sluice::storage {
 
 // What one attempt of a GET came to.
 struct AttemptResult {
-  int curl_code = 0;           // CURLcode; 0 = the transfer completed
-  std::string curl_error;      // curl's message when curl_code != 0
-  long http_status = 0;        // 0 = no response
-  bool timed_out = false;      // no byte for timeout_ms (the fetcher's own watchdog)
-  bool range_request = false;  // sent with a Range header: only 206 with the exact range will do
-  bool range_ignored = false;  // a range request answered with 200 (the whole object): abandoned
-  uint64_t want_bytes = 0;     // range requests: bytes asked for
-  uint64_t got_bytes = 0;      // body bytes received
+  int curl_code = 0;             // CURLcode; 0 = the transfer completed
+  std::string curl_error;        // curl's message when curl_code != 0
+  long http_status = 0;          // 0 = no response
+  bool timed_out = false;        // no byte for timeout_ms (the fetcher's own watchdog)
+  bool range_request = false;    // sent with a Range header: only 206 with the exact range will do
+  bool range_ignored = false;    // a range request answered with 200 (the whole object): abandoned
+  uint64_t want_bytes = 0;       // range requests: bytes asked for
+  uint64_t got_bytes = 0;        // body bytes received
   bool content_range_ok = true;  // range requests: Content-Range names exactly the bytes asked for
 };
 

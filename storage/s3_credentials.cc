@@ -123,8 +123,7 @@ Status ResolveCredentials(const EnvLookup& env, AwsCredentials* out) {
   c.session_token = get("aws_session_token");
   c.source = path + " [" + profile + "]";
   if (!c.access_key_id.empty() && c.secret_access_key.empty()) {
-    return Status::InvalidArgument(c.source +
-                                   ": aws_access_key_id without aws_secret_access_key");
+    return Status::InvalidArgument(c.source + ": aws_access_key_id without aws_secret_access_key");
   }
   *out = std::move(c);
   return Status::OK();

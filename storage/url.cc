@@ -72,8 +72,8 @@ std::string EncodePath(std::string_view path) {
 std::string ObjectUrl(const RemoteLocation& loc, const std::string& endpoint,
                       const std::string& region, std::string_view name) {
   if (loc.kind == RemoteLocation::Kind::kHttp) return loc.base + "/" + EncodePath(name);
-  const std::string key = EncodePath(loc.prefix.empty() ? std::string(name)
-                                                        : loc.prefix + "/" + std::string(name));
+  const std::string key =
+      EncodePath(loc.prefix.empty() ? std::string(name) : loc.prefix + "/" + std::string(name));
   if (endpoint.empty()) return "https://" + loc.bucket + ".s3." + region + ".amazonaws.com/" + key;
   std::string_view e = endpoint;
   while (!e.empty() && e.back() == '/') e.remove_suffix(1);
@@ -85,7 +85,8 @@ std::string RangeHeaderValue(uint64_t offset, uint64_t n) {
 }
 
 bool ParseContentRange(std::string_view v, uint64_t* first, uint64_t* last) {
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
+    v.remove_suffix(1);
   if (!v.starts_with("bytes ")) return false;
   v.remove_prefix(6);
   const size_t dash = v.find('-'), slash = v.find('/');
@@ -94,8 +95,8 @@ bool ParseContentRange(std::string_view v, uint64_t* first, uint64_t* last) {
   uint64_t total = 0;
   const std::string_view t = v.substr(slash + 1);
   if (t != "*" && !ParseU64(t, &total)) return false;
-  return ParseU64(v.substr(0, dash), first) && ParseU64(v.substr(dash + 1, slash - dash - 1), last) &&
-         *first <= *last;
+  return ParseU64(v.substr(0, dash), first) &&
+         ParseU64(v.substr(dash + 1, slash - dash - 1), last) && *first <= *last;
 }
 
 }  // namespace sluice::storage

@@ -139,8 +139,8 @@ TEST_F(HttpStorageTest, ReadsAreRangeRequestsCountedWithoutRetries) {
 }
 
 TEST_F(HttpStorageTest, DroppedConnections503sAndTruncationsAreRetriedToTheSameDigest) {
-  auto proxy = Proxy({"--seed", "7", "--drop-rate", "0.1", "--error-rate", "0.1",
-                      "--truncate-rate", "0.1"});
+  auto proxy =
+      Proxy({"--seed", "7", "--drop-rate", "0.1", "--error-rate", "0.1", "--truncate-rate", "0.1"});
   ASSERT_NE(proxy, nullptr);
   loader::LoaderOptions o = Options();
   o.storage.retries = 12;
@@ -159,8 +159,7 @@ TEST_F(HttpStorageTest, DroppedConnections503sAndTruncationsAreRetriedToTheSameD
 
 TEST_F(HttpStorageTest, FlippedByteOnTheWireIsCorruptionNamingShardAndBlock) {
   // The file on disk is clean; the proxy damages every answer that holds the byte.
-  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset",
-                      std::to_string(flip_offset_ + 40)});
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40)});
   ASSERT_NE(proxy, nullptr);
   const EpochRun run = Epoch(proxy->url() + "/clean", Options());
   ASSERT_TRUE(run.status.IsCorruption()) << run.status.ToString();

@@ -52,8 +52,8 @@ TEST(RetryTest, ServerErrorsThrottlingAndTimeoutsAreRetried) {
 
 TEST(RetryTest, DroppedConnectionsAreRetried) {
   std::string why;
-  for (int code : {CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
-                   CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR}) {
+  for (int code : {CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_COULDNT_CONNECT,
+                   CURLE_SEND_ERROR}) {
     AttemptResult a;
     a.curl_code = code;
     a.curl_error = "x";

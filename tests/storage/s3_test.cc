@@ -36,9 +36,9 @@ std::string Digest(const std::string& location, const loader::LoaderOptions& o, 
 class AwsEnv {
  public:
   ~AwsEnv() {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                          "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
-                          "AWS_ENDPOINT_URL", "AWS_REGION"})
+    for (const char* v :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+          "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ENDPOINT_URL", "AWS_REGION"})
       unsetenv(v);
   }
   void Set(const char* k, const std::string& v) { setenv(k, v.c_str(), 1); }

@@ -147,8 +147,8 @@ bool Nginx::Start(const std::string& root, const std::string& work_dir, std::str
                         << "  keepalive_requests 100000;\n"
                         << "  server { listen 127.0.0.1:" << port_ << "; root " << root
                         << "; }\n}\n";
-    if (!child_.Start({nginx, "-p", work_dir, "-c", conf, "-e", work_dir + "/nginx-error.log"},
-                      {}, work_dir + "/nginx-stderr.log", why))
+    if (!child_.Start({nginx, "-p", work_dir, "-c", conf, "-e", work_dir + "/nginx-error.log"}, {},
+                      work_dir + "/nginx-stderr.log", why))
       return false;
     if (WaitForPort(port_, 5000)) return true;
     child_.~Child();
@@ -188,8 +188,8 @@ bool MotoS3::Start(const std::string& dataset_dir, const std::string& bucket,
   }
   // The fixture runs with the Python moto_server's venv has (boto3 comes with moto[server]).
   const std::string bin = moto.substr(0, moto.rfind('/'));
-  const std::string python = access((bin + "/python3").c_str(), X_OK) == 0 ? bin + "/python3"
-                                                                          : "python3";
+  const std::string python =
+      access((bin + "/python3").c_str(), X_OK) == 0 ? bin + "/python3" : "python3";
   port_ = FreePort();
   // The first three requests (create the IAM user, its key and its policy) are let through
   // unsigned; every later one must carry a valid SigV4 signature by a key moto knows.

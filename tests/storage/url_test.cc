@@ -13,7 +13,8 @@ TEST(UrlTest, HttpLocationKeepsHostPortAndPrefix) {
   ASSERT_OK(ParseRemoteLocation("http://127.0.0.1:8080/data/set/", &loc));
   EXPECT_EQ(loc.kind, RemoteLocation::Kind::kHttp);
   EXPECT_EQ(loc.location, "http://127.0.0.1:8080/data/set");
-  EXPECT_EQ(ObjectUrl(loc, "", "", "manifest.json"), "http://127.0.0.1:8080/data/set/manifest.json");
+  EXPECT_EQ(ObjectUrl(loc, "", "", "manifest.json"),
+            "http://127.0.0.1:8080/data/set/manifest.json");
 }
 
 TEST(UrlTest, S3WithoutEndpointIsVirtualHostedAtAws) {

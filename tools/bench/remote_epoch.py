@@ -7,8 +7,8 @@ before passing it on: a far object store's round trip. (netem in a network names
 the same in the kernel, but this machine's kernel has no sch_netem; the proxy works anywhere.
 tests/storage/fault_proxy.py can delay too, but it parses and copies every answer in Python,
 which on a busy 2-core machine limits bandwidth, not latency.) Runs
-`sluice-bench epoch DIR --threads N --json` (the JSON has the digest), then the same on the URL, and prints both
-throughputs, their ratio, the digests and the requests and bytes the proxy saw.
+`sluice-bench epoch DIR --threads N --json` (the JSON has the digest), then the same on the URL,
+and prints both throughputs, their ratio, the digests and the storage counters.
 
   tools/bench/remote_epoch.py DATASET_DIR [--delay-ms 30] [--threads 2] [--repeat 3]
       [more sluice-bench epoch flags, e.g. --requests 32 --read-ahead 128]
