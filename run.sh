@@ -23,6 +23,8 @@ DEBIAN_PACKAGES=(
   clang libclang-rt-14-dev
   # the Slurm test of shardify's array-job parts (tests/tools/slurm_cluster.sh, slurm_test.cc)
   slurm-wlm munge
+  # remote datasets (storage/, docs/remote.md): libcurl for HTTP(S)/S3, nginx for tests/storage
+  libcurl4-openssl-dev nginx-light
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -76,6 +78,19 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
   "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 }
 
+# The S3 server tests/storage starts (moto's server mode, docs/remote.md), pinned, in a venv of
+# its own under build/ (the tests look for build/venv-tools/bin/moto_server). Without PyPI the
+# S3 cases skip and say why; nothing else needs it.
+MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
+  "werkzeug==3.1.8" "flask-cors==6.0.2")
+tools_venv() {
+  local venv=build/venv-tools
+  [ -x "$venv/bin/moto_server" ] && return 0
+  log "pip install ${MOTO_PIP[*]} into $venv (the S3 server of tests/storage)"
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q "${MOTO_PIP[@]}"; } ||
+    echo "run.sh: could not install moto into $venv: the S3 tests will skip" >&2
+}
+
 # build DIR [meson options...]
 build() {
   local dir=$1; shift
@@ -117,11 +132,13 @@ cmd_test() {
   elif [ $sanitize -eq 1 ]; then
     # AddressSanitizer + UndefinedBehaviorSanitizer; debug info, -O1 for speed.
     build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled
+    tools_venv
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     log "running the test suite under ASan+UBSan"
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
   else
     build build
+    tools_venv
     log "running the test suite"
     meson test -C build --print-errorlogs --num-processes 2
     python_tests

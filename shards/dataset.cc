@@ -7,6 +7,16 @@
 #include "shards/record.h"
 
 namespace sluice::shards {
+namespace {
+
+// What Dataset::Open asks remote storage for at the end of each shard: the footer and the index
+// of a shard of up to ~1500 records (about 40 bytes each) in one request.
+constexpr uint64_t kOpenTailBytes = 64 << 10;
+// VerifyDataset reads ahead this many chunks (and VerifyShard blocks), so a remote dataset is
+// checked at bandwidth, not at one round trip per chunk.
+constexpr uint64_t kVerifyAhead = 4;
+
+}  // namespace
 
 Status Dataset::Open(const std::string& dir, const ReadOptions& options,
                      std::unique_ptr<Dataset>* out) {
@@ -19,14 +29,20 @@ Status Dataset::Open(std::shared_ptr<const Storage> storage, const ReadOptions& 
   ds->storage_ = std::move(storage);
   SLUICE_RETURN_IF_ERROR(LoadManifest(*ds->storage_, &ds->manifest_));
   const std::vector<ShardEntry>& entries = ds->manifest_.shards;
-  // Every shard's file first, each told its footer is wanted: remote storage then fetches all the
-  // footers at once instead of one round trip per shard.
+  // Every shard's file first, each told what ShardReader::Open reads: the header, and a tail big
+  // enough for the footer and, in the common case, the index before it. Remote storage then
+  // fetches them all at once instead of three round trips per shard, one shard after another.
+  // A bigger index is read on demand: one more round trip for that shard.
   std::vector<std::unique_ptr<RandomAccessFile>> files(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(ds->storage_->OpenFile(entries[i].file, entries[i].bytes, &files[i]));
     const uint64_t size = files[i]->Size();
-    const uint64_t tail = std::min<uint64_t>(size, kFooterSize);
-    files[i]->WillNeed(size - tail, static_cast<size_t>(tail));
+    if (size <= kOpenTailBytes) {
+      files[i]->WillNeed(0, static_cast<size_t>(size));
+    } else {
+      files[i]->WillNeed(0, kHeaderSize);
+      files[i]->WillNeed(size - kOpenTailBytes, kOpenTailBytes);
+    }
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     const ShardEntry& e = entries[i];
@@ -49,7 +65,10 @@ void VerifyShard(const ShardReader& reader, const std::string& shard_name, Verif
   RecordView view;
   report->blocks += reader.num_blocks();
   report->records += reader.num_records();
+  for (size_t b = 0; b < std::min<size_t>(kVerifyAhead, reader.num_blocks()); ++b)
+    reader.WillNeedBlock(b);
   for (size_t b = 0; b < reader.num_blocks(); ++b) {
+    if (b + kVerifyAhead < reader.num_blocks()) reader.WillNeedBlock(b + kVerifyAhead);
     Status s = reader.ReadBlock(b, &scratch, &raw);
     if (!s.ok()) {
       report->problems.push_back({shard_name, s.ToString()});
@@ -90,7 +109,9 @@ Status VerifyDataset(const Storage& storage, VerifyReport* report,
     Buffer chunk;
     chunk.Resize(1 << 20);
     const uint64_t size = file->Size();
+    for (uint64_t k = 0; k < kVerifyAhead; ++k) file->WillNeed(k * chunk.size(), chunk.size());
     for (uint64_t off = 0; off < size && s.ok(); off += chunk.size()) {
+      file->WillNeed(off + kVerifyAhead * chunk.size(), chunk.size());
       const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - off));
       s = file->Read(off, n, chunk.data());
       if (s.ok()) sum.Update(chunk.data(), n);

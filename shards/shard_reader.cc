@@ -180,7 +180,8 @@ std::string ShardReader::Where(size_t b) const {
 Status ShardReader::ReadCompressedBlock(size_t b, Buffer* compressed) const {
   const BlockInfo& bi = blocks_[b];
   compressed->Resize(bi.compressed_size);
-  return file_->Read(bi.offset, bi.compressed_size, compressed->data());
+  // A remote read that failed after its retries names URL, range and status; say which block.
+  return Prefixed(file_->Read(bi.offset, bi.compressed_size, compressed->data()), Where(b));
 }
 
 Status ShardReader::DecodeBlock(size_t b, std::string_view compressed, Buffer* raw) const {

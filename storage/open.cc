@@ -1,5 +1,7 @@
 #include "storage/open.h"
 
+#include "storage/remote_storage.h"
+
 namespace sluice::storage {
 
 bool IsRemote(const std::string& location) {
@@ -9,16 +11,13 @@ bool IsRemote(const std::string& location) {
 
 Status OpenStorage(const std::string& location, const StorageOptions& options,
                    std::shared_ptr<const shards::Storage>* out) {
-  (void)options;
-  if (IsRemote(location))
-    return Status::InvalidArgument(location + ": remote datasets are not built in yet");
+  if (IsRemote(location)) return NewRemoteStorage(location, options, ProcessEnv(), out);
   *out = shards::NewLocalStorage(location);
   return Status::OK();
 }
 
 Status OpenDataset(const std::string& location, const StorageOptions& options,
-                   const shards::ReadOptions& read_options,
-                   std::unique_ptr<shards::Dataset>* out) {
+                   const shards::ReadOptions& read_options, std::unique_ptr<shards::Dataset>* out) {
   std::shared_ptr<const shards::Storage> storage;
   SLUICE_RETURN_IF_ERROR(OpenStorage(location, options, &storage));
   return shards::Dataset::Open(std::move(storage), read_options, out);

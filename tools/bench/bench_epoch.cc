@@ -31,6 +31,7 @@
 #include "loader/feature_extractor.h"
 #include "loader/loader.h"
 #include "shards/dataset.h"
+#include "storage/open.h"
 
 namespace sluice::bench {
 namespace {
@@ -70,7 +71,7 @@ Usage GetUsage() {
 Status BareFeatures(const std::string& dir, const LoaderOptions& o, int threads,
                     double* hours_per_second, double* seconds) {
   std::unique_ptr<shards::Dataset> dataset;
-  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &dataset));
+  SLUICE_RETURN_IF_ERROR(storage::OpenDataset(dir, o.storage, shards::ReadOptions(), &dataset));
   const shards::Dataset& ds = *dataset;
   std::unique_ptr<loader::FeatureExtractor> extractor;
   SLUICE_RETURN_IF_ERROR(loader::FeatureExtractor::Create(ds.manifest(), o, &extractor));
@@ -199,7 +200,9 @@ int RunEpoch(int argc, char** argv) {
   shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
-    Status st = shards::LoadManifest(dir, &target);
+    std::shared_ptr<const shards::Storage> where;  // a directory or a URL (docs/remote.md)
+    Status st = storage::OpenStorage(dir, o.storage, &where);
+    if (st.ok()) st = shards::LoadManifest(*where, &target);
     if (st.ok() && target.kind == "audio")
       st = tools::ResolveLoaderFeatures(feature_args, target.sample_rate, &o);
     if (!st.ok()) {

@@ -5,20 +5,27 @@
 
 #include "commands.h"
 #include "progress.h"
+#include "options_cli.h"
 #include "shards/dataset.h"
+#include "storage/open.h"
+#include "storage/options.h"
 
 namespace sluice::shardify {
 namespace {
 
 struct InspectArgs {
-  std::string dir;
+  std::string dir;  // a directory, or an http(s):// or s3:// location (docs/remote.md)
+  storage::StorageOptions storage;
   bool json = false;
   bool quiet = false;
 };
 
 int RunInfo(const InspectArgs& a) {
+  std::shared_ptr<const shards::Storage> where;
+  Status st = storage::OpenStorage(a.dir, a.storage, &where);
+  if (!st.ok()) return ReportError(st);
   shards::Manifest m;
-  Status st = shards::LoadManifest(a.dir, &m);
+  st = shards::LoadManifest(*where, &m);
   if (!st.ok()) return ReportError(st);
   const double zstd_ratio = m.bytes() ? double(m.raw_bytes()) / m.bytes() : 0;
   const double pcm_ratio =
@@ -60,10 +67,13 @@ int RunInfo(const InspectArgs& a) {
 }
 
 int RunVerify(const InspectArgs& a) {
+  std::shared_ptr<const shards::Storage> where;
+  Status st = storage::OpenStorage(a.dir, a.storage, &where);
+  if (!st.ok()) return ReportError(st);
   shards::VerifyReport rep;
   Progress progress("verify MB", 0, !a.quiet);
-  Status st = shards::VerifyDataset(
-      a.dir, &rep, [&](uint64_t done, uint64_t) { progress.Update(done >> 20, done); });
+  st = shards::VerifyDataset(
+      *where, &rep, [&](uint64_t done, uint64_t) { progress.Update(done >> 20, done); });
   progress.Finish();
   if (!st.ok()) return ReportError(st);
   if (a.json) {
@@ -95,7 +105,9 @@ void RegisterInfo(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* sub = app->add_subcommand(
       "info", "Summarise a dataset: records, hours, bytes, compression, shards");
-  sub->add_option("dir", args->dir, "Dataset directory")->required();
+  sub->add_option("dir", args->dir, "Dataset directory, http(s):// URL or s3://bucket/prefix")
+      ->required();
+  tools::AddOptions(sub, &args->storage, [](const FieldInfo&) { return true; });
   sub->add_flag("--json", args->json,
                 "Print one JSON object (records, rejected, seconds, bytes, shards, ...)");
   sub->callback([args, exit_code] { *exit_code = RunInfo(*args); });
@@ -106,7 +118,9 @@ void RegisterVerify(CLI::App* app, int* exit_code) {
   CLI::App* sub = app->add_subcommand(
       "verify",
       "Read every byte of a dataset and check every checksum; exit 1 naming what is damaged");
-  sub->add_option("dir", args->dir, "Dataset directory")->required();
+  sub->add_option("dir", args->dir, "Dataset directory, http(s):// URL or s3://bucket/prefix")
+      ->required();
+  tools::AddOptions(sub, &args->storage, [](const FieldInfo&) { return true; });
   sub->add_flag("--json", args->json, "Print one JSON object with the problems found");
   sub->add_flag("-q,--quiet", args->quiet, "No progress line");
   sub->callback([args, exit_code] { *exit_code = RunVerify(*args); });

@@ -1,0 +1,284 @@
+// Datasets over HTTP from a real nginx on loopback, directly and through fault_proxy.py: the
+// epoch digest equals the local one, faults are retried, damage is a Corruption, and an
+// exhausted retry budget is an IOError naming URL, range and status (docs/remote.md).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "assert_ok.h"
+#include "loader/digest.h"
+#include "loader/loader.h"
+#include "servers.h"
+#include "shards/dataset.h"
+#include "storage/http_fetcher.h"
+#include "storage/open.h"
+#include "test_dataset.h"
+#include "test_util.h"
+
+namespace sluice::storage {
+namespace {
+
+using testing::FaultProxy;
+using testing::Nginx;
+
+struct EpochRun {
+  Status status;
+  std::string digest;
+  loader::EpochStats stats;
+};
+
+loader::LoaderOptions Options() {
+  loader::LoaderOptions o;
+  o.threads = 2;
+  o.batching.max_frames = 1500;
+  o.batching.shuffle_window = 16;
+  o.storage.timeout_ms = 2000;
+  return o;
+}
+
+EpochRun Epoch(const std::string& location, const loader::LoaderOptions& o) {
+  EpochRun run;
+  std::unique_ptr<loader::Loader> l;
+  run.status = loader::Loader::Open(location, o, &l);
+  if (!run.status.ok()) return run;
+  run.status = l->Start(0);
+  if (!run.status.ok()) return run;
+  loader::BatchDigest digest;
+  const loader::Batch* b;
+  while ((run.status = l->Next(&b)).ok() && b != nullptr) digest.Add(*b);
+  run.digest = digest.hex();
+  run.stats = l->stats();
+  return run;
+}
+
+// One dataset and one nginx for the whole suite: starting them is most of the cost.
+class HttpStorageTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new sluice::testing::TempDir;
+    work_ = new sluice::testing::TempDir;
+    loader::testing::AudioDatasetSpec spec;
+    spec.records = 80;
+    std::filesystem::create_directories(dir_->Join("clean"));
+    std::filesystem::create_directories(dir_->Join("damaged"));
+    loader::testing::WriteAudioDataset(dir_->Join("clean"), spec);
+    loader::testing::WriteAudioDataset(dir_->Join("damaged"), spec);
+    {
+      std::unique_ptr<shards::Dataset> ds;
+      ASSERT_OK(shards::Dataset::Open(dir_->Join("damaged"), {}, &ds));
+      shard_ = ds->manifest().shards[1].file;
+      block_lost_ = ds->shard(1).first_record(2) - ds->shard(1).first_record(1);
+    }
+    flip_offset_ = loader::testing::FlipByteInBlock(dir_->Join("damaged"), shard_, 1);
+    local_ = new EpochRun(Epoch(dir_->Join("clean"), Options()));
+    nginx_ = new Nginx;
+    if (!nginx_->Start(dir_->path(), work_->path(), &why_)) return;
+  }
+  static void TearDownTestSuite() {
+    delete nginx_;
+    delete local_;
+    delete work_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (!why_.empty()) GTEST_SKIP() << why_;
+    ASSERT_OK(local_->status);
+  }
+  // The fault proxy in front of nginx; the test skips if it cannot start.
+  std::unique_ptr<FaultProxy> Proxy(const std::vector<std::string>& args) {
+    auto p = std::make_unique<FaultProxy>();
+    std::string why;
+    if (!p->Start(nginx_->port(), args, work_->path(), &why)) {
+      ADD_FAILURE() << why;
+      return nullptr;
+    }
+    return p;
+  }
+
+  static sluice::testing::TempDir* dir_;
+  static sluice::testing::TempDir* work_;
+  static Nginx* nginx_;
+  static EpochRun* local_;
+  static std::string why_, shard_;
+  static uint64_t flip_offset_;
+  static size_t block_lost_;
+};
+sluice::testing::TempDir* HttpStorageTest::dir_ = nullptr;
+sluice::testing::TempDir* HttpStorageTest::work_ = nullptr;
+Nginx* HttpStorageTest::nginx_ = nullptr;
+EpochRun* HttpStorageTest::local_ = nullptr;
+std::string HttpStorageTest::why_, HttpStorageTest::shard_;
+uint64_t HttpStorageTest::flip_offset_ = 0;
+size_t HttpStorageTest::block_lost_ = 0;
+
+TEST_F(HttpStorageTest, EpochDigestOverHttpEqualsLocal) {
+  const EpochRun run = Epoch(nginx_->url() + "/clean", Options());
+  ASSERT_OK(run.status);
+  EXPECT_GT(run.stats.batches, 3u);
+  EXPECT_EQ(run.stats.batches, local_->stats.batches);
+  EXPECT_EQ(run.digest, local_->digest);
+}
+
+TEST_F(HttpStorageTest, ReadsAreRangeRequestsCountedWithoutRetries) {
+  std::shared_ptr<const shards::Storage> storage;
+  ASSERT_OK(OpenStorage(nginx_->url() + "/clean/", StorageOptions{}, &storage));
+  EXPECT_EQ(storage->location(), nginx_->url() + "/clean");
+  shards::VerifyReport report;
+  ASSERT_OK(shards::VerifyDataset(*storage, &report));
+  EXPECT_TRUE(report.ok()) << report.problems[0].message;
+  const shards::StorageCounters c = storage->Counters();
+  EXPECT_GT(c.requests, report.shards);
+  EXPECT_GE(c.bytes_fetched, report.bytes);
+  EXPECT_EQ(c.retries, 0u);
+}
+
+TEST_F(HttpStorageTest, DroppedConnections503sAndTruncationsAreRetriedToTheSameDigest) {
+  auto proxy =
+      Proxy({"--seed", "7", "--drop-rate", "0.1", "--error-rate", "0.1", "--truncate-rate", "0.1"});
+  ASSERT_NE(proxy, nullptr);
+  loader::LoaderOptions o = Options();
+  o.storage.retries = 12;
+  const EpochRun run = Epoch(proxy->url() + "/clean", o);
+  ASSERT_OK(run.status);
+  EXPECT_EQ(run.digest, local_->digest);
+  // The same faults under a reader whose counters we can see.
+  std::shared_ptr<const shards::Storage> storage;
+  ASSERT_OK(OpenStorage(proxy->url() + "/clean", o.storage, &storage));
+  shards::VerifyReport report;
+  ASSERT_OK(shards::VerifyDataset(*storage, &report));
+  EXPECT_TRUE(report.ok()) << report.problems[0].message;
+  EXPECT_GT(storage->Counters().retries, 0u);
+  EXPECT_GT(storage->Counters().requests, storage->Counters().retries);
+}
+
+TEST_F(HttpStorageTest, FlippedByteOnTheWireIsCorruptionNamingShardAndBlock) {
+  // The file on disk is clean; the proxy damages every answer that holds the byte.
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40)});
+  ASSERT_NE(proxy, nullptr);
+  const EpochRun run = Epoch(proxy->url() + "/clean", Options());
+  ASSERT_TRUE(run.status.IsCorruption()) << run.status.ToString();
+  EXPECT_NE(run.status.message().find(shard_), std::string::npos) << run.status.ToString();
+  EXPECT_NE(run.status.message().find("block 1"), std::string::npos) << run.status.ToString();
+
+  loader::LoaderOptions skip = Options();
+  skip.corrupt = loader::CorruptPolicy::kSkip;
+  const EpochRun skipped = Epoch(proxy->url() + "/clean", skip);
+  ASSERT_OK(skipped.status);
+  EXPECT_EQ(skipped.stats.skipped_records, block_lost_);
+  EXPECT_NE(skipped.digest, local_->digest);  // the loss is counted, never silent
+}
+
+TEST_F(HttpStorageTest, DamagedFileOnTheServerIsCorruptionToo) {
+  const EpochRun run = Epoch(nginx_->url() + "/damaged", Options());
+  ASSERT_TRUE(run.status.IsCorruption()) << run.status.ToString();
+  EXPECT_NE(run.status.message().find(shard_), std::string::npos) << run.status.ToString();
+}
+
+TEST_F(HttpStorageTest, ExhaustedRetriesNameUrlShardBlockRangeStatusAndAttempts) {
+  // Every answer holding block 1 of one shard is a 503; the rest of the dataset is fine.
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40),
+                      "--error-on-flip"});
+  ASSERT_NE(proxy, nullptr);
+  loader::LoaderOptions o = Options();
+  o.storage.retries = 2;
+  o.corrupt = loader::CorruptPolicy::kSkip;  // skips damage, never a block it could not read
+  const EpochRun run = Epoch(proxy->url() + "/clean", o);
+  ASSERT_TRUE(run.status.IsIOError()) << run.status.ToString();
+  const std::string& m = run.status.message();
+  EXPECT_NE(m.find(proxy->url() + "/clean/" + shard_ + ": block 1 at offset"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("bytes=" + std::to_string(flip_offset_) + "-"), std::string::npos) << m;
+  EXPECT_NE(m.find("HTTP 503"), std::string::npos) << m;
+  EXPECT_NE(m.find("after 3 attempts"), std::string::npos) << m;
+}
+
+TEST_F(HttpStorageTest, ExhaustedRetriesAtOpenNameTheUrl) {
+  auto proxy = Proxy({"--error-rate", "1", "--fault-paths", ".sluice"});
+  ASSERT_NE(proxy, nullptr);
+  StorageOptions so;
+  so.retries = 1;
+  std::unique_ptr<shards::Dataset> ds;
+  const Status s = OpenDataset(proxy->url() + "/clean", so, {}, &ds);
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find(proxy->url() + "/clean/shard-"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("HTTP 503, after 2 attempts"), std::string::npos) << s.ToString();
+}
+
+TEST_F(HttpStorageTest, SilentServerIsATimeout) {
+  auto proxy = Proxy({"--delay-ms", "3000", "--fault-paths", ".sluice"});
+  ASSERT_NE(proxy, nullptr);
+  loader::LoaderOptions o = Options();
+  o.storage.retries = 1;
+  o.storage.timeout_ms = 200;
+  std::unique_ptr<loader::Loader> l;
+  const Status s = loader::Loader::Open(proxy->url() + "/clean", o, &l);
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find("timeout: no byte for 200 ms"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("2 attempts"), std::string::npos) << s.ToString();
+}
+
+TEST_F(HttpStorageTest, MissingDatasetIsNotFoundNamingTheUrl) {
+  std::unique_ptr<shards::Dataset> ds;
+  const Status s = OpenDataset(nginx_->url() + "/nope", StorageOptions{}, {}, &ds);
+  ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find(nginx_->url() + "/nope/manifest.json"), std::string::npos)
+      << s.ToString();
+}
+
+TEST_F(HttpStorageTest, HintsBeyondTheMemoryBoundAreDroppedAndReadOnDemand) {
+  FetcherOptions fo;
+  fo.max_held_bytes = 100000;  // room for about one block of the fixture
+  std::unique_ptr<HttpFetcher> f;
+  ASSERT_OK(HttpFetcher::Create(fo, &f));
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(dir_->Join("clean"), {}, &ds));
+  const shards::ShardReader& shard = ds->shard(0);
+  const std::string url = nginx_->url() + "/clean/" + ds->manifest().shards[0].file;
+  ASSERT_GE(shard.num_blocks(), 3u);
+  for (size_t b = 0; b < shard.num_blocks(); ++b)
+    f->Prefetch(url, shard.block(b).offset, shard.block(b).compressed_size);
+  EXPECT_GT(f->hints_dropped(), 0u);
+  for (size_t b = 0; b < shard.num_blocks(); ++b) {
+    shards::Buffer want, got;
+    ASSERT_OK(shard.ReadCompressedBlock(b, &want));
+    got.Resize(shard.block(b).compressed_size);
+    ASSERT_OK(f->ReadRange(url, shard.block(b).offset, got.size(), got.data()));
+    EXPECT_EQ(std::string_view(got.data(), got.size()), std::string_view(want.data(), want.size()))
+        << "block " << b;
+  }
+  // Every block once: the hinted ones, then the dropped ones on demand; nothing fetched twice.
+  EXPECT_EQ(f->Counters().requests, shard.num_blocks());
+}
+
+// shardify info and verify take the URL and the storage flags; verify names wire damage.
+TEST_F(HttpStorageTest, ShardifyInfoAndVerifyTakeAUrl) {
+  const char* shardify = std::getenv("SHARDIFY");
+  if (shardify == nullptr) GTEST_SKIP() << "$SHARDIFY is not set (meson test sets it)";
+  auto run = [&](const std::string& args, std::string* out) {
+    FILE* p = popen((std::string(shardify) + " " + args + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) *out += buf;
+    const int rc = p ? pclose(p) : -1;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  std::string out;
+  EXPECT_EQ(run("info " + nginx_->url() + "/clean --requests 4", &out), 0) << out;
+  EXPECT_NE(out.find("records    80 written"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run("verify -q " + nginx_->url() + "/clean --retries 1", &out), 0) << out;
+  EXPECT_NE(out.find("verify: OK"), std::string::npos) << out;
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40)});
+  ASSERT_NE(proxy, nullptr);
+  out.clear();
+  EXPECT_EQ(run("verify -q " + proxy->url() + "/clean", &out), 1) << out;
+  EXPECT_NE(out.find("DAMAGED " + shard_), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace sluice::storage
