@@ -1,5 +1,7 @@
 #include "storage/open.h"
 
+#include "storage/block_cache.h"
+
 namespace sluice::storage {
 
 bool IsRemote(const std::string& location) {
@@ -9,11 +11,10 @@ bool IsRemote(const std::string& location) {
 
 Status OpenStorage(const std::string& location, const StorageOptions& options,
                    std::shared_ptr<const shards::Storage>* out) {
-  (void)options;
   if (IsRemote(location))
     return Status::InvalidArgument(location + ": remote datasets are not built in yet");
   *out = shards::NewLocalStorage(location);
-  return Status::OK();
+  return CacheRemoteStorage(location, options, out);  // block_cache.h: remote ones only
 }
 
 Status OpenDataset(const std::string& location, const StorageOptions& options,
