@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -216,7 +217,10 @@ Status WithBlockCache(std::shared_ptr<const shards::Storage> remote, const Stora
 
 Status CacheRemoteStorage(const std::string& location, const StorageOptions& options,
                           std::shared_ptr<const shards::Storage>* storage) {
-  bool remote = IsRemote(location);
+  // SLUICE_CACHE_LOCAL=1 caches local directories too: for measuring the cache against the
+  // same dataset read from local disk (docs/remote.md), never a production setting.
+  const char* cache_local = std::getenv("SLUICE_CACHE_LOCAL");
+  bool remote = IsRemote(location) || (cache_local && std::string(cache_local) == "1");
   {
     std::lock_guard<std::mutex> lock(hook_mu);
     if (Hook()) {

@@ -36,7 +36,9 @@ Status WithBlockCache(std::shared_ptr<const shards::Storage> remote, const Stora
                       std::shared_ptr<const shards::Storage>* out);
 
 // What OpenStorage calls on the storage it opened at `location`: wraps it in the block cache when
-// the location is remote and options.cache_dir is set; otherwise leaves it alone.
+// the location is remote and options.cache_dir is set; otherwise leaves it alone. The environment
+// variable SLUICE_CACHE_LOCAL=1 caches local directories too, to measure the cache against local
+// disk (sluice-bench epoch); never needed in production.
 Status CacheRemoteStorage(const std::string& location, const StorageOptions& options,
                           std::shared_ptr<const shards::Storage>* storage);
 
