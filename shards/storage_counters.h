@@ -10,14 +10,14 @@ namespace sluice::shards {
 // What remote storage and its block cache did so far (all zero for a local directory). Counters
 // only grow; an epoch's share is the difference of two readings.
 struct StorageCounters {
-  uint64_t requests = 0;        // HTTP requests sent, retries included
-  uint64_t bytes_fetched = 0;   // body bytes received
-  uint64_t retries = 0;         // requests sent again after a timeout, 5xx or dropped connection
-  uint64_t cache_hits = 0;      // reads served from the local block cache
-  uint64_t cache_misses = 0;    // reads the cache did not hold (fetched remotely)
+  uint64_t requests = 0;       // HTTP requests sent, retries included
+  uint64_t bytes_fetched = 0;  // body bytes received
+  uint64_t retries = 0;        // requests sent again after a timeout, 5xx or dropped connection
+  uint64_t cache_hits = 0;     // reads served from the local block cache
+  uint64_t cache_misses = 0;   // reads the cache did not hold (fetched remotely)
   uint64_t cache_bytes_read = 0;
   uint64_t cache_bytes_written = 0;
-  uint64_t cache_corrupt = 0;   // cache entries that failed their checksum: deleted, read again
+  uint64_t cache_corrupt = 0;  // cache entries that failed their checksum: deleted, read again
 
   StorageCounters operator-(const StorageCounters& o) const;
   StorageCounters operator+(const StorageCounters& o) const;

@@ -39,8 +39,8 @@ std::string DatasetKey(std::string location) {
   while (location.size() > 1 && location.back() == '/') location.pop_back();
   const size_t slash = location.rfind('/');
   const std::string last = slash == std::string::npos ? location : location.substr(slash + 1);
-  return Sanitize(last, 48) + "-" + shards::ChecksumHex(shards::Checksum(location.data(),
-                                                                         location.size()));
+  return Sanitize(last, 48) + "-" +
+         shards::ChecksumHex(shards::Checksum(location.data(), location.size()));
 }
 
 // Same name, checksum and size: the same bytes, whichever version of the dataset holds them.
@@ -78,8 +78,7 @@ class CachedFile final : public shards::RandomAccessFile {
         state_->space.Release(n + kCacheEntryOverhead);
         state_->corrupt.fetch_add(1, std::memory_order_relaxed);
         break;
-      case EntryRead::kMissing:
-        break;
+      case EntryRead::kMissing: break;
     }
     state_->misses.fetch_add(1, std::memory_order_relaxed);
     SLUICE_RETURN_IF_ERROR(remote_->Read(offset, n, dst));
@@ -92,10 +91,8 @@ class CachedFile final : public shards::RandomAccessFile {
       s = WriteCacheEntry(path, offset, n, dst);
     }
     // A full disk or an unwritable directory costs the copy only: the read itself succeeded.
-    if (s.ok())
-      state_->bytes_written.fetch_add(n, std::memory_order_relaxed);
-    else
-      state_->space.Release(n + kCacheEntryOverhead);
+    if (s.ok()) state_->bytes_written.fetch_add(n, std::memory_order_relaxed);
+    else state_->space.Release(n + kCacheEntryOverhead);
     return Status::OK();
   }
 
@@ -189,7 +186,7 @@ class CachedStorage final : public shards::Storage {
   std::shared_ptr<const shards::Storage> remote_;
   std::shared_ptr<CacheState> state_;
   mutable std::mutex mu_;
-  mutable bool learned_ = false;  // manifest.json was read
+  mutable bool learned_ = false;                     // manifest.json was read
   mutable std::map<std::string, std::string> keys_;  // shard file name -> its directory
 };
 

@@ -29,8 +29,7 @@ void CacheSpace::RescanLocked() {
   const auto now = fs::file_time_type::clock::now();
   std::error_code ec;
   for (const std::string& sub : keep_) {
-    for (fs::directory_iterator it(dir_ + "/" + sub, ec), end; !ec && it != end;
-         it.increment(ec)) {
+    for (fs::directory_iterator it(dir_ + "/" + sub, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       uint64_t offset = 0, n = 0;
       if (IsCacheTempName(name)) {

@@ -39,9 +39,9 @@ class CacheSpace {
   const uint64_t budget_;
   mutable std::mutex mu_;
   std::set<std::string> keep_;
-  uint64_t used_ = 0;            // at the last scan, plus what this process reserved since
-  uint64_t since_scan_ = 0;      // bytes this process reserved since the last scan
-  bool full_ = false;            // an entry did not fit: the rest do not either, until a Release
+  uint64_t used_ = 0;        // at the last scan, plus what this process reserved since
+  uint64_t since_scan_ = 0;  // bytes this process reserved since the last scan
+  bool full_ = false;        // an entry did not fit: the rest do not either, until a Release
 };
 
 }  // namespace sluice::storage

@@ -153,8 +153,7 @@ TEST(BlockCache, DamagedEntryIsDeletedCountedAndFetchedAgain) {
     std::string bytes = sluice::testing::ReadFile(p);
     if (p.filename() == CacheEntryName(2 * kRange, kRange))
       bytes[kCacheEntryHeaderSize + 100] ^= 0x20;
-    else
-      bytes.resize(bytes.size() - 5);
+    else bytes.resize(bytes.size() - 5);
     sluice::testing::WriteFile(p, bytes);
   }
   const uint64_t before = c.remote->reads;
@@ -233,8 +232,7 @@ TEST(BlockCache, ManyThreadsAndTwoInstancesOnOneDirectoryReadTheRightBytes) {
       for (int i = 0; i < 200; ++i) {
         const size_t file = (t + i) % files.size();
         const size_t r = (t + i / files.size()) % ranges;  // every range of every file
-        if (!files[file]->Read(r * kRange, kRange, buf.data()).ok() ||
-            buf != expected[file % 2][r])
+        if (!files[file]->Read(r * kRange, kRange, buf.data()).ok() || buf != expected[file % 2][r])
           wrong++;
       }
     });

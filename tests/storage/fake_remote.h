@@ -12,8 +12,7 @@
 
 namespace sluice::storage::testing {
 
-class FakeRemote final : public shards::Storage,
-                         public std::enable_shared_from_this<FakeRemote> {
+class FakeRemote final : public shards::Storage, public std::enable_shared_from_this<FakeRemote> {
  public:
   explicit FakeRemote(std::shared_ptr<const shards::Storage> inner) : inner_(std::move(inner)) {}
   static std::shared_ptr<FakeRemote> Over(std::shared_ptr<const shards::Storage> inner) {
@@ -21,8 +20,8 @@ class FakeRemote final : public shards::Storage,
   }
 
   // Knobs, set at any time.
-  mutable std::atomic<int> latency_us{0};     // sleep per Read
-  mutable std::atomic<int> fail_reads{0};     // the next this many Reads fail with IOError
+  mutable std::atomic<int> latency_us{0};        // sleep per Read
+  mutable std::atomic<int> fail_reads{0};        // the next this many Reads fail with IOError
   mutable std::atomic<uint64_t> retry_every{0};  // every Nth Read counts as sent twice (a retry)
 
   // What was asked of it.
