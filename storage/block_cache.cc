@@ -171,13 +171,17 @@ class CachedStorage final : public shards::Storage {
     std::map<std::string, std::string> keys;
     shards::Manifest m;
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    // A manifest that does not parse caches nothing (LoadManifest reports it to the caller).
-    if (!j.is_discarded() && ManifestFromJson(j, Where(shards::kManifestName), &m).ok())
+    // A manifest that does not parse caches nothing (LoadManifest reports it to the caller) and
+    // deletes nothing: a garbled read must not wipe what the next good run would hit.
+    const bool parsed =
+        !j.is_discarded() && ManifestFromJson(j, Where(shards::kManifestName), &m).ok();
+    if (parsed)
       for (const shards::ShardEntry& e : m.shards) keys[e.file] = ShardKey(e);
     std::lock_guard<std::mutex> lock(mu_);
     if (learned_ && keys == keys_) return;
     learned_ = true;
     keys_ = std::move(keys);
+    if (!parsed) return;
     std::set<std::string> keep;
     for (const auto& [name, key] : keys_) keep.insert(key);
     state_->space.Sweep(keep);

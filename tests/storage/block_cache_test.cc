@@ -264,6 +264,28 @@ TEST(BlockCache, RewrittenDatasetAtTheSameLocationNeverServesOldBytes) {
   EXPECT_EQ(Entries(cache.path()).size(), 4u) << "the old version's entries were deleted";
 }
 
+TEST(BlockCache, GarbledManifestCachesNothingAndDeletesNothing) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  {
+    Cached c = Open(data.path(), cache.path());
+    ReadRange(*OpenShard(c, 0), 0);
+  }
+  const std::string good = sluice::testing::ReadFile(data.Join("manifest.json"));
+  sluice::testing::WriteFile(data.Join("manifest.json"), "<html>503</html>");
+  {
+    Cached c = Open(data.path(), cache.path());
+    auto f = OpenShard(c, 0);
+    EXPECT_EQ(ReadRange(*f, 1), Expected(data.path(), 0, 1));
+    EXPECT_EQ(c.storage->Counters().cache_misses, 0u) << "no manifest, no cache: read through";
+  }
+  EXPECT_EQ(Entries(cache.path()).size(), 1u) << "a garbled manifest must not wipe the cache";
+  sluice::testing::WriteFile(data.Join("manifest.json"), good);
+  Cached c = Open(data.path(), cache.path());
+  EXPECT_EQ(ReadRange(*OpenShard(c, 0), 0), Expected(data.path(), 0, 0));
+  EXPECT_EQ(c.remote->reads, 0u);
+}
+
 TEST(BlockCache, WillNeedReachesTheRemoteOnlyForRangesNotHeld) {
   TempDir data, cache;
   WriteDataset(data.path(), 1);
