@@ -219,6 +219,7 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.stream_tokens = plan_.stream_tokens;
   consumer_.wrapped_tokens = plan_.wrapped_tokens;
   start_time_ = t0;
+  storage_start_ = StorageNow();
 
   PipelineContext ctx;
   ctx.dataset = dataset_.get();
@@ -251,6 +252,7 @@ Status LoaderImpl::Next(const Batch** batch) {
     done_ = true;
     error_ = st;
     consumer_.wall_seconds = SecondsSince(start_time_);
+    storage_end_ = StorageNow();
     return st;
   }
   if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);
@@ -273,7 +275,14 @@ EpochStats LoaderImpl::stats() const {
   s.pool_batches = pool_->size();
   s.threads = threads_;
   s.tokens_in_flight = tokens_;
+  if (started_) s.storage = (done_ ? storage_end_ : StorageNow()) - storage_start_;
   return s;
+}
+
+shards::StorageCounters LoaderImpl::StorageNow() const {
+  shards::StorageCounters c;
+  for (size_t i = 0; i < dataset_->size(); ++i) c = c + dataset_->source(i).storage().Counters();
+  return c;
 }
 
 }  // namespace sluice::loader

@@ -84,6 +84,9 @@ class LoaderImpl final : public Loader {
   Status error_;  // what ended the epoch, repeated by later Next() calls
   std::chrono::steady_clock::time_point start_time_;
   EpochStats consumer_;  // wall, first batch, wait; the rest comes from the pipeline
+  // Every source's storage counters at Start and, once the epoch ended, at its end.
+  shards::StorageCounters StorageNow() const;
+  shards::StorageCounters storage_start_, storage_end_;
 };
 
 // The implementation behind a Loader that Loader::Open made (every Loader is one): for tests.

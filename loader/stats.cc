@@ -37,6 +37,9 @@ nlohmann::json EpochStats::ToJson() const {
                       {"tokens_in_flight", tokens_in_flight},
                       {"stream_tokens", stream_tokens},
                       {"wrapped_tokens", wrapped_tokens}};
+  nlohmann::json counters = nlohmann::json::object();
+  shards::VisitCounters(storage, [&](const char* name, uint64_t v) { counters[name] = v; });
+  j["storage"] = std::move(counters);
   if (!sources.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const SourceStats& s : sources)

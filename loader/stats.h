@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shards/storage_counters.h"
+
 namespace sluice::loader {
 
 // One source of a mixture in an epoch (Loader::Open(MixOptions)).
@@ -55,6 +57,9 @@ struct EpochStats {
   uint64_t wrapped_tokens = 0;     // packing: inputs past the stream's end, repeating its start
   std::vector<SourceStats> sources;  // a mixture's, in the order of MixOptions::sources; empty
                                      // for one dataset
+  shards::StorageCounters storage;   // what the datasets' storage did in the epoch, all sources:
+                                     // requests, bytes fetched, retries (remote datasets) and
+                                     // block cache hits, misses and bytes; zero for local ones
 
   double padding_waste() const {
     return padded_frames ? 1.0 - static_cast<double>(frames) / padded_frames : 0.0;

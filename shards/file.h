@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "shards/storage_counters.h"
 
 namespace sluice::shards {
 
@@ -29,25 +30,6 @@ class RandomAccessFile {
 };
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out);
-
-// What remote storage and its block cache did so far (all zero for a local directory). Counters
-// only grow; an epoch's share is the difference of two readings.
-struct StorageCounters {
-  uint64_t requests = 0;        // HTTP requests sent, retries included
-  uint64_t bytes_fetched = 0;   // body bytes received
-  uint64_t retries = 0;         // requests sent again after a timeout, 5xx or dropped connection
-  uint64_t cache_hits = 0;      // reads served from the local block cache
-  uint64_t cache_misses = 0;    // reads the cache did not hold (fetched remotely)
-  uint64_t cache_bytes_read = 0;
-  uint64_t cache_bytes_written = 0;
-
-  StorageCounters operator-(const StorageCounters& o) const {
-    return {requests - o.requests,         bytes_fetched - o.bytes_fetched,
-            retries - o.retries,           cache_hits - o.cache_hits,
-            cache_misses - o.cache_misses, cache_bytes_read - o.cache_bytes_read,
-            cache_bytes_written - o.cache_bytes_written};
-  }
-};
 
 // Where one dataset's files live (leveldb's Env, per dataset): a local directory here; an HTTP(S)
 // or S3 prefix with a local block cache in storage/ (docs/remote.md). Names are relative to the

@@ -1,5 +1,6 @@
 #include "storage/open.h"
 
+#include "storage/block_cache.h"
 #include "storage/remote_storage.h"
 
 namespace sluice::storage {
@@ -11,9 +12,11 @@ bool IsRemote(const std::string& location) {
 
 Status OpenStorage(const std::string& location, const StorageOptions& options,
                    std::shared_ptr<const shards::Storage>* out) {
-  if (IsRemote(location)) return NewRemoteStorage(location, options, ProcessEnv(), out);
-  *out = shards::NewLocalStorage(location);
-  return Status::OK();
+  if (IsRemote(location))
+    SLUICE_RETURN_IF_ERROR(NewRemoteStorage(location, options, ProcessEnv(), out));
+  else
+    *out = shards::NewLocalStorage(location);
+  return CacheRemoteStorage(location, options, out);  // block_cache.h: remote ones only
 }
 
 Status OpenDataset(const std::string& location, const StorageOptions& options,

@@ -27,6 +27,7 @@ def test_corrupted_shard_raises_with_shard_and_offset(dataset_copy):
     skipping = sluice.Loader(dataset_copy, seed=1, corrupt="skip", **SMALL)
     assert sum(1 for _ in skipping) == len(skipping)
     assert skipping.stats()["skipped_records"] > 0
+    assert skipping.stats()["storage"]["requests"] == 0  # a local directory: no requests
 
 
 def test_missing_dataset_is_not_found(tmp_path):

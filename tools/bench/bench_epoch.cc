@@ -7,6 +7,7 @@
 // alone on the same records (decoded into memory first) for the pipeline-overhead comparison.
 // Text datasets: token ids per second; --seq-len packs [B, L+1] language-model sequences;
 // --tokenizer-from tokenizes records stored without ids online, in the loader's decode stage.
+// Remote datasets (docs/remote.md): requests, bytes fetched, retries and block cache use.
 #include <sys/resource.h>
 
 #include <atomic>
@@ -200,8 +201,11 @@ int RunEpoch(int argc, char** argv) {
   shards::Manifest target;  // the dataset's, for the flags that depend on it
   {
     // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
-    std::shared_ptr<const shards::Storage> where;  // a directory or a URL (docs/remote.md)
-    Status st = storage::OpenStorage(dir, o.storage, &where);
+    // The manifest only: no block cache for it (the loader's storage has its own).
+    storage::StorageOptions uncached = o.storage;
+    uncached.cache_dir.clear();
+    std::shared_ptr<const shards::Storage> where;
+    Status st = storage::OpenStorage(dir, uncached, &where);
     if (st.ok()) st = shards::LoadManifest(*where, &target);
     if (st.ok() && target.kind == "audio")
       st = tools::ResolveLoaderFeatures(feature_args, target.sample_rate, &o);
@@ -380,6 +384,18 @@ int RunEpoch(int argc, char** argv) {
                       static_cast<unsigned long long>(s.wrapped_tokens));
         std::printf("\n");
       }
+      bool remote = false;
+      for (const loader::MixSource& m : mix.sources) remote = remote || storage::IsRemote(m.dir);
+      const shards::StorageCounters& io = s.storage;
+      if (remote || io.requests > 0 || io.cache_hits + io.cache_misses > 0)
+        std::printf("  storage: %llu requests (%llu retries), %.1f MB fetched; cache %llu hits, "
+                    "%llu misses, %.1f MB read, %.1f MB written, %llu damaged entries\n",
+                    static_cast<unsigned long long>(io.requests),
+                    static_cast<unsigned long long>(io.retries), io.bytes_fetched / 1e6,
+                    static_cast<unsigned long long>(io.cache_hits),
+                    static_cast<unsigned long long>(io.cache_misses), io.cache_bytes_read / 1e6,
+                    io.cache_bytes_written / 1e6,
+                    static_cast<unsigned long long>(io.cache_corrupt));
       for (size_t i = 0; i < s.sources.size(); ++i)
         std::printf("  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
                     "here\n",
