@@ -1,7 +1,9 @@
 #include "test_util.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +47,18 @@ std::string RandomBytes(uint64_t seed, size_t n) {
     s[i] = static_cast<char>((z ^ (z >> 31)) & 0xff);
   }
   return s;
+}
+
+ShellResult RunShell(const std::string& cmd) {
+  ShellResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace sluice::testing

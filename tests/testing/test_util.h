@@ -1,4 +1,4 @@
-// Helpers shared by the shards tests.
+// Helpers shared by the test suites.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,14 @@ class TempDir {
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& contents);
+
+// What a command printed (stdout and stderr) and its exit code (-1: it did not exit normally).
+struct ShellResult {
+  int code = -1;
+  std::string out;
+};
+// `cmd` through /bin/sh, stderr folded into stdout.
+ShellResult RunShell(const std::string& cmd);
 
 // Deterministic pseudo-random bytes (splitmix64), so failures reproduce.
 std::string RandomBytes(uint64_t seed, size_t n);

@@ -21,22 +21,8 @@ using testing::ReadFile;
 using testing::TempDir;
 using testing::WriteFile;
 
-struct RunResult {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
-RunResult Sh(const std::string& cmd) {
-  RunResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using RunResult = testing::ShellResult;
+RunResult Sh(const std::string& cmd) { return testing::RunShell(cmd); }
 
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);

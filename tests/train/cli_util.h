@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
+
 namespace sluice::train_test {
 
 inline std::string Env(const char* name) {
@@ -22,23 +24,9 @@ inline std::string Env(const char* name) {
   return v ? v : "";
 }
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
+using Result = testing::ShellResult;
 // `cmd` through the shell, stderr folded into stdout; code -1 when it did not exit normally.
-inline Result Shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+inline Result Shell(const std::string& cmd) { return testing::RunShell(cmd); }
 
 // Every line of `out` that starts with '{', parsed.
 inline std::vector<nlohmann::json> JsonLines(const std::string& out) {
