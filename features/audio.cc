@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "features/sndfile_io.h"
+#include "features/wav_length.h"
 
 namespace sluice::features {
 namespace {
@@ -42,9 +43,33 @@ Status OpenError(const std::string& name) {
   return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
 }
 
-// Reads the requested span of an opened file, downmixing to mono.
+Status Truncated(const std::string& name, int64_t declared, int64_t holds) {
+  return Status::Corruption(name + ": header declares " + std::to_string(declared) +
+                            " frames, file holds " + std::to_string(holds) +
+                            " (a truncated copy?). HINT: fetch or convert the file again; "
+                            "shardify --allow-truncated-audio keeps the frames it holds");
+}
+
+// Containers whose header states the exact length: reading fewer frames means the file was cut.
+// (MP3 and Ogg lengths can be estimates, so a shortfall there proves nothing.)
+bool ExactLength(const SF_INFO& info) {
+  switch (info.format & SF_FORMAT_TYPEMASK) {
+    case SF_FORMAT_WAV:
+    case SF_FORMAT_WAVEX:
+    case SF_FORMAT_AIFF:
+    case SF_FORMAT_FLAC:
+    case SF_FORMAT_W64:
+    case SF_FORMAT_CAF:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Reads the requested span of an opened file, downmixing to mono. `wav` is what the file's own
+// RIFF header says (wav_length.h): libsndfile has already shortened info.frames to what is there.
 Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
-                  const DecodeOptions& opt, DecodedAudio* out) {
+                  const internal::WavLength& wav, const DecodeOptions& opt, DecodedAudio* out) {
   out->samples.clear();
   if (info.channels <= 0 || info.samplerate <= 0) {
     return Status::Corruption(name + ": audio header has " + std::to_string(info.channels) +
@@ -56,6 +81,8 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
   if (std::isnan(opt.duration_seconds)) {
     return Status::InvalidArgument(name + ": duration is NaN");
   }
+  if (wav.declared > wav.present && !opt.allow_truncated)
+    return Truncated(name, wav.declared, wav.present);
   out->sample_rate = info.samplerate;
   out->channels_in = info.channels;
   const double rate = info.samplerate;
@@ -132,7 +159,10 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
       done += got;
     }
   }
-  if (sf_error(sf) != SF_ERR_NO_ERROR) {
+  const sf_count_t got = static_cast<sf_count_t>(out->samples.size());
+  if (length_known && got < want && ExactLength(info) && !opt.allow_truncated)
+    return Truncated(name, info.frames, start + got);
+  if (sf_error(sf) != SF_ERR_NO_ERROR && !opt.allow_truncated) {
     return Status::Corruption(SndfileError(name, "error while decoding audio", sf));
   }
   if (out->samples.empty()) {
@@ -171,9 +201,14 @@ Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudi
   }
   SF_INFO info{};
   // close_desc = FALSE: the descriptor is ours to close whether or not the open succeeds.
+  const internal::WavLength wav = internal::WavFrames(
+      [fd](uint64_t offset, size_t n, void* dst) {
+        return ::pread(fd, dst, n, static_cast<off_t>(offset)) == static_cast<ssize_t>(n);
+      },
+      static_cast<uint64_t>(st.st_size));
   SndfileCloser sf{sf_open_fd(fd, SFM_READ, &info, SF_FALSE)};
   if (sf.sf == nullptr) return OpenError(path);
-  return ReadOpened(sf.sf, info, path, opt, out);
+  return ReadOpened(sf.sf, info, path, wav, opt, out);
 }
 
 Status DecodeMemory(const void* data, size_t size, const std::string& name,
@@ -186,7 +221,14 @@ Status DecodeMemory(const void* data, size_t size, const std::string& name,
   if (sf.sf == nullptr) {
     return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
   }
-  return ReadOpened(sf.sf, info, name, opt, out);
+  const internal::WavLength wav = internal::WavFrames(
+      [data, size](uint64_t offset, size_t n, void* dst) {
+        if (offset > size || n > size - offset) return false;
+        std::memcpy(dst, static_cast<const uint8_t*>(data) + offset, n);
+        return true;
+      },
+      size);
+  return ReadOpened(sf.sf, info, name, wav, opt, out);
 }
 
 bool AllFinite(const float* samples, size_t n) {

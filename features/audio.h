@@ -18,6 +18,8 @@ namespace sluice::features {
 struct DecodeOptions {
   double offset_seconds = 0;     // start reading here (seconds from the start of the audio)
   double duration_seconds = -1;  // seconds to read; < 0 reads to the end
+  bool allow_truncated = false;  // decode what a file holds when its header declares more
+                                 // samples (a cut-off copy); by default that is a Corruption
 };
 
 struct DecodedAudio {
@@ -28,7 +30,9 @@ struct DecodedAudio {
 
 // Decodes `path`. Errors: NotFound (no such file), IOError (unreadable), Corruption (not a
 // recognised or a damaged audio file), InvalidArgument (offset at or beyond the end, bad
-// offset/duration, or no samples at all). Every message starts with the path.
+// offset/duration, or no samples at all). Every message starts with the path. A file whose
+// header declares more samples than it holds (WAV, FLAC, AIFF: headers with an exact length) is a
+// Corruption "header declares N frames, file holds M" unless opt.allow_truncated.
 // `out->samples` is reused (resized, its capacity kept).
 Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudio* out);
 

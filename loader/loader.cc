@@ -180,12 +180,23 @@ Status LoaderImpl::Start(const ResumeState& state) {
   }
   const uint64_t max_bytes = feature_bytes + token_bytes;
   if (options_.memory_budget > 0) {
+    const uint64_t budget = options_.memory_budget;
     const uint64_t need = max_bytes * pool_size;
-    if (need > options_.memory_budget)
+    // Below one batch no pool size fits: the only remedies are a bigger budget or smaller
+    // batches, so the error says that rather than naming the pool's options.
+    if (max_bytes > budget)
+      return Status::InvalidArgument(
+          "memory_budget (--memory-budget) is " + std::to_string(budget) +
+          " bytes, smaller than one batch: the largest batch of epoch " + std::to_string(epoch) +
+          " needs " + std::to_string(max_bytes) + " bytes, and the batch pool " +
+          std::to_string(need) + " bytes (" + std::to_string(pool_size) +
+          " batches). HINT: raise --memory-budget to at least " + std::to_string(need) +
+          ", or lower max_frames / max_padded_frames");
+    if (need > budget)
       return Status::InvalidArgument(
           "the batch pool needs up to " + std::to_string(need) + " bytes (" +
           std::to_string(pool_size) + " batches of up to " + std::to_string(max_bytes) +
-          " bytes), over memory_budget " + std::to_string(options_.memory_budget) +
+          " bytes), over memory_budget (--memory-budget) " + std::to_string(budget) +
           ": lower max_frames / max_padded_frames, ready_batches or shuffle_window");
   }
   pool_->Reserve(pool_size);

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "shards/fd_cache.h"
+
 namespace sluice::shards {
 namespace {
 
@@ -19,22 +21,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, char* dst) const override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::IOError(name_ + ": read of " + std::to_string(n) + " bytes at offset " +
-                               std::to_string(offset) + ": " + ErrnoText(errno));
-      }
-      if (r == 0) {
-        return Status::IOError(name_ + ": short read at offset " + std::to_string(offset + done) +
-                               " (wanted " + std::to_string(n) + " bytes at " +
-                               std::to_string(offset) + ")");
-      }
-      done += static_cast<size_t>(r);
-    }
-    return Status::OK();
+    return PreadFully(fd_, name_, offset, n, dst);
   }
   uint64_t Size() const override { return size_; }
   const std::string& name() const override { return name_; }

@@ -1,4 +1,7 @@
-// Storage over a local dataset directory (shards/file.h).
+// Storage over a local dataset directory (shards/file.h). Shard files borrow descriptors from
+// the process-wide FdCache (shards/fd_cache.h), so the number of shards is not bounded by
+// `ulimit -n`; small files (manifest.json) are read whole and closed.
+#include "shards/fd_cache.h"
 #include "shards/file.h"
 
 namespace sluice::shards {
@@ -14,7 +17,7 @@ class LocalStorage final : public Storage {
   }
   Status OpenFile(const std::string& name, uint64_t /*expected_size*/,
                   std::unique_ptr<RandomAccessFile>* out) const override {
-    return OpenRandomAccessFile(Where(name), out);
+    return OpenCachedFile(Where(name), &FdCache::Global(), out);
   }
 
  private:

@@ -62,6 +62,7 @@ class CpuEngine : public Engine {
     b->index = batch_->index();
     TrainingRows(*batch_, &rows_, &b->frames);
     b->rows = static_cast<int64_t>(rows_.size());
+    FindUnalignable(*batch_, rows_, &b->unalignable);
     return Status::OK();
   }
   loader::ResumeState Position() const override { return loader_->state(); }

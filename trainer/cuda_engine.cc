@@ -139,6 +139,7 @@ class TrainingSource : public gpu::BatchSource {
   struct Info {
     uint64_t index = 0;
     int64_t rows = 0, frames = 0;
+    std::vector<Unalignable> unalignable;
   };
 
   TrainingSource(loader::Loader* loader, int vocab)
@@ -155,6 +156,7 @@ class TrainingSource : public gpu::BatchSource {
     info.index = b->index();
     TrainingRows(*b, &rows_, &info.frames);
     info.rows = static_cast<int64_t>(rows_.size());
+    FindUnalignable(*b, rows_, &info.unalignable);
     infos_.push_back(info);
     gpu::HostBatch& h = *out;
     h = gpu::HostBatchOf(*b);
@@ -207,7 +209,7 @@ class TrainingSource : public gpu::BatchSource {
           SLUICE_DEVICE_NAME " trainer: the feeder handed out batch " + std::to_string(index) +
           ", the source expected " +
           (infos_.empty() ? std::string("none") : std::to_string(infos_.front().index)));
-    *out = infos_.front();
+    *out = std::move(infos_.front());
     infos_.pop_front();
     return Status::OK();
   }
@@ -325,6 +327,7 @@ class CudaEngine : public Engine {
     b->index = current_->index;
     b->rows = info_.rows;
     b->frames = info_.frames;
+    b->unalignable = std::move(info_.unalignable);
     return Status::OK();
   }
   // The loader's state (world, earlier stretches) at the batch the model last took, not at the

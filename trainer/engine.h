@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "trainer/alignment.h"
 #include "trainer/checkpoint.h"
 #include "comm/communicator.h"
 #include "reference/model.h"
@@ -39,6 +40,7 @@ struct StepBatch {
   int64_t frames = 0;             // their valid feature frames
   double wait_seconds = 0;        // data wait: host time blocked in the loader (CPU), or GPU time
                                   // the compute stream starved (CUDA, measured by the feeder)
+  std::vector<Unalignable> unalignable;  // this rank's rows CTC cannot align (alignment.h)
 };
 
 // Rows of `batch` that train: all of them (--eval-fraction's held-out records are left out of the

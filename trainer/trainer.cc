@@ -15,6 +15,7 @@
 #include "reference/schedule.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
+#include "trainer/alignment.h"
 #include "trainer/checkpoint.h"
 #include "trainer/cpu_engine.h"
 #include "trainer/data_parallel.h"
@@ -59,6 +60,7 @@ struct EpochTotals {
   double flops = 0;  // model FLOPs of this rank's steps (engines that estimate them)
   double lr = 0;     // of the last step
   bool done = false;  // the epoch ran to its end (not stopped by --steps)
+  UnalignableTally unalignable;  // this rank's rows CTC could not align (alignment.h)
   Clock::time_point start;  // after the ranks agreed on the batch count: the epoch's wall clock
 };
 
@@ -349,6 +351,7 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
       totals->done = true;
       return Status::OK();
     }
+    totals->unalignable.Add(batch.unalignable);
     // The step's rows over all ranks, which weigh each rank's gradient (data_parallel.h); a
     // rank with no row would still join the step, with a zero gradient.
     StepRows step_rows{batch.rows, batch.frames};
@@ -412,6 +415,18 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
                                     *train_set_.tokenizer, static_cast<size_t>(o_.eval_examples),
                                     ranks_.comm, &eval));
   const double eval_seconds = Since(eval_start);
+  // The count over all ranks (a collective: every rank is here); the keys are rank 0's.
+  int64_t unalignable = static_cast<int64_t>(totals.unalignable.count);
+  if (ranks_.comm != nullptr) {
+    std::vector<int64_t> all;
+    SLUICE_RETURN_IF_ERROR(AllGatherHost(ranks_.comm, &unalignable, 1, &all));
+    unalignable = 0;
+    for (const int64_t n : all) unalignable += n;
+  }
+  UnalignableTally tally = totals.unalignable;
+  tally.count = static_cast<uint64_t>(unalignable);
+  nlohmann::json unalignable_keys = nlohmann::json::array();
+  for (const Unalignable& u : tally.first) unalignable_keys.push_back(u.key);
   const double mean_loss =
       counters_.epoch_steps ? counters_.epoch_loss_sum / counters_.epoch_steps : 0.0;
   const double busy = totals.compute_seconds + totals.wait_seconds;
@@ -435,6 +450,8 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
       {"audio_hours_per_second", busy > 0 ? totals.audio_seconds / 3600 / busy : 0.0},
       {"steps_per_second", busy > 0 ? totals.steps / busy : 0.0},
       {"wait_fraction", busy > 0 ? totals.wait_seconds / busy : 0.0},
+      {"unalignable", unalignable},
+      {"unalignable_keys", unalignable_keys},
   };
   // Model FLOPs utilisation of this rank's device (docs/train.md, "MFU"); CUDA only.
   const double peak = engine_->peak_flops();
@@ -454,6 +471,10 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
     for (const auto& [ref, hyp] : eval.examples)
       std::printf("  ref: %s\n  hyp: %s\n", ref.c_str(), hyp.c_str());
   }
+  // Not only in --json: a silent loss of 0 is what this line exists to prevent.
+  if (lead_ && unalignable > 0)
+    std::fprintf(o_.json ? stderr : stdout, "epoch %llu: %s\n",
+                 static_cast<unsigned long long>(epoch), tally.Message().c_str());
   std::fflush(stdout);
   if (o_.checkpoint.empty()) return Status::OK();
   // A finished epoch resumes at the next one; a run stopped by --steps where it stopped.

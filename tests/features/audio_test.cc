@@ -261,16 +261,45 @@ TEST_F(AudioTest, MemoryErrorsNameTheRecord) {
   EXPECT_TRUE(DecodeMemory(junk.data(), 0, "record-42", {}, &a).IsInvalidArgument());
 }
 
-TEST_F(AudioTest, TruncatedWavDecodesWhatIsThereOrFails) {
-  const auto path = Write("t.wav", Ramp(4000), 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+// libsndfile shortens a WAV whose data chunk claims more than the file holds to what is there,
+// without an error: a cut-off copy would train as a shorter clip. DecodeFile/DecodeMemory say so.
+TEST_F(AudioTest, TruncatedWavIsCorruptionNamingBothLengthsUnlessAllowed) {
+  const auto ramp = Ramp(4000);
+  const auto path = Write("t.wav", ramp, 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
   auto bytes = ReadAll(path);
+  const std::string whole(bytes.begin(), bytes.end());
+  const size_t data = whole.find("data") + 8;  // first sample byte
   bytes.resize(bytes.size() / 2);
+  const size_t held = (bytes.size() - data) / 2;
+  const std::string cut = WriteBytes("cut.wav", std::string(bytes.begin(), bytes.end()));
+  const std::string want =
+      "header declares 4000 frames, file holds " + std::to_string(held);
   DecodedAudio a;
   Status s = DecodeMemory(bytes.data(), bytes.size(), "trunc", {}, &a);
-  // libsndfile accepts a short data chunk; then the samples are the ones present, never more.
-  if (s.ok()) {
-    EXPECT_LT(a.samples.size(), 4000u);
-  }
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("trunc: " + want, 0), 0u) << s.message();
+  s = DecodeFile(cut, {}, &a);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind(cut + ": " + want, 0), 0u) << s.message();
+
+  DecodeOptions allow;
+  allow.allow_truncated = true;
+  ASSERT_OK(DecodeFile(cut, allow, &a));
+  ASSERT_EQ(a.samples.size(), held);
+  for (size_t i = 0; i < held; ++i) ASSERT_EQ(a.samples[i], ramp[i] / 32768.0f) << i;
+  // The whole file is not affected.
+  EXPECT_OK(DecodeFile(path, {}, &a));
+  EXPECT_EQ(a.samples.size(), 4000u);
+}
+
+TEST_F(AudioTest, TruncatedFlacFileIsNeverSilentlyShorter) {
+  const auto path = Write("t.flac", Ramp(40000), 1, 16000, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
+  auto bytes = ReadAll(path);
+  bytes.resize(bytes.size() * 2 / 3);
+  DecodedAudio a;
+  const Status s = DecodeMemory(bytes.data(), bytes.size(), "trunc", {}, &a);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString() << " (" << a.samples.size() << " samples)";
+  EXPECT_EQ(s.message().rfind("trunc: ", 0), 0u) << s.message();
 }
 
 TEST(AllFiniteTest, DetectsNanAndInf) {

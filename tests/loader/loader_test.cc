@@ -307,6 +307,34 @@ TEST_F(LoaderTest, MemoryBudgetRefusesAPoolThatWouldNotFit) {
   EXPECT_OK(l->Start(0));
 }
 
+TEST_F(LoaderTest, MemoryBudgetBelowOneBatchFailsAtStartNamingTheOptionAndTheSize) {
+  LoaderOptions o = Options();
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  ASSERT_OK(l->Start(0));
+  const EpochStats free = l->stats();
+  ASSERT_GT(free.pool_batches, 0u);
+  const uint64_t batch_bytes = free.pool_bytes / free.pool_batches;  // the largest batch's
+  o.memory_budget = batch_bytes - 1;
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  const Status st = l->Start(0);
+  ASSERT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  for (const std::string& want :
+       {std::string("--memory-budget"), std::string("memory_budget"),
+        std::string("smaller than one batch"), "needs " + std::to_string(batch_bytes) + " bytes",
+        "at least " + std::to_string(free.pool_bytes)})
+    EXPECT_NE(st.message().find(want), std::string::npos) << want << " in " << st.ToString();
+  // A budget that holds one batch but not the pool is the other error, naming the pool.
+  o.memory_budget = batch_bytes;
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  const Status pool = l->Start(0);
+  ASSERT_TRUE(pool.IsInvalidArgument()) << pool.ToString();
+  EXPECT_NE(pool.message().find("the batch pool needs"), std::string::npos) << pool.ToString();
+  o.memory_budget = free.pool_bytes;  // exactly the pool: fits
+  ASSERT_OK(Loader::Open(dir_->path(), o, &l));
+  EXPECT_OK(l->Start(0));
+}
+
 TEST_F(LoaderTest, Float16AndBFloat16AreTheFloat32BatchesRounded) {
   LoaderOptions o = Options();
   std::unique_ptr<Loader> l32, l16, lb16;

@@ -697,6 +697,101 @@ TEST_F(ShardifyTest, InfoJsonHasTheAdvertisedFields) {
   EXPECT_GT(j["seconds"].get<double>(), 24.0);
 }
 
+// A 16 kHz mono 16-bit WAV whose header declares `declared` frames but which holds `held`.
+void WriteWav(const std::string& path, uint32_t declared, uint32_t held) {
+  auto u32 = [](std::string* s, uint32_t v) {
+    for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
+  };
+  auto u16 = [](std::string* s, uint16_t v) {
+    s->push_back(static_cast<char>(v));
+    s->push_back(static_cast<char>(v >> 8));
+  };
+  std::string b = "RIFF";
+  u32(&b, 36 + 2 * declared);
+  b += "WAVEfmt ";
+  u32(&b, 16);
+  u16(&b, 1);  // PCM
+  u16(&b, 1);  // mono
+  u32(&b, 16000);
+  u32(&b, 32000);
+  u16(&b, 2);  // block align
+  u16(&b, 16);
+  b += "data";
+  u32(&b, 2 * declared);
+  for (uint32_t i = 0; i < held; ++i) u16(&b, static_cast<uint16_t>((i * 37) % 2000));
+  testing::WriteFile(path, b);
+}
+
+TEST_F(ShardifyTest, ATruncatedWavIsRejectedWithBothLengthsOrKeptUnderAFlag) {
+  WriteWav(tmp_.Join("whole.wav"), 8000, 8000);
+  WriteWav(tmp_.Join("cut.wav"), 8000, 5000);  // a copy that stopped short
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"whole.wav\", \"text\": \"a\", \"id\": \"whole\"}\n"
+                     "{\"audio_filepath\": \"cut.wav\", \"text\": \"b\", \"id\": \"cut\"}\n");
+  const std::string run = Shardify() + " audio -q --json -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("strict"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["records"], 1) << r.out;
+  const auto rejects = Lines(tmp_.Join("strict/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const std::string reason = nlohmann::json::parse(rejects[0])["reason"];
+  EXPECT_NE(reason.find("cut.wav: header declares 8000 frames, file holds 5000"),
+            std::string::npos)
+      << reason;
+
+  r = Sh(run + tmp_.Join("lenient") + " --allow-truncated-audio");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["records"], 2) << r.out;
+  shards::Manifest m;
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("lenient"), &m));
+  EXPECT_EQ(m.duration(), 8000u + 5000u);  // the cut file's 5000 frames, no more, no padding
+}
+
+TEST_F(ShardifyTest, MaxTokensPerSecondRejectsTranscriptsTheAudioCannotAlign) {
+  // One second of audio: 20 alternating tokens fit under 25 per second; 40 equal ones need 79.
+  WriteWav(tmp_.Join("one.wav"), 16000, 16000);
+  std::string fits;
+  for (int i = 0; i < 10; ++i) fits += "ab";
+  const std::string too_long(40, 'b');
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"one.wav\", \"text\": \"" + fits +
+                         "\", \"id\": \"fits\"}\n"
+                         "{\"audio_filepath\": \"one.wav\", \"text\": \"" + too_long +
+                         "\", \"id\": \"too-long\"}\n");
+  const std::string run = Shardify() + " audio -q --json -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("ds") + " --tokenizer char --max-tokens-per-second 25");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["records"], 1) << r.out;
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const nlohmann::json j = nlohmann::json::parse(rejects[0]);
+  EXPECT_EQ(j["line"], 2);
+  // "bbbb...": a blank between every pair of equal neighbours, so 40 tokens need 79 frames.
+  const std::string reason = j["reason"];
+  EXPECT_NE(reason.find("40 tokens (79 CTC frames with repeats) in 1 s of audio is 79 per "
+                        "second, over --max-tokens-per-second 25"),
+            std::string::npos)
+      << reason;
+  // Without the flag both are written; without a tokenizer the flag is an error.
+  r = Sh(run + tmp_.Join("all") + " --tokenizer char");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["records"], 2) << r.out;
+  r = Sh(run + tmp_.Join("x") + " --max-tokens-per-second 25");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("needs --tokenizer"), std::string::npos) << r.out;
+}
+
+TEST_F(ShardifyTest, NewFlagsAreInTheHelpAndTheDocs) {
+  const std::string help = Sh(Shardify() + " audio --help").out;
+  const char* root = std::getenv("SLUICE_SOURCE_ROOT");
+  ASSERT_NE(root, nullptr) << "meson sets SLUICE_SOURCE_ROOT";
+  const std::string doc = ReadFile(std::string(root) + "/docs/shardify.md");
+  for (const char* flag : {"--max-tokens-per-second", "--allow-truncated-audio"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+    EXPECT_NE(doc.find(flag), std::string::npos) << flag;
+  }
+}
+
 TEST_F(ShardifyTest, UsageErrorsAreClear) {
   EXPECT_EQ(Sh(Shardify() + " --help").code, 0);
   RunResult r = Sh(Shardify() + " audio -o " + tmp_.Join("x"));

@@ -39,6 +39,8 @@ struct AudioArgs {
   std::string codec = "pcm16";
   double max_duration = 600;
   double min_duration = 0;
+  double max_tokens_per_second = 0;  // 0: no check
+  bool allow_truncated_audio = false;
 };
 
 struct AudioConfig {
@@ -47,6 +49,8 @@ struct AudioConfig {
   bool flac;
   double max_duration;
   double min_duration;
+  double max_tokens_per_second;  // CTC frames a transcript needs per second of audio; 0: any
+  bool allow_truncated_audio;
   const features::Tokenizer* tokenizer = nullptr;  // null: no token ids
   // Precomputed features (--features): at most one is set.
   const features::FbankComputer* fbank = nullptr;
@@ -97,6 +101,7 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   std::string why;
   if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) return reject(why);
   const std::string& rel = line.audio_filepath;
+  line.decode.allow_truncated = cfg.allow_truncated_audio;
   const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
   std::error_code ec;
   r->input_bytes = fs::file_size(path, ec);
@@ -115,6 +120,19 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   if (seconds < cfg.min_duration) {
     return reject(path + ": " + FormatSeconds(seconds) + " s of audio is below --min-duration " +
                   FormatSeconds(cfg.min_duration));
+  }
+  if (cfg.tokenizer && cfg.max_tokens_per_second > 0) {
+    // What CTC needs: one output frame per token plus one blank between equal neighbours
+    // (reference::CtcMinInputLength); a model with F output frames per second aligns at most F
+    // per second (docs/shardify.md, "--max-tokens-per-second").
+    size_t needed = s.ids.size();
+    for (size_t i = 1; i < s.ids.size(); ++i) needed += s.ids[i] == s.ids[i - 1];
+    if (static_cast<double>(needed) > cfg.max_tokens_per_second * seconds)
+      return reject(path + ": " + std::to_string(s.ids.size()) + " tokens (" +
+                    std::to_string(needed) + " CTC frames with repeats) in " + FormatSeconds(seconds) +
+                    " s of audio is " + FormatSeconds(static_cast<double>(needed) / seconds) +
+                    " per second, over --max-tokens-per-second " +
+                    FormatSeconds(cfg.max_tokens_per_second));
   }
   st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate,
                           cfg.sample_rate, &s.resampled);
@@ -178,6 +196,11 @@ int Run(const AudioArgs& a) {
   cfg.flac = a.codec == "flac";
   cfg.max_duration = a.max_duration;
   cfg.min_duration = a.min_duration;
+  cfg.max_tokens_per_second = a.max_tokens_per_second;
+  cfg.allow_truncated_audio = a.allow_truncated_audio;
+  if (a.max_tokens_per_second > 0 && a.tokenizer.spec.empty())
+    return ReportError(Status::InvalidArgument(
+        "--max-tokens-per-second counts token ids: it needs --tokenizer"));
 
   DatasetTokenizer tok;
   if (!a.tokenizer.spec.empty()) {
@@ -225,6 +248,10 @@ int Run(const AudioArgs& a) {
       {"tokenizer", TokenizerFingerprint(a.tokenizer)},
       {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
       {"drop_audio", a.drop_audio}};
+  // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
+  if (a.max_tokens_per_second > 0)
+    opt.fingerprint["max_tokens_per_second"] = a.max_tokens_per_second;
+  if (a.allow_truncated_audio) opt.fingerprint["allow_truncated_audio"] = true;
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
@@ -275,6 +302,15 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  sub->add_option("--max-tokens-per-second", args->max_tokens_per_second,
+                  "With --tokenizer: reject a clip whose transcript needs more CTC frames (tokens, "
+                  "plus one per repeated neighbour) than this many per second of audio; the tiny "
+                  "and small models have 25 per second at a 10 ms frame shift (0 = no check)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_flag("--allow-truncated-audio", args->allow_truncated_audio,
+                "Keep the samples of a WAV/FLAC/AIFF file whose header declares more than the "
+                "file holds (a cut-off copy); by default such a file is rejected");
   sub->add_option(
          "--features", args->features.kind,
          "Also store precomputed features (float16 [frames, bins]): fbank or spectrogram, with the "
