@@ -35,12 +35,10 @@ std::string Seconds(double s) {
   return buf;
 }
 
-Status OpenError(const std::string& name) {
+Status OpenError(const std::string& name, const internal::OpenFailure& f) {
   // A system error while opening is I/O; anything else means the bytes are not audio we know.
-  if (sf_error(nullptr) == SF_ERR_SYSTEM) {
-    return Status::IOError(SndfileError(name, "cannot read audio", nullptr));
-  }
-  return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
+  if (f.code == SF_ERR_SYSTEM) return Status::IOError(name + ": cannot read audio: " + f.reason);
+  return Status::Corruption(name + ": not a readable audio file: " + f.reason);
 }
 
 Status Truncated(const std::string& name, int64_t declared, int64_t holds) {
@@ -206,8 +204,10 @@ Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudi
         return ::pread(fd, dst, n, static_cast<off_t>(offset)) == static_cast<ssize_t>(n);
       },
       static_cast<uint64_t>(st.st_size));
-  SndfileCloser sf{sf_open_fd(fd, SFM_READ, &info, SF_FALSE)};
-  if (sf.sf == nullptr) return OpenError(path);
+  internal::OpenFailure failure;
+  SndfileCloser sf{
+      internal::OpenSndfile([&] { return sf_open_fd(fd, SFM_READ, &info, SF_FALSE); }, &failure)};
+  if (sf.sf == nullptr) return OpenError(path, failure);
   return ReadOpened(sf.sf, info, path, wav, opt, out);
 }
 
@@ -217,10 +217,12 @@ Status DecodeMemory(const void* data, size_t size, const std::string& name,
   internal::MemoryReader reader{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size),
                                 0};
   SF_INFO info{};
-  SndfileCloser sf{sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &info, &reader)};
-  if (sf.sf == nullptr) {
-    return Status::Corruption(SndfileError(name, "not a readable audio file", nullptr));
-  }
+  internal::OpenFailure failure;
+  SndfileCloser sf{internal::OpenSndfile(
+      [&] { return sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &info, &reader); },
+      &failure)};
+  if (sf.sf == nullptr)
+    return Status::Corruption(name + ": not a readable audio file: " + failure.reason);
   const internal::WavLength wav = internal::WavFrames(
       [data, size](uint64_t offset, size_t n, void* dst) {
         if (offset > size || n > size - offset) return false;

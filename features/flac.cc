@@ -30,10 +30,11 @@ Status EncodeFlac(const int16_t* pcm, size_t n, int sample_rate, std::vector<uin
   info.samplerate = sample_rate;
   info.channels = 1;
   info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-  SNDFILE* sf = sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer);
-  if (sf == nullptr) {
-    return Status::IOError(internal::SndfileError("flac encode", "cannot start encoder", nullptr));
-  }
+  internal::OpenFailure failure;
+  SNDFILE* sf = internal::OpenSndfile(
+      [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },
+      &failure);
+  if (sf == nullptr) return Status::IOError("flac encode: cannot start encoder: " + failure.reason);
   const auto frames = static_cast<sf_count_t>(n);
   const bool written = sf_writef_short(sf, pcm, frames) == frames;
   const std::string write_error = written ? "" : sf_strerror(sf);
@@ -54,10 +55,11 @@ Status DecodeFlac(const uint8_t* data, size_t n, const std::string& name, std::v
   if (n == 0) return Status::Corruption(name + ": empty FLAC record");
   internal::MemoryReader reader{data, static_cast<sf_count_t>(n), 0};
   SF_INFO info{};
-  SndfileCloser sf{sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &info, &reader)};
-  if (sf.sf == nullptr) {
-    return Status::Corruption(internal::SndfileError(name, "not a FLAC stream", nullptr));
-  }
+  internal::OpenFailure failure;
+  SndfileCloser sf{internal::OpenSndfile(
+      [&] { return sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &info, &reader); },
+      &failure)};
+  if (sf.sf == nullptr) return Status::Corruption(name + ": not a FLAC stream: " + failure.reason);
   if ((info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_FLAC) {
     return Status::Corruption(name + ": audio record is not FLAC");
   }

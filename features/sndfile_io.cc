@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace sluice::features::internal {
 namespace {
@@ -68,9 +69,18 @@ SF_VIRTUAL_IO* MemoryReaderIo() { return &g_reader_io; }
 SF_VIRTUAL_IO* VectorWriterIo() { return &g_writer_io; }
 
 std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf) {
-  // With sf == nullptr libsndfile reports its last global open error; under concurrent failing
-  // opens the reason text may belong to another thread's file, the status code does not.
   return name + ": " + what + ": " + sf_strerror(sf);
+}
+
+SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  SNDFILE* sf = open(arg);
+  if (sf == nullptr) {
+    failure->code = sf_error(nullptr);
+    failure->reason = sf_strerror(nullptr);
+  }
+  return sf;
 }
 
 }  // namespace sluice::features::internal

@@ -27,7 +27,22 @@ struct VectorWriter {
 SF_VIRTUAL_IO* MemoryReaderIo();
 SF_VIRTUAL_IO* VectorWriterIo();
 
-// "name: what: libsndfile's reason" for a failed open (sf == nullptr) or a failed call on `sf`.
+// "name: what: libsndfile's reason" for a failed call on `sf`.
 std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf);
+
+// Why an open failed: libsndfile's error number and text.
+struct OpenFailure {
+  int code = SF_ERR_NO_ERROR;
+  std::string reason;
+};
+// Runs `open` (an sf_open* call) under one process-wide lock, and on failure reads its error
+// under the same lock. libsndfile keeps a failed open's error in a single global that another
+// thread's failing open overwrites, so without the lock a reject reason could name another file's
+// problem, and shardify's rejects.jsonl would change with the thread count.
+SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure);
+template <class Open>
+SNDFILE* OpenSndfile(Open&& open, OpenFailure* failure) {
+  return OpenSndfileLocked([](void* f) { return (*static_cast<Open*>(f))(); }, &open, failure);
+}
 
 }  // namespace sluice::features::internal

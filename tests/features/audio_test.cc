@@ -2,12 +2,14 @@
 #include <sndfile.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -193,6 +195,38 @@ TEST_F(AudioTest, GarbageIsCorruptionWithLibsndfileReason) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.message().find(path), std::string::npos);
   EXPECT_GT(s.message().size(), path.size() + 10) << "reason missing: " << s.message();
+}
+
+// libsndfile keeps a failed open's error in one global: damaged inputs decoded on many threads
+// at once must still each get their own reason, or shardify's rejects.jsonl changes with -j
+// (ShardifyTest.OutputIsByteIdenticalForAnyThreadCount failed on it once in CI).
+TEST_F(AudioTest, ConcurrentFailedOpensEachGiveTheirOwnReason) {
+  std::string bad_fmt = "RIFF";
+  bad_fmt += std::string("\x24\x00\x00\x00", 4) + "WAVEfmt " + std::string("\x02\x00\x00\x00", 4) +
+             std::string(64, '\0');
+  const std::vector<std::string> inputs = {std::string(1000, 'x'), bad_fmt};
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DecodedAudio a;
+    const Status s = DecodeMemory(inputs[i].data(), inputs[i].size(), "in", {}, &a);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    expected.push_back(s.message());
+  }
+  ASSERT_NE(expected[0], expected[1]) << "the two inputs must fail for different reasons";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 3000; ++k) {
+        const size_t i = static_cast<size_t>((t + k) % 2);
+        DecodedAudio a;
+        const Status s = DecodeMemory(inputs[i].data(), inputs[i].size(), "in", {}, &a);
+        wrong += s.message() != expected[i];
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(AudioTest, EmptyAndZeroSampleFilesAreRejected) {
