@@ -28,12 +28,15 @@
 #include "shards/fields.h"
 #include "shards/record.h"
 #include "fuzz_regression.h"
+#include "dataset_compare.h"
 #include "test_util.h"
 
 namespace sluice {
 namespace {
 namespace fs = std::filesystem;
 using testing::ReadFile;
+using testing::DirContents;
+using testing::ExpectSameDatasetBytes;
 using testing::TempDir;
 
 using RunResult = testing::ShellResult;
@@ -50,18 +53,6 @@ std::vector<std::string> Lines(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) out.push_back(line);
   return out;
-}
-
-// Every file of a dataset directory, name -> size and checksum of its bytes.
-std::map<std::string, std::string> DirContents(const std::string& dir) {
-  std::map<std::string, std::string> m;
-  for (const auto& de : fs::directory_iterator(dir)) {
-    const std::string bytes = ReadFile(de.path().string());
-    m[de.path().filename().string()] =
-        std::to_string(bytes.size()) + ":" +
-        shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size()));
-  }
-  return m;
 }
 
 class ShardifyTest : public ::testing::Test {
@@ -242,20 +233,6 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
                      tmp_.Join("dup"));
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.out.find("part 0/3 is in both"), std::string::npos) << bad.out;
-}
-
-// Everything of a dataset directory but manifest.json, and the manifest without "source",
-// which must differ: it records where the data came from (the input, or the merged parts).
-void ExpectSameDatasetBytes(const std::string& a, const std::string& b) {
-  auto da = DirContents(a), db = DirContents(b);
-  da.erase("manifest.json");
-  db.erase("manifest.json");
-  EXPECT_EQ(da, db);
-  auto ma = nlohmann::json::parse(ReadFile(a + "/manifest.json"));
-  auto mb = nlohmann::json::parse(ReadFile(b + "/manifest.json"));
-  ma.erase("source");
-  mb.erase("source");
-  EXPECT_EQ(ma, mb);
 }
 
 TEST_F(ShardifyTest, PartRerunsAreIdempotentAndRedoOnlyIncompleteParts) {

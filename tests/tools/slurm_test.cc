@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "shards/checksum.h"
+#include "dataset_compare.h"
 #include "test_util.h"
 
 namespace sluice {
 namespace {
 namespace fs = std::filesystem;
 using testing::ReadFile;
+using testing::DirContents;
+using testing::ExpectSameDatasetBytes;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -27,32 +30,6 @@ RunResult Sh(const std::string& cmd) { return testing::RunShell(cmd); }
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;
-}
-
-std::map<std::string, std::string> DirContents(const std::string& dir) {
-  std::map<std::string, std::string> m;
-  for (const auto& de : fs::directory_iterator(dir)) {
-    const std::string bytes = ReadFile(de.path().string());
-    m[de.path().filename().string()] =
-        std::to_string(bytes.size()) + ":" +
-        shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size()));
-  }
-  return m;
-}
-
-// Shard, rejects and tokenizer files equal byte for byte, and manifest.json equal but for
-// "source", which must differ: a single run records its input, a merge the part directories
-// and each part's item range.
-void ExpectSameDatasetBytes(const std::string& a, const std::string& b) {
-  auto da = DirContents(a), db = DirContents(b);
-  da.erase("manifest.json");
-  db.erase("manifest.json");
-  EXPECT_EQ(da, db);
-  auto ma = nlohmann::json::parse(ReadFile(a + "/manifest.json"));
-  auto mb = nlohmann::json::parse(ReadFile(b + "/manifest.json"));
-  ma.erase("source");
-  mb.erase("source");
-  EXPECT_EQ(ma, mb);
 }
 
 // Small shards and blocks so every part has several shards and a crash can fall between them.
