@@ -195,7 +195,8 @@ struct LoaderOptions {
 
   // --- how fast and how much memory (never changes a batch) ---
   int threads = 0;                         // decode threads, the caller's background thread
-                                           // included (0 = all cores)
+                                           // included (0 = the cores this process may use:
+                                           // affinity mask and cgroup quota, base/cpus.h)
   int tokens_in_flight = 0;                // blocks between read and collate at once; each holds
                                            // one compressed block (0 = 2 * threads + 2)
   uint32_t open_batches = 16;              // batches being filled at once, at most: the pool is
@@ -275,7 +276,7 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"seed", "--seed", "keys every shuffle, dither and mask"}, o.seed);
   v(FieldInfo{"rank", "--rank", "this process's rank", kWhat, 0}, o.rank);
   v(FieldInfo{"world", "--world", "ranks sharing the epoch", kWhat, 1}, o.world);
-  v(FieldInfo{"threads", "--threads", "loader decode threads (0 = all cores)", kHow, 0, 1024},
+  v(FieldInfo{"threads", "--threads", "loader decode threads (0 = the usable cores)", kHow, 0, 1024},
     o.threads);
   v(FieldInfo{"tokens_in_flight", "--tokens", "blocks in flight (0 = 2 x threads + 2)", kHow, 0},
     o.tokens_in_flight);

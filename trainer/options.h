@@ -55,7 +55,7 @@ struct TrainOptions {
   features::SpecAugmentOptions spec_augment_options;  // counts, widths (bins, frames), fill
 
   // --- how it runs: free to change between a run and its resume ---
-  int loader_threads = 1;         // decode threads of the loader (0 = all cores)
+  int loader_threads = 1;         // decode threads of the loader (0 = the usable cores)
   std::string checkpoint;         // written at each epoch end and at the end; "{step}" in the name
                                   // is replaced by the step, keeping one file per checkpoint
   int64_t checkpoint_every = 0;   // also every this many steps (0 = only epoch ends and the end)
@@ -141,7 +141,7 @@ void VisitFields(O& o, V&& v) {
     o.spec_augment);
   v(FieldInfo{"spec_augment_options", nullptr, "SpecAugment counts and widths"},
     o.spec_augment_options);
-  v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = all cores)", kHow, 0, 256},
+  v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = the usable cores)", kHow, 0, 256},
     o.loader_threads);
   v(FieldInfo{"checkpoint", "--checkpoint",
               "checkpoint file, written after each epoch and at the "

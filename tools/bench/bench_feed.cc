@@ -234,7 +234,7 @@ int RunFeed(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_option("--copy-mb", copy_mb, "size of the bandwidth test copy (MiB)");
   app.add_option("--dataset", dataset, "feed a shardify dataset through the real loader instead");
-  app.add_option("--threads", threads, "loader threads with --dataset (0 = all cores)");
+  app.add_option("--threads", threads, "loader threads with --dataset (0 = the usable cores)");
   app.add_option("--max-frames", max_frames, "loader cap on frames per batch with --dataset");
   app.add_flag("--no-pageable", no_pageable, "skip the pageable-memory feeder run");
   app.add_flag("--json", json, "one JSON object on stdout");
