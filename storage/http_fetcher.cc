@@ -222,14 +222,9 @@ Status HttpFetcher::ReadRange(const std::string& url, uint64_t offset, size_t n,
     job->url = url;
     job->offset = offset;
     job->size = n;
-    Enqueue(job, /*urgent=*/true);
-    l.unlock();
-    curl_multi_wakeup(static_cast<CURLM*>(multi_));
-    l.lock();
+    FetchNow(job, &l);
   }
-  done_cv_.wait(l, [&] { return job->state == Job::State::kDone || stop_; });
-  if (job->state != Job::State::kDone)
-    return Status::IOError(url + ": the storage was closed while a read waited");
+  SLUICE_RETURN_IF_ERROR(AwaitDone(job, url, &l));
   if (!job->status.ok()) {
     Release(job);
     return job->status;
@@ -245,15 +240,25 @@ Status HttpFetcher::ReadWhole(const std::string& url, std::string* out) {
   job->url = url;
   job->whole = true;
   std::unique_lock<std::mutex> l(mu_);
-  Enqueue(job, /*urgent=*/true);
-  l.unlock();
-  curl_multi_wakeup(static_cast<CURLM*>(multi_));
-  l.lock();
-  done_cv_.wait(l, [&] { return job->state == Job::State::kDone || stop_; });
-  if (job->state != Job::State::kDone)
-    return Status::IOError(url + ": the storage was closed while a read waited");
+  FetchNow(job, &l);
+  SLUICE_RETURN_IF_ERROR(AwaitDone(job, url, &l));
   if (!job->status.ok()) return job->status;
   *out = std::move(job->body);
+  return Status::OK();
+}
+
+void HttpFetcher::FetchNow(const std::shared_ptr<Job>& job, std::unique_lock<std::mutex>* l) {
+  Enqueue(job, /*urgent=*/true);
+  l->unlock();
+  curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  l->lock();
+}
+
+Status HttpFetcher::AwaitDone(const std::shared_ptr<Job>& job, const std::string& url,
+                              std::unique_lock<std::mutex>* l) {
+  done_cv_.wait(*l, [&] { return job->state == Job::State::kDone || stop_; });
+  if (job->state != Job::State::kDone)
+    return Status::IOError(url + ": the storage was closed while a read waited");
   return Status::OK();
 }
 

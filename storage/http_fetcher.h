@@ -63,8 +63,13 @@ class HttpFetcher {
  private:
   explicit HttpFetcher(const FetcherOptions& options);
   void Loop();
-  Status Wait(const std::shared_ptr<Job>& job);
   void Enqueue(std::shared_ptr<Job> job, bool urgent);
+  // Queues `job` ahead of the hints and wakes the transfer thread (mu_ held by *l, released
+  // meanwhile).
+  void FetchNow(const std::shared_ptr<Job>& job, std::unique_lock<std::mutex>* l);
+  // Waits for `job`; an IOError naming `url` if the storage closed first (mu_ held by *l).
+  Status AwaitDone(const std::shared_ptr<Job>& job, const std::string& url,
+                   std::unique_lock<std::mutex>* l);
   void EvictLeftoversLocked(uint64_t need);
   void StartReadyLocked();
   void Finish(Job* job);

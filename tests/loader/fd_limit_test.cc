@@ -3,9 +3,7 @@
 // now borrow descriptors from a bounded cache (shards/fd_cache.h). The epoch runs in a process of
 // its own (tests/loader/epoch_digest.cc) so the limit binds nothing else.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -15,24 +13,12 @@
 namespace sluice::loader {
 namespace {
 
-struct ChildRun {
-  int code = -1;
-  std::string out;
-};
+using ChildRun = testing::ShellResult;
 
 ChildRun EpochDigest(const std::string& dir, int nofile) {
   const char* exe = std::getenv("EPOCH_DIGEST");
-  ChildRun r;
-  if (exe == nullptr) return r;
-  FILE* p =
-      popen((std::string(exe) + " " + dir + " " + std::to_string(nofile) + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  if (exe == nullptr) return {};
+  return testing::RunShell(std::string(exe) + " " + dir + " " + std::to_string(nofile));
 }
 
 TEST(FdLimit, HundredsOfShardsTrainUnderUlimit64WithTheSameBatches) {
