@@ -13,12 +13,12 @@
 namespace sluice::loader {
 namespace {
 
-using ChildRun = testing::ShellResult;
+using ChildRun = sluice::testing::ShellResult;
 
 ChildRun EpochDigest(const std::string& dir, int nofile) {
   const char* exe = std::getenv("EPOCH_DIGEST");
   if (exe == nullptr) return {};
-  return testing::RunShell(std::string(exe) + " " + dir + " " + std::to_string(nofile));
+  return sluice::testing::RunShell(std::string(exe) + " " + dir + " " + std::to_string(nofile));
 }
 
 TEST(FdLimit, HundredsOfShardsTrainUnderUlimit64WithTheSameBatches) {
