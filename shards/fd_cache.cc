@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/sysio.h"
+
 namespace sluice::shards {
 namespace {
 
@@ -87,7 +89,7 @@ void FdCache::EvictLocked(size_t keep, std::vector<std::shared_ptr<CachedFd>>* c
 
 Status FdCache::OpenRetrying(const std::string& path, int* fd) {
   while (true) {
-    *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    *fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (*fd >= 0) {
       std::lock_guard<std::mutex> lock(mu_);
       ++opens_;
@@ -190,7 +192,8 @@ Status OpenCachedFile(const std::string& path, FdCache* cache,
 Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst) {
   size_t done = 0;
   while (done < n) {
-    const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    const ssize_t r =
+        sysio::Pread(fd, dst + done, n - done, static_cast<off_t>(offset + done), name.c_str());
     if (r < 0) {
       if (errno == EINTR) continue;
       return Status::IOError(name + ": read of " + std::to_string(n) + " bytes at offset " +

@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
+#include "base/sysio.h"
 #include "shards/fd_cache.h"
 
 namespace sluice::shards {
@@ -61,9 +64,9 @@ std::string DirName(const std::string& path) {
 }
 
 Status SyncDir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = sysio::Open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::IOError(dir + ": open directory: " + ErrnoText(errno));
-  int rc = ::fsync(fd);
+  int rc = sysio::Fsync(fd, dir.c_str());
   int err = errno;
   ::close(fd);
   if (rc != 0) return Status::IOError(dir + ": fsync directory: " + ErrnoText(err));
@@ -73,7 +76,7 @@ Status SyncDir(const std::string& dir) {
 }  // namespace
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound(path + ": no such file");
     return Status::IOError(path + ": open: " + ErrnoText(errno));
@@ -101,9 +104,40 @@ WritableFile::~WritableFile() {
 }
 
 Status WritableFile::Create(const std::string& path, std::unique_ptr<WritableFile>* out) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = sysio::Open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(path + ": create: " + ErrnoText(errno));
-  out->reset(new WritableFile(path, fd));
+  out->reset(new WritableFile(path, fd, 0));
+  return Status::OK();
+}
+
+Status WritableFile::OpenForAppend(const std::string& path, uint64_t keep_bytes,
+                                   std::unique_ptr<WritableFile>* out) {
+  if (keep_bytes == 0) return Create(path, out);
+  int fd = sysio::Open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path + ": open for append: " + ErrnoText(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::IOError(path + ": stat: " + ErrnoText(err));
+  }
+  if (static_cast<uint64_t>(st.st_size) < keep_bytes) {
+    ::close(fd);
+    // Cutting "back" would extend it with zeros: bytes a journal vouched for are lost.
+    return Status::Corruption(path + ": holds " + std::to_string(st.st_size) +
+                              " bytes, fewer than the " + std::to_string(keep_bytes) +
+                              " its journal vouches for");
+  }
+  // Positioned at keep_bytes by the truncate and the lseek, not O_APPEND: what follows a torn
+  // tail is overwritten.
+  if (sysio::Ftruncate(fd, static_cast<off_t>(keep_bytes), path.c_str()) != 0 ||
+      ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::IOError(path + ": truncate to " + std::to_string(keep_bytes) +
+                           " bytes: " + ErrnoText(err));
+  }
+  out->reset(new WritableFile(path, fd, keep_bytes));
   return Status::OK();
 }
 
@@ -122,13 +156,15 @@ Status WritableFile::WriteAll(std::string_view data) {
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
-    ssize_t w = ::write(fd_, p, left);
+    ssize_t w = sysio::Write(fd_, p, left, path_.c_str());
     if (w < 0) {
       if (errno == EINTR) continue;
-      return Status::IOError(path_ + ": write: " + ErrnoText(errno));
+      return Status::IOError(path_ + ": write of " + std::to_string(left) + " bytes at offset " +
+                             std::to_string(written_) + ": " + ErrnoText(errno));
     }
     p += w;
     left -= static_cast<size_t>(w);
+    written_ += static_cast<uint64_t>(w);
   }
   return Status::OK();
 }
@@ -139,17 +175,73 @@ Status WritableFile::Flush() {
   return Status::OK();
 }
 
+Status WritableFile::Sync() {
+  SLUICE_RETURN_IF_ERROR(Flush());
+  if (sysio::Fsync(fd_, path_.c_str()) != 0) {
+    return Status::IOError(path_ + ": fsync at " + std::to_string(written_) +
+                           " bytes: " + ErrnoText(errno));
+  }
+  return Status::OK();
+}
+
 Status WritableFile::Close() {
   if (fd_ < 0) return Status::OK();
-  Status s = Flush();
-  if (s.ok() && ::fsync(fd_) != 0) s = Status::IOError(path_ + ": fsync: " + ErrnoText(errno));
+  Status s = Sync();
   if (::close(fd_) != 0 && s.ok()) s = Status::IOError(path_ + ": close: " + ErrnoText(errno));
   fd_ = -1;
   return s;
 }
 
+LineReader::~LineReader() { ::close(fd_); }
+
+Status LineReader::Open(const std::string& path, std::unique_ptr<LineReader>* out) {
+  int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::IOError(path + ": open: " + ErrnoText(errno));
+  }
+  out->reset(new LineReader(path, fd));
+  return Status::OK();
+}
+
+bool LineReader::Next(std::string* line, Status* status) {
+  while (true) {
+    const size_t nl = buf_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      line->assign(buf_, pos_, nl - pos_);
+      pos_ = nl + 1;
+      return true;
+    }
+    if (eof_) {
+      if (pos_ == buf_.size()) return false;
+      line->assign(buf_, pos_);
+      pos_ = buf_.size();
+      return true;
+    }
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    const size_t have = buf_.size();
+    constexpr size_t kChunk = 1 << 16;
+    buf_.resize(have + kChunk);
+    ssize_t r;
+    do {
+      r = sysio::Read(fd_, buf_.data() + have, kChunk, path_.c_str());
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+      *status =
+          Status::IOError(path_ + ": read of " + std::to_string(kChunk) + " bytes at offset " +
+                          std::to_string(offset_) + ": " + ErrnoText(errno));
+      buf_.resize(have);
+      return false;
+    }
+    buf_.resize(have + static_cast<size_t>(r));
+    offset_ += static_cast<uint64_t>(r);
+    eof_ = r == 0;
+  }
+}
+
 Status RenameDurable(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) {
+  if (sysio::Rename(from.c_str(), to.c_str()) != 0) {
     return Status::IOError("rename " + from + " -> " + to + ": " + ErrnoText(errno));
   }
   return SyncDir(DirName(to));
@@ -159,8 +251,14 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   const std::string tmp = path + ".tmp";
   std::unique_ptr<WritableFile> f;
   SLUICE_RETURN_IF_ERROR(WritableFile::Create(tmp, &f));
-  SLUICE_RETURN_IF_ERROR(f->Append(contents));
-  SLUICE_RETURN_IF_ERROR(f->Close());
+  Status s = f->Append(contents);
+  if (s.ok()) s = f->Close();
+  if (!s.ok()) {
+    // No debris from a full disk; a failed rename or directory fsync keeps its file, which a
+    // rerun overwrites.
+    ::unlink(tmp.c_str());
+    return s;
+  }
   return RenameDurable(tmp, path);
 }
 
@@ -169,6 +267,31 @@ Status ReadFileToString(const std::string& path, std::string* out) {
   SLUICE_RETURN_IF_ERROR(OpenRandomAccessFile(path, &f));
   out->resize(f->Size());
   return f->Read(0, out->size(), out->data());
+}
+
+Status LinkOrCopyFile(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::remove(to, ec);
+  if (sysio::Link(from.c_str(), to.c_str()) == 0) return SyncDir(DirName(to));
+  const int err = errno;
+  if (err != EXDEV && err != EPERM && err != EMLINK && err != ENOTSUP) {
+    return Status::IOError("link " + from + " -> " + to + ": " + ErrnoText(err));
+  }
+  // Streamed in chunks: shards are large.
+  std::unique_ptr<RandomAccessFile> in;
+  SLUICE_RETURN_IF_ERROR(OpenRandomAccessFile(from, &in));
+  const std::string tmp = to + ".tmp";
+  std::unique_ptr<WritableFile> out;
+  SLUICE_RETURN_IF_ERROR(WritableFile::Create(tmp, &out));
+  std::string chunk;
+  for (uint64_t at = 0; at < in->Size();) {
+    chunk.resize(static_cast<size_t>(std::min<uint64_t>(in->Size() - at, 4 << 20)));
+    SLUICE_RETURN_IF_ERROR(in->Read(at, chunk.size(), chunk.data()));
+    SLUICE_RETURN_IF_ERROR(out->Append(chunk));
+    at += chunk.size();
+  }
+  SLUICE_RETURN_IF_ERROR(out->Close());
+  return RenameDurable(tmp, to);
 }
 
 }  // namespace sluice::shards

@@ -1,0 +1,55 @@
+// The system calls every sluice file access goes through, with a fault injector in front
+// (SQLite's test VFS and leveldb's FaultInjectionTestEnv, at the level of the calls): a test
+// can make the N-th call of a process fail with EIO or ENOSPC, or move fewer bytes than asked,
+// and then check that the process reports it, leaves nothing half-written under a final name,
+// and that a rerun produces what an undisturbed run does (docs/testing.md, "Fault injection").
+//
+// Each wrapper behaves exactly like the call it wraps (-1 with errno on failure) and costs one
+// relaxed atomic load when no fault is armed. `path` names the file for the trace and the
+// injector's report only; the caller's own error message names file, offset and call.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace sluice::sysio {
+
+int Open(const char* path, int flags, mode_t mode = 0);
+ssize_t Read(int fd, void* buf, size_t n, const char* path);
+ssize_t Pread(int fd, void* buf, size_t n, off_t offset, const char* path);
+ssize_t Write(int fd, const void* buf, size_t n, const char* path);
+int Fsync(int fd, const char* path);
+int Ftruncate(int fd, off_t length, const char* path);
+int Rename(const char* from, const char* to);
+int Link(const char* from, const char* to);
+
+// The injector. Armed from the environment at the first call:
+//   SLUICE_FAULT_INJECT=trace:FILE       append "<n> <call> <path>" per call to FILE
+//   SLUICE_FAULT_INJECT=N[:KIND[:MATCH]] the N-th call (1-based) fails; KIND is
+//       error  EIO, or ENOSPC for a write (the default)
+//       eio    EIO for every call, writes too
+//       short  the N-th read or write moves half the bytes asked (only reads and writes count)
+//     MATCH: count only calls whose path contains MATCH (a checkpoint's name, say).
+// The injected call prints "sluice: fault injection: call N (<call> <path>) fails with
+// <errno text>" to stderr, so a test can tell which call it hit.
+enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink };
+const char* CallName(Call c);
+
+struct FaultSpec {
+  enum class Kind : uint8_t { kNone, kTrace, kError, kEio, kShort };
+  Kind kind = Kind::kNone;
+  uint64_t n = 0;          // the call to fail, 1-based
+  std::string match;       // only calls whose path contains this count
+  std::string trace_path;  // kTrace
+};
+// Parses the SLUICE_FAULT_INJECT forms above; false (and *why) for anything else.
+bool ParseFaultSpec(const std::string& text, FaultSpec* spec, std::string* why);
+// Arms the injector in-process (tests); kNone disarms. Resets the call count.
+void ArmFaults(const FaultSpec& spec);
+// Calls counted since the injector was armed (0 when disarmed).
+uint64_t FaultCallsCounted();
+
+}  // namespace sluice::sysio

@@ -1,0 +1,119 @@
+// The fault injector in front of every file access (base/sysio.h): which call it fails, with
+// what, and that it counts only what it is asked to count.
+#include "base/sysio.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "test_util.h"
+
+namespace sluice::sysio {
+namespace {
+
+FaultSpec Spec(const std::string& text) {
+  FaultSpec s;
+  std::string why;
+  EXPECT_TRUE(ParseFaultSpec(text, &s, &why)) << text << ": " << why;
+  return s;
+}
+
+class SysioTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ArmFaults({}); }
+  // Opens, writes 8 bytes and closes `name` in the temporary directory: two counted calls.
+  int WriteOnce(const std::string& name, ssize_t* wrote) {
+    const std::string path = dir_.Join(name);
+    const int fd = Open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return errno;
+    *wrote = Write(fd, "12345678", 8, path.c_str());
+    const int err = *wrote < 0 ? errno : 0;
+    ::close(fd);
+    return err;
+  }
+  testing::TempDir dir_;
+};
+
+TEST(FaultSpecTest, ParsesEveryFormAndRefusesTheRest) {
+  FaultSpec s = Spec("7");
+  EXPECT_EQ(s.kind, FaultSpec::Kind::kError);
+  EXPECT_EQ(s.n, 7u);
+  s = Spec("3:short");
+  EXPECT_EQ(s.kind, FaultSpec::Kind::kShort);
+  s = Spec("2:eio:ckpt");
+  EXPECT_EQ(s.kind, FaultSpec::Kind::kEio);
+  EXPECT_EQ(s.match, "ckpt");
+  s = Spec("trace:/tmp/x");
+  EXPECT_EQ(s.kind, FaultSpec::Kind::kTrace);
+  EXPECT_EQ(s.trace_path, "/tmp/x");
+  std::string why;
+  for (const char* bad : {"", "0", "x", "3:bogus", "-1", "trace:", "3x"}) {
+    EXPECT_FALSE(ParseFaultSpec(bad, &s, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
+TEST_F(SysioTest, FailsExactlyTheNthCallWithEnospcForAWrite) {
+  ArmFaults(Spec("2"));  // call 1 opens, call 2 writes
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("a", &wrote), ENOSPC);
+  EXPECT_EQ(FaultCallsCounted(), 2u);
+  // Past N everything proceeds.
+  EXPECT_EQ(WriteOnce("b", &wrote), 0);
+  EXPECT_EQ(wrote, 8);
+}
+
+TEST_F(SysioTest, EioKindFailsWritesWithEio) {
+  ArmFaults(Spec("2:eio"));
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("a", &wrote), EIO);
+}
+
+TEST_F(SysioTest, AnOpenFailsWithEio) {
+  ArmFaults(Spec("1"));
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("a", &wrote), EIO);
+}
+
+TEST_F(SysioTest, ShortMovesHalfAndCountsOnlyTransfers) {
+  ArmFaults(Spec("1:short"));  // the open is not counted: the write is transfer 1
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("a", &wrote), 0);
+  EXPECT_EQ(wrote, 4);
+  EXPECT_EQ(FaultCallsCounted(), 1u);
+}
+
+TEST_F(SysioTest, MatchCountsOnlyCallsOnMatchingPaths) {
+  ArmFaults(Spec("2:error:target"));
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("other", &wrote), 0);  // not counted
+  EXPECT_EQ(FaultCallsCounted(), 0u);
+  EXPECT_EQ(WriteOnce("target", &wrote), ENOSPC);  // open = 1, write = 2
+}
+
+TEST_F(SysioTest, TraceNamesEveryCallInOrder) {
+  const std::string trace = dir_.Join("trace.txt");
+  ArmFaults(Spec("trace:" + trace));
+  ssize_t wrote = 0;
+  ASSERT_EQ(WriteOnce("a", &wrote), 0);
+  const std::string from = dir_.Join("a"), to = dir_.Join("b");
+  ASSERT_EQ(Rename(from.c_str(), to.c_str()), 0);
+  ArmFaults({});
+  std::ifstream in(trace);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "1 open " + from + "\n2 write " + from + "\n3 rename " + to + "\n");
+}
+
+TEST_F(SysioTest, DisarmedCountsNothing) {
+  ssize_t wrote = 0;
+  EXPECT_EQ(WriteOnce("a", &wrote), 0);
+  EXPECT_EQ(FaultCallsCounted(), 0u);
+}
+
+}  // namespace
+}  // namespace sluice::sysio
