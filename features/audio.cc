@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/sysio.h"
 #include "features/sndfile_io.h"
 #include "features/wav_length.h"
 
@@ -33,12 +34,6 @@ std::string Seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f s", s);
   return buf;
-}
-
-Status OpenError(const std::string& name, const internal::OpenFailure& f) {
-  // A system error while opening is I/O; anything else means the bytes are not audio we know.
-  if (f.code == SF_ERR_SYSTEM) return Status::IOError(name + ": cannot read audio: " + f.reason);
-  return Status::Corruption(name + ": not a readable audio file: " + f.reason);
 }
 
 Status Truncated(const std::string& name, int64_t declared, int64_t holds) {
@@ -177,12 +172,16 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
 
 Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudio* out) {
   // Open the descriptor ourselves so a missing file is NotFound and a permission problem an
-  // IOError, both with errno's reason; libsndfile would report either as a generic failure.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // InvalidArgument (this input cannot be used), both with errno's reason. Any other failure is
+  // an IOError: the machine's fault, not the input's, so shardify stops instead of rejecting an
+  // item an undisturbed run would keep.
+  const int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     std::string msg = path + ": cannot open: " + std::strerror(err);
     if (err == ENOENT || err == ENOTDIR) return Status::NotFound(std::move(msg));
+    if (err == EACCES || err == EPERM || err == ELOOP || err == EISDIR)
+      return Status::InvalidArgument(std::move(msg));
     return Status::IOError(std::move(msg));
   }
   struct FdCloser {
@@ -193,22 +192,29 @@ Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudi
   if (::fstat(fd, &st) != 0) {
     return Status::IOError(path + ": cannot stat: " + std::strerror(errno));
   }
-  if (S_ISDIR(st.st_mode)) return Status::IOError(path + ": is a directory, not an audio file");
-  if (S_ISREG(st.st_mode) && st.st_size == 0) {
-    return Status::InvalidArgument(path + ": file is empty (zero length)");
+  if (S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(path + ": is a directory, not an audio file");
   }
-  SF_INFO info{};
-  // close_desc = FALSE: the descriptor is ours to close whether or not the open succeeds.
-  const internal::WavLength wav = internal::WavFrames(
-      [fd](uint64_t offset, size_t n, void* dst) {
-        return ::pread(fd, dst, n, static_cast<off_t>(offset)) == static_cast<ssize_t>(n);
-      },
-      static_cast<uint64_t>(st.st_size));
-  internal::OpenFailure failure;
-  SndfileCloser sf{
-      internal::OpenSndfile([&] { return sf_open_fd(fd, SFM_READ, &info, SF_FALSE); }, &failure)};
-  if (sf.sf == nullptr) return OpenError(path, failure);
-  return ReadOpened(sf.sf, info, path, wav, opt, out);
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
+  if (st.st_size == 0) return Status::InvalidArgument(path + ": file is empty (zero length)");
+  // The whole file is read here, by our calls, and decoded from memory. libsndfile reading the
+  // descriptor itself would see a failing disk as a short file: the clip would be rejected as
+  // truncated (or, with --allow-truncated-audio, kept shortened) instead of the run stopping.
+  // Scratch per thread: shardify's workers decode one clip at a time each.
+  thread_local std::string bytes;
+  bytes.resize(static_cast<size_t>(st.st_size));
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t r = sysio::Pread(fd, bytes.data() + done, bytes.size() - done,
+                                   static_cast<off_t>(done), path.c_str());
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return Status::IOError(path + ": read of " + std::to_string(bytes.size() - done) +
+                             " bytes at offset " + std::to_string(done) + ": " +
+                             (r < 0 ? std::strerror(errno) : "the file shrank while read"));
+    }
+    done += static_cast<size_t>(r);
+  }
+  return DecodeMemory(bytes.data(), bytes.size(), path, opt, out);
 }
 
 Status DecodeMemory(const void* data, size_t size, const std::string& name,

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/sysio.h"
 #include "features/audio.h"
 #include "features/flac.h"
 #include "features/pcm.h"
@@ -183,9 +184,41 @@ TEST_F(AudioTest, MissingFileIsNotFoundAndNamesThePath) {
   EXPECT_NE(s.message().find(path), std::string::npos);
 }
 
-TEST_F(AudioTest, DirectoryIsIOError) {
+// A directory is a bad input (rejected by shardify), not a machine fault (which stops it).
+TEST_F(AudioTest, DirectoryIsInvalidArgument) {
   DecodedAudio a;
-  EXPECT_TRUE(DecodeFile(dir_.string(), {}, &a).IsIOError());
+  const Status s = DecodeFile(dir_.string(), {}, &a);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s.ToString();
+}
+
+// A read error is an IOError naming file, offset and call: never a clip decoded from fewer bytes
+// than the file holds (which the truncation check would reject as a bad input, or
+// --allow-truncated-audio keep shortened).
+TEST_F(AudioTest, ReadErrorIsIOErrorNotTruncation) {
+  const auto path =
+      Write("r.wav", std::vector<int16_t>(16000, 100), 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  sysio::FaultSpec spec;
+  std::string why;
+  // Call 1 opens the file, call 2 reads it; "short" counts only reads and writes.
+  for (const char* kind : {"2:eio:r.wav", "1:short:r.wav"}) {
+    ASSERT_TRUE(sysio::ParseFaultSpec(kind, &spec, &why)) << why;
+    sysio::ArmFaults(spec);
+    DecodedAudio a;
+    DecodeOptions opt;
+    opt.allow_truncated = true;
+    const Status s = DecodeFile(path, opt, &a);
+    sysio::ArmFaults({});
+    if (std::string(kind).find("short") != std::string::npos) {
+      // A short read is retried: the whole clip.
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_EQ(a.samples.size(), 16000u);
+      continue;
+    }
+    ASSERT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_NE(s.message().find(path + ": read of"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("at offset 0"), std::string::npos) << s.ToString();
+  }
 }
 
 TEST_F(AudioTest, GarbageIsCorruptionWithLibsndfileReason) {
