@@ -107,6 +107,10 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   r->input_bytes = fs::file_size(path, ec);
   if (ec) r->input_bytes = 0;
   Status st = features::DecodeFile(path, line.decode, &s.decoded);
+  if (st.IsIOError()) {
+    r->fault = st;
+    return;
+  }
   if (!st.ok()) return reject(st.message());
   if (s.decoded.samples.empty()) return reject(path + ": zero-length audio");
   if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size())) {

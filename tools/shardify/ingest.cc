@@ -3,7 +3,6 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <unordered_map>
 
 #include "base/cpus.h"
@@ -51,16 +49,20 @@ bool IsOurFile(const std::string& name) {
 // that was being written and are removed.
 Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, ResumePoint* rp) {
   const std::string path = dir + "/" + kJournalName;
-  std::ifstream in(path);
-  if (!in) return Status::OK();  // nothing to resume: start from the beginning
-  std::string line;
+  std::unique_ptr<shards::LineReader> in;
+  Status st = shards::LineReader::Open(path, &in);
+  if (st.IsNotFound()) return Status::OK();  // nothing to resume: start from the beginning
+  SLUICE_RETURN_IF_ERROR(st);
+  std::vector<std::string> lines;
+  for (std::string line; in->Next(&line, &st);) lines.push_back(std::move(line));
+  SLUICE_RETURN_IF_ERROR(st);  // a read error is not the end of the journal
   uint64_t lineno = 0;
-  while (std::getline(in, line)) {
+  for (const std::string& line : lines) {
     ++lineno;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       // A torn last line (crash while appending) is expected; anything else is not.
-      if (in.peek() == EOF) break;
+      if (lineno == lines.size()) break;
       return Status::Corruption(path + ": line " + std::to_string(lineno) + ": not valid JSON");
     }
     try {
@@ -108,14 +110,7 @@ void RemoveOurFiles(const std::string& dir) {
 // The part ("3/16") whose output `dir` holds without a marker: from the journal of an
 // interrupted run, else from a manifest written just before a crash; "" when neither says.
 std::string UnmarkedPart(const std::string& dir) {
-  std::ifstream in(dir + "/" + kJournalName);
-  std::string line;
-  if (in && std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.contains("fingerprint") && j["fingerprint"].contains("part") &&
-        j["fingerprint"]["part"].is_string())
-      return j["fingerprint"]["part"].get<std::string>();
-  }
+  if (std::string part = JournalPart(dir); !part.empty()) return part;
   shards::Manifest m;
   if (shards::LoadManifest(dir, &m).ok() && m.source.is_object() && m.source.contains("part") &&
       m.source["part"].is_string())
@@ -154,14 +149,19 @@ Status PreparePartDir(const IngestOptions& opt, const std::string& input_xxh3, b
     return Status::InvalidArgument(opt.out_dir + ": " + st.message() +
                                    ". HINT: pass --overwrite to redo this part");
   }
-  bool ours = false;
-  for (const auto& de : fs::directory_iterator(opt.out_dir))
-    ours |= IsOurFile(de.path().filename().string());
+  bool ours = false, shards_present = false;
+  for (const auto& de : fs::directory_iterator(opt.out_dir)) {
+    const std::string name = de.path().filename().string();
+    ours |= IsOurFile(name);
+    shards_present |= IsOurFile(name) && name.rfind("shard-", 0) == 0;
+  }
   if (!ours) return Status::OK();  // *handled false: a fresh start by the usual path
   // Output of another part in this directory means the part number came out wrong (say
-  // --part auto in an array rerun of a single id): refuse rather than destroy it.
+  // --part auto in an array rerun of a single id): refuse rather than destroy it. A run that
+  // failed before its journal was durable left nothing to protect (no journal, manifest or
+  // shard): that is redone.
   const std::string other = UnmarkedPart(opt.out_dir);
-  if (other != spec) {
+  if (other != spec && (!other.empty() || shards_present)) {
     return Status::InvalidArgument(
         opt.out_dir + " holds the unfinished output of " +
         (other.empty() ? std::string("a run that is not a part") : "part " + other) +
@@ -198,6 +198,9 @@ Status PrepareOutDir(const IngestOptions& opt, const std::string& input_xxh3, Re
   }
   if (has_manifest) {
     if (opt.resume) {
+      // The manifest is renamed into place only after every shard is durable: complete. A
+      // failure after that (the directory's fsync) can leave the journal, removed here.
+      fs::remove(opt.out_dir + "/" + kJournalName, ec);
       *already_complete = true;
       return Status::OK();
     }
@@ -290,8 +293,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
                     "\n";
   }
   SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path, journal_text));
-  FILE* journal = std::fopen(journal_path.c_str(), "ab");
-  if (!journal) return Status::IOError(journal_path + ": cannot open for append");
+  std::unique_ptr<shards::WritableFile> journal;
+  SLUICE_RETURN_IF_ERROR(
+      shards::WritableFile::OpenForAppend(journal_path, journal_text.size(), &journal));
 
   // Fault injection for the interrupted-run test (docs/shardify.md): exit
   // abruptly once N shards are durable and the next one has been started.
@@ -308,10 +312,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
                                             {"rejected", rejects.count()}}
                                  .dump() +
                              "\n";
-    if (std::fwrite(line.data(), 1, line.size(), journal) != line.size() ||
-        std::fflush(journal) != 0 || ::fsync(fileno(journal)) != 0) {
-      return Status::IOError(journal_path + ": append failed");
-    }
+    SLUICE_RETURN_IF_ERROR(journal->Append(line));
+    SLUICE_RETURN_IF_ERROR(journal->Sync());
     ++shards_done;
     return Status::OK();
   };
@@ -351,8 +353,13 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   auto write_stage = [&](Work* raw) {
     std::unique_ptr<Work> w(raw);
     if (stop.load(std::memory_order_relaxed)) return;
-    Status st;
     ItemResult& r = w->result;
+    if (!r.fault.ok()) {
+      failure = r.fault;
+      stop = true;
+      return;
+    }
+    Status st;
     if (r.ok) {
       const auto [shard, record] = writer.NextPosition();
       auto [it, inserted] = seen_keys.emplace(
@@ -398,7 +405,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     next_item_after_shard = end;
     failure = writer.Finish();
   }
-  std::fclose(journal);
+  if (Status st = journal->Close(); failure.ok()) failure = st;
   SLUICE_RETURN_IF_ERROR(failure);
   SLUICE_RETURN_IF_ERROR(rejects.Close());
 

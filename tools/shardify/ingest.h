@@ -40,6 +40,9 @@ struct ItemResult {
   uint32_t tokens = 0;
   std::string payload;     // record fields (shards/record.h)
   uint64_t input_bytes = 0;
+  // A machine fault while reading the item (EIO): stops the run with this error instead of
+  // rejecting an item an undisturbed run would keep; --resume then continues.
+  Status fault;
 };
 
 class ItemSource {

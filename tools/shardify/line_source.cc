@@ -3,6 +3,15 @@
 #include "shards/checksum.h"
 
 namespace sluice::shardify {
+namespace {
+
+Status OpenInput(const std::string& path, std::unique_ptr<shards::LineReader>* in) {
+  Status st = shards::LineReader::Open(path, in);
+  if (st.IsNotFound()) return Status::NotFound(path + ": cannot open input: no such file");
+  return st;
+}
+
+}  // namespace
 
 Status LineSource::Count(uint64_t* n, uint64_t* digest) {
   *n = 0;
@@ -10,11 +19,12 @@ Status LineSource::Count(uint64_t* n, uint64_t* digest) {
   // between files or splitting a document changes the digest.
   shards::StreamingChecksum sum;
   for (const auto& f : files_) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) return Status::NotFound(f + ": cannot open input");
+    std::unique_ptr<shards::LineReader> in;
+    SLUICE_RETURN_IF_ERROR(OpenInput(f, &in));
     std::string line;
     bool in_doc = false;
-    while (std::getline(in, line)) {
+    Status st;
+    while (in->Next(&line, &st)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       line.push_back('\n');
       sum.Update(line.data(), line.size());
@@ -28,6 +38,7 @@ Status LineSource::Count(uint64_t* n, uint64_t* digest) {
         ++*n;
       }
     }
+    SLUICE_RETURN_IF_ERROR(st);
     sum.Update("\0", 1);
   }
   *digest = sum.Digest();
@@ -37,19 +48,16 @@ Status LineSource::Count(uint64_t* n, uint64_t* digest) {
 bool LineSource::OpenNext(Status* status) {
   while (!open_) {
     if (file_ >= files_.size()) return false;
-    in_ = std::ifstream(files_[file_], std::ios::binary);
-    if (!in_) {
-      *status = Status::NotFound(files_[file_] + ": cannot open input");
-      return false;
-    }
+    *status = OpenInput(files_[file_], &in_);
+    if (!status->ok()) return false;
     open_ = true;
     line_ = 0;
   }
   return true;
 }
 
-bool LineSource::ReadLine(std::string* line) {
-  if (!std::getline(in_, *line)) return false;
+bool LineSource::ReadLine(std::string* line, Status* status) {
+  if (!in_->Next(line, status)) return false;
   ++line_;
   if (!line->empty() && line->back() == '\r') line->pop_back();
   return true;
@@ -60,7 +68,7 @@ bool LineSource::Next(InputItem* item, Status* status) {
   while (true) {
     if (!OpenNext(status)) return false;
     if (!docs_) {
-      if (ReadLine(&line)) {
+      if (ReadLine(&line, status)) {
         item->index = index_++;
         item->source = files_[file_];
         item->line = line_;
@@ -69,7 +77,7 @@ bool LineSource::Next(InputItem* item, Status* status) {
       }
     } else {
       item->text.clear();
-      while (ReadLine(&line)) {
+      while (ReadLine(&line, status)) {
         if (line.empty()) {
           if (item->text.empty()) continue;  // blank lines between documents
           break;
@@ -78,14 +86,16 @@ bool LineSource::Next(InputItem* item, Status* status) {
         else item->text += '\n';
         item->text += line;
       }
+      if (!status->ok()) return false;  // never a document cut short by a read error
       if (!item->text.empty()) {
         item->index = index_++;
         item->source = files_[file_];
         return true;
       }
     }
+    if (!status->ok()) return false;  // a read error, not the end of the file
     open_ = false;
-    in_.close();
+    in_.reset();
     ++file_;
   }
 }

@@ -3,11 +3,12 @@
 // and refer to the file the item came from, so rejects point at it exactly.
 #pragma once
 
-#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ingest.h"
+#include "shards/file.h"
 
 namespace sluice::shardify {
 
@@ -19,13 +20,13 @@ class LineSource : public ItemSource {
 
  private:
   bool OpenNext(Status* status);
-  bool ReadLine(std::string* line);  // strips "\n" and "\r\n"
+  bool ReadLine(std::string* line, Status* status);  // strips "\n" and "\r\n"
 
   std::vector<std::string> files_;
   bool docs_;
   size_t file_ = 0;
   bool open_ = false;
-  std::ifstream in_;
+  std::unique_ptr<shards::LineReader> in_;
   uint64_t line_ = 0;
   uint64_t index_ = 0;
 };

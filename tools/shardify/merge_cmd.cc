@@ -91,11 +91,29 @@ Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::str
   return shards::WriteFileAtomic(out_dir + "/" + name, first);
 }
 
+// Whether `out_dir` holds the merge of exactly these parts, complete: a rerun after a failure
+// past the manifest's rename (its directory fsync, say) then succeeds instead of refusing.
+Status AlreadyMerged(const std::string& out_dir, const std::vector<CompletePart>& parts,
+                     shards::Manifest* existing, bool* same) {
+  *same = false;
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(out_dir, existing));
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& p : parts) {
+    shards::Manifest m;
+    SLUICE_RETURN_IF_ERROR(shards::LoadManifest(p.dir, &m));
+    sources.push_back({{"dir", p.dir}, {"source", m.source}});
+  }
+  if (existing->source != nlohmann::json{{"merged", sources}}) return Status::OK();
+  for (const auto& e : existing->shards) {
+    std::error_code ec;
+    if (fs::file_size(out_dir + "/" + e.file, ec) != e.bytes || ec) return Status::OK();
+  }
+  *same = true;
+  return Status::OK();
+}
+
 Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   std::error_code ec;
-  if (fs::exists(a.out + "/" + shards::kManifestName)) {
-    return Status::InvalidArgument(a.out + " already holds a dataset. HINT: choose an empty --out");
-  }
   std::vector<std::string> dirs = a.parts;
   if (!a.parts_dir.empty()) {
     if (!dirs.empty()) {
@@ -114,6 +132,16 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   std::vector<CompletePart> parts;
   SLUICE_RETURN_IF_ERROR(CollectParts(dirs, &parts));
   *num_parts = parts.size();
+  if (fs::exists(a.out + "/" + shards::kManifestName)) {
+    bool same = false;
+    SLUICE_RETURN_IF_ERROR(AlreadyMerged(a.out, parts, out, &same));
+    if (same) {
+      std::fprintf(stderr, "shardify merge: %s already holds this merge; nothing to do\n",
+                   a.out.c_str());
+      return Status::OK();
+    }
+    return Status::InvalidArgument(a.out + " already holds a dataset. HINT: choose an empty --out");
+  }
   fs::create_directories(a.out, ec);
   if (ec) return Status::IOError(a.out + ": " + ec.message());
   std::unique_ptr<shards::DatasetWriter> writer;
@@ -153,14 +181,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
       }
       shards::ShardEntry ne = e;
       ne.file = shards::ShardFileName(static_cast<uint32_t>(out->shards.size()));
-      const std::string from = dir + "/" + e.file, to = a.out + "/" + ne.file;
-      fs::remove(to, ec);
-      fs::create_hard_link(from, to, ec);
-      if (ec) {
-        ec.clear();
-        fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-        if (ec) return Status::IOError("copy " + from + " -> " + to + ": " + ec.message());
-      }
+      SLUICE_RETURN_IF_ERROR(shards::LinkOrCopyFile(dir + "/" + e.file, a.out + "/" + ne.file));
       out->shards.push_back(ne);
     }
     std::string part_rejects;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "shards/checksum.h"
@@ -32,15 +31,7 @@ std::string DescribeIncomplete(const std::string& dir, const Status& marker_stat
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return "does not exist";
   if (!marker_status.IsNotFound()) return marker_status.message();
-  std::ifstream in(dir + "/" + kJournalName);
-  std::string line;
-  if (in && std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].contains("part") &&
-        j["fingerprint"]["part"].is_string()) {
-      *journal_part = j["fingerprint"]["part"].get<std::string>();
-    }
-  }
+  *journal_part = JournalPart(dir);
   std::string why = "no part.json: interrupted, failed or still running";
   if (!journal_part->empty()) why += "; its journal is part " + *journal_part;
   return why;
@@ -54,6 +45,19 @@ nlohmann::json SharedOptions(const PartMarker& m) {
 }
 
 }  // namespace
+
+std::string JournalPart(const std::string& dir) {
+  std::unique_ptr<shards::LineReader> in;
+  std::string line;
+  Status st;
+  if (!shards::LineReader::Open(dir + "/" + kJournalName, &in).ok() || !in->Next(&line, &st))
+    return "";
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].is_object() &&
+      j["fingerprint"].contains("part") && j["fingerprint"]["part"].is_string())
+    return j["fingerprint"]["part"].get<std::string>();
+  return "";
+}
 
 Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts) {
   unsigned a = 0, b = 0;
@@ -133,6 +137,7 @@ Status LoadPartMarker(const std::string& dir, PartMarker* m) {
   // the directory without finishing leaves a marker that no longer describes it.
   std::string manifest;
   Status st = shards::ReadFileToString(dir + "/" + shards::kManifestName, &manifest);
+  if (st.IsIOError()) return st;  // the disk's fault, not the part's
   if (!st.ok())
     return Status::Corruption(path + ": its manifest.json is unreadable: " + st.message());
   const std::string sum = shards::ChecksumHex(shards::Checksum(manifest.data(), manifest.size()));
@@ -214,6 +219,9 @@ Status CollectParts(const std::vector<std::string>& dirs, std::vector<CompletePa
       complete.push_back(std::move(p));
       continue;
     }
+    // A read error says nothing of whether the part is complete: calling it incomplete would
+    // send the user to recompute a part that is fine.
+    if (st.IsIOError()) return st;
     std::string journal_part;
     incomplete.emplace_back(dir, DescribeIncomplete(dir, st, &journal_part));
   }

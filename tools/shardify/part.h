@@ -49,6 +49,8 @@ Status WritePartMarker(const std::string& dir, const PartMarker& m);
 Status LoadPartMarker(const std::string& dir, PartMarker* m);
 // "3/16"
 std::string PartSpec(uint32_t part, uint32_t parts);
+// The part ("3/16") named by the first line of DIR's journal (an interrupted part), or "".
+std::string JournalPart(const std::string& dir);
 
 // Parses "i/N" into part and parts.
 Status ParsePart(const std::string& spec, uint32_t* part, uint32_t* parts);

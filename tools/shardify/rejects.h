@@ -3,24 +3,24 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "shards/file.h"
 
 namespace sluice::shardify {
 
 class RejectsWriter {
  public:
-  ~RejectsWriter();
   // Opens DIR/rejects.jsonl; with keep_bytes > 0 keeps that many bytes of an
   // earlier run's file (--resume) and appends after them.
   Status Open(const std::string& path, uint64_t keep_bytes);
   // {"source": ..., "line": ..., "reason": ..., "input": first 300 bytes}
   Status Add(std::string_view source, uint64_t line, std::string_view reason,
              std::string_view input);
-  // Flushes to the OS so bytes() is on disk before a journal entry names it.
+  // Flushes and fsyncs, so bytes() is on disk before a journal entry names it.
   Status Flush();
   uint64_t bytes() const { return bytes_; }
   uint64_t count() const { return count_; }
@@ -28,8 +28,7 @@ class RejectsWriter {
   Status Close();
 
  private:
-  std::string path_;
-  FILE* f_ = nullptr;
+  std::unique_ptr<shards::WritableFile> f_;
   uint64_t bytes_ = 0;
   uint64_t count_ = 0;
 };
