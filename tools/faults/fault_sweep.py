@@ -1,0 +1,355 @@
+#!/usr/bin/python3
+"""Exhaustive fault injection (issue 17, docs/testing.md "Fault injection").
+
+Every file access of sluice goes through base/sysio.h, whose injector fails the N-th call of a
+process when SLUICE_FAULT_INJECT=N[:KIND[:MATCH]] is set. For each scenario this script runs the
+program once undisturbed with a trace of its calls (the reference), then once per call N:
+
+  error  the N-th call fails (EIO; ENOSPC for a write). The program must exit non-zero (or, if it
+         exits 0, have produced the reference exactly), print an error naming the file of the
+         failed call, and leave nothing half-written under a final name: every final file present
+         equals the reference's (an append-only log such as rejects.jsonl is a prefix of it).
+         Then a rerun the way a user would do it (--resume, the same command, a checkpoint
+         resume) must succeed and produce the reference byte for byte.
+  eio    the same with EIO for writes, at every write call.
+  short  the N-th read or write moves half the bytes asked: the program must succeed with the
+         reference output (short transfers are retried, never taken for an end of file).
+
+Scenarios: shardify (audio with a tokenizer: shards, rejects, journal, tokenizer file, manifest),
+part (one --part of two: the part.json marker), merge (linking parts into one dataset), loader
+(sluice-bench epoch: every batch digest of a failed run is a prefix of the reference's, never a
+wrong batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only).
+
+  tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
+
+Exit status 0 when every fault point held; the summary line counts the fault points exercised.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, fault=None, cwd=None):
+    env = dict(os.environ)
+    env.pop("SLUICE_FAULT_INJECT", None)
+    if fault:
+        env["SLUICE_FAULT_INJECT"] = fault
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def files(d):
+    """name -> sha256 of every file in d (not recursive)."""
+    out = {}
+    if not os.path.isdir(d):
+        return out
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            with open(p, "rb") as f:
+                out[name] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def read(p):
+    with open(p, "rb") as f:
+        return f.read()
+
+
+def trace(cmd, work, match=None, cwd=None):
+    """The calls of an undisturbed run: [(call, path)]. Also checks that it succeeds."""
+    t = os.path.join(work, "trace.txt")
+    if os.path.exists(t):
+        os.remove(t)
+    code, out, err = run(cmd, "trace:" + t, cwd)
+    if code != 0:
+        raise SystemExit("reference run failed (%d): %s\n%s%s" % (code, " ".join(cmd), out, err))
+    calls = []
+    with open(t) as f:
+        for line in f:
+            _, call, path = line.rstrip("\n").split(" ", 2)
+            if match is None or match in path:
+                calls.append((call, path))
+    return calls
+
+
+class Sweep:
+    """Counts fault points and collects failures."""
+
+    def __init__(self, a):
+        self.a = a
+        self.points = 0
+        self.failures = []
+
+    def fail(self, scenario, n, kind, call, why):
+        msg = "%s: fault %d:%s (%s %s): %s" % (scenario, n, kind, call[0], call[1], why)
+        self.failures.append(msg)
+        log("FAIL " + msg)
+
+    def check_reported(self, scenario, n, kind, call, code, err):
+        """A failed run printed an error naming the file of the failed call."""
+        marker = "fault injection: call %d (" % n
+        if marker not in err:
+            self.fail(scenario, n, kind, call, "the injector did not fire:\n" + err)
+            return False
+        base = os.path.basename(call[1].rstrip("/"))
+        others = "\n".join(l for l in err.splitlines() if "fault injection:" not in l)
+        if code == 0:
+            return True
+        if base not in others:
+            self.fail(scenario, n, kind, call, "the error does not name %s:\n%s" % (base, others))
+            return False
+        return True
+
+    def report(self, name, calls):
+        """One line per scenario: its calls and the fault points of each kind."""
+        kinds = {k: len(self.strided(self.indices(calls, k))) for k in ("error", "eio", "short")}
+        log("%s: %d calls in the reference run; fault points: %d error, %d eio (writes), "
+            "%d short (transfers)" % (name, len(calls), kinds["error"], kinds["eio"],
+                                       kinds["short"]))
+
+    def indices(self, calls, kind):
+        """The fault points of a sweep: every call, or every write (eio), or every transfer."""
+        if kind == "short":
+            ns = [i for i, c in enumerate(calls, 1) if c[0] in ("read", "write")]
+            # "short" counts only reads and writes: renumber.
+            return [(k, calls[i - 1]) for k, i in enumerate(ns, 1)]
+        if kind == "eio":
+            return [(i, c) for i, c in enumerate(calls, 1) if c[0] == "write"]
+        return list(enumerate(calls, 1))
+
+    def strided(self, pts):
+        return pts[:: self.a.stride] if self.a.stride > 1 else pts
+
+
+def final_files_ok(out_dir, ref, logs=("rejects.jsonl",), ignore=lambda name: False):
+    """What a failed run left: each file under a final name equals the reference's (append-only
+    logs: a prefix of it). Returns "" or why not."""
+    if not os.path.isdir(out_dir):
+        return ""
+    for name in sorted(os.listdir(out_dir)):
+        if name.endswith(".tmp") or ignore(name):
+            continue
+        p = os.path.join(out_dir, name)
+        if name not in ref["hashes"]:
+            return "left %s, which the reference does not have" % name
+        if name in logs:
+            if not ref["bytes"][name].startswith(read(p)):
+                return "%s is not a prefix of the reference's" % name
+        elif files_hash(p) != ref["hashes"][name]:
+            return "left %s under its final name, not equal to the reference's" % name
+    return ""
+
+
+def files_hash(p):
+    return hashlib.sha256(read(p)).hexdigest()
+
+
+def reference(d):
+    return {"hashes": files(d),
+            "bytes": {n: read(os.path.join(d, n)) for n in os.listdir(d)
+                      if os.path.isfile(os.path.join(d, n))}}
+
+
+def working_file(name):
+    """shardify's journal: how a rerun continues, not an output (docs/shardify.md)."""
+    return name.startswith(".shardify-journal")
+
+
+def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file, prepare=None):
+    """A program that writes a dataset directory: shardify, a part, a merge."""
+    out = os.path.join(work, name + "-out")
+    ref_dir = os.path.join(work, name + "-ref")
+    shutil.rmtree(ref_dir, ignore_errors=True)
+    # The calls as the faulty runs make them: in `out`, not in the reference's directory.
+    calls = [(c, path.replace(ref_dir, out)) for c, path in trace(make_cmd(ref_dir), work)]
+    ref = reference(ref_dir)
+    for kind in ("error", "eio", "short"):
+        for n, call in sw.strided(sw.indices(calls, kind)):
+            shutil.rmtree(out, ignore_errors=True)
+            if prepare:
+                prepare(out)
+            sw.points += 1
+            code, _, err = run(make_cmd(out), "%d:%s" % (n, kind))
+            if kind == "short":
+                if code != 0 or files(out) != ref["hashes"]:
+                    sw.fail(name, n, kind, call, "a short transfer changed the run (exit %d):\n%s"
+                            % (code, err))
+                continue
+            if not sw.check_reported(name, n, kind, call, code, err):
+                continue
+            why = final_files_ok(out, ref, ignore=ignore)
+            if why:
+                sw.fail(name, n, kind, call, why)
+                continue
+            code, _, err = run(make_cmd(out) + rerun_extra)
+            if code != 0:
+                sw.fail(name, n, kind, call, "the rerun failed (%d):\n%s" % (code, err))
+            elif files(out) != ref["hashes"]:
+                sw.fail(name, n, kind, call, "the rerun's output differs from the reference")
+    sw.report(name, calls)
+
+
+def loader_scenario(sw, bench, dataset, work):
+    """sluice-bench epoch: a failed epoch took only batches the reference took, in order."""
+    name = "loader"
+    journal = os.path.join(work, "loader-journal")
+
+    def cmd():
+        if os.path.exists(journal):
+            os.remove(journal)
+        return [bench, "epoch", dataset, "--threads", "1", "--json", "--batch-size", "2",
+                "--journal", journal]
+
+    calls = [c for c in trace(cmd(), work) if "loader-journal" not in c[1]]
+    ref_journal = read(journal).splitlines()
+    for kind in ("error", "short"):
+        for n, call in sw.strided(sw.indices(calls, kind)):
+            sw.points += 1
+            code, _, err = run(cmd(), "%d:%s:%s" % (n, kind, dataset))
+            got = read(journal).splitlines() if os.path.exists(journal) else []
+            if kind == "short" or code == 0:
+                if code != 0 or got != ref_journal:
+                    sw.fail(name, n, kind, call, "the epoch differs from the reference (exit %d)"
+                            ":\n%s" % (code, err))
+                continue
+            if not sw.check_reported(name, n, kind, call, code, err):
+                continue
+            if got != ref_journal[: len(got)]:
+                sw.fail(name, n, kind, call, "a batch before the failure differs from the "
+                        "reference's: wrong data")
+                continue
+            code, _, err = run(cmd())
+            if code != 0 or read(journal).splitlines() != ref_journal:
+                sw.fail(name, n, kind, call, "the rerun differs from the reference:\n" + err)
+    sw.report(name, calls)
+
+
+def train_scenario(sw, train, dataset, work):
+    """sluice-train's checkpoint saves: counted on the checkpoint directory's calls only."""
+    name = "train"
+    ck = os.path.join(work, "ckpt-out")
+    ref_dir = os.path.join(work, "ckpt-ref")
+
+    def cmd(d, resume=None):
+        c = [train, dataset, "--device", "cpu", "--preset", "tiny", "--max-frames", "1500",
+             "--seed", "3", "--steps", "3", "--checkpoint-every", "2", "--eval-examples", "0",
+             "--checkpoint", os.path.join(d, "a-{step}.ckpt")]
+        return c + ["--resume", resume] if resume else c
+
+    shutil.rmtree(ref_dir, ignore_errors=True)
+    os.makedirs(ref_dir)
+    match = os.path.basename(ref_dir)
+    calls = trace(cmd(ref_dir), work, match)
+    ref = reference(ref_dir)
+    for kind in ("error", "eio", "short"):
+        for n, call in sw.strided(sw.indices(calls, kind)):
+            shutil.rmtree(ck, ignore_errors=True)
+            os.makedirs(ck)
+            sw.points += 1
+            code, _, err = run(cmd(ck), "%d:%s:%s" % (n, kind, os.path.basename(ck)))
+            call = (call[0], call[1].replace(match, os.path.basename(ck)))
+            if kind == "short":
+                if code != 0 or files(ck) != ref["hashes"]:
+                    sw.fail(name, n, kind, call, "a short transfer changed the run:\n" + err)
+                continue
+            if not sw.check_reported(name, n, kind, call, code, err):
+                continue
+            why = final_files_ok(ck, ref, logs=())
+            if why:
+                sw.fail(name, n, kind, call, why)
+                continue
+            # Resume from the last checkpoint that made it, as a user would.
+            done = sorted(f for f in os.listdir(ck) if f.endswith(".ckpt"))
+            resume = os.path.join(ck, done[-1]) if done else None
+            code, _, err = run(cmd(ck, resume))
+            got = files(ck)
+            if code != 0 or got.get("a-3.ckpt") != ref["hashes"]["a-3.ckpt"]:
+                sw.fail(name, n, kind, call, "the resumed run's final checkpoint differs (exit "
+                        "%d):\n%s" % (code, err))
+    sw.report(name, calls)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--build", required=True, help="the meson build directory")
+    p.add_argument("--scenario", action="append",
+                   choices=["shardify", "part", "merge", "loader", "train"],
+                   help="run only these (repeatable; default: all)")
+    p.add_argument("--work", help="working directory (default: a temporary one, removed)")
+    p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
+    p.add_argument("--stride", type=int, default=1,
+                   help="inject at every K-th fault point only (1 = exhaustive)")
+    a = p.parse_args()
+    scenarios = a.scenario or ["shardify", "part", "merge", "loader", "train"]
+    tools = os.path.join(a.build, "tools")
+    shardify = os.path.join(tools, "shardify")
+    work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        corpus = os.path.join(work, "corpus")
+        if not os.path.exists(os.path.join(corpus, "manifest.jsonl")):
+            code, out, err = run([os.path.join(ROOT, "tools", "make-sample-corpus"), "--out",
+                                  corpus, "--count", str(a.clips), "--bad", "--seed", "3"])
+            if code != 0:
+                raise SystemExit("make-sample-corpus failed:\n" + out + err)
+        manifest = os.path.join(corpus, "manifest.jsonl")
+        common = ["-q", "-m", manifest, "--max-duration", "30", "-j", "1", "--tokenizer", "char"]
+
+        def audio(out):
+            return [shardify, "audio", "-o", out, "--shard-size", "64k"] + common
+
+        def part(i):
+            return lambda out: [shardify, "audio", "-o", out, "--part", "%d/2" % i] + common
+
+        sw = Sweep(a)
+        if "shardify" in scenarios:
+            dataset_scenario(sw, "shardify", audio, ["--resume"], work)
+        if "part" in scenarios:
+            # A part reruns with the same command: it continues or redoes itself (docs/shardify.md).
+            dataset_scenario(sw, "part", part(1), [], work)
+        if "merge" in scenarios:
+            parts = [os.path.join(work, "merge-part%d" % i) for i in (0, 1)]
+            for i, d in enumerate(parts):
+                if not os.path.exists(os.path.join(d, "part.json")):
+                    shutil.rmtree(d, ignore_errors=True)
+                    code, out, err = run(part(i)(d))
+                    if code != 0:
+                        raise SystemExit("part %d failed:\n%s%s" % (i, out, err))
+            # The sample corpus's broken entries repeat a key across the two parts.
+            dataset_scenario(sw, "merge", lambda out: [shardify, "merge", "-o", out,
+                                                       "--allow-duplicate-keys"] + parts, [], work)
+        dataset = os.path.join(work, "dataset")
+        if ("loader" in scenarios or "train" in scenarios) and not os.path.exists(
+                os.path.join(dataset, "manifest.json")):
+            shutil.rmtree(dataset, ignore_errors=True)
+            code, out, err = run(audio(dataset))
+            if code != 0:
+                raise SystemExit("shardify failed:\n" + out + err)
+        if "loader" in scenarios:
+            loader_scenario(sw, os.path.join(tools, "sluice-bench"), dataset, work)
+        if "train" in scenarios:
+            train_scenario(sw, os.path.join(tools, "sluice-train"), dataset, work)
+        log("fault points exercised: %d; failures: %d" % (sw.points, len(sw.failures)))
+        for f in sw.failures:
+            log("  " + f.splitlines()[0])
+        return 1 if sw.failures else 0
+    finally:
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
