@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cstring>
 #include <string>
 
 #include "shards/checksum.h"
@@ -15,6 +16,28 @@ Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k,
   all->assign(static_cast<size_t>(world) * k, INT64_MIN);
   std::copy(mine, mine + k, all->begin() + static_cast<ptrdiff_t>(rank * k));
   return comm->AllReduceMaxHost(all->data(), all->size());
+}
+
+Status AllGatherStrings(comm::Communicator* comm, const std::string& mine,
+                        std::vector<std::string>* all) {
+  const int64_t length = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> lengths;
+  SLUICE_RETURN_IF_ERROR(AllGatherHost(comm, &length, 1, &lengths));
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const size_t words = static_cast<size_t>(longest + 7) / 8;
+  // Bytes packed 8 to a word, zero-padded. The max-reduction under AllGatherHost needs every
+  // word a rank owns to exceed INT64_MIN (the other ranks' filler): that word is 7 NUL bytes
+  // then 0x80, which a NUL-free string padded only at its end never produces.
+  std::vector<int64_t> packed(std::max<size_t>(words, 1), 0);
+  std::memcpy(packed.data(), mine.data(), mine.size());
+  std::vector<int64_t> gathered;
+  SLUICE_RETURN_IF_ERROR(AllGatherHost(comm, packed.data(), packed.size(), &gathered));
+  all->clear();
+  for (int r = 0; r < comm->world(); ++r) {
+    const char* bytes = reinterpret_cast<const char*>(gathered.data() + r * packed.size());
+    all->emplace_back(bytes, static_cast<size_t>(lengths[static_cast<size_t>(r)]));
+  }
+  return Status::OK();
 }
 
 Status GatherStepRows(comm::Communicator* comm, int64_t rows, int64_t frames, StepRows* out) {

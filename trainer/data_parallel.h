@@ -28,6 +28,10 @@ namespace sluice::train {
 // Exact, so it also carries doubles' bit patterns (std::bit_cast).
 Status AllGatherHost(comm::Communicator* comm, const int64_t* mine, size_t k,
                      std::vector<int64_t>* all);
+// Every rank's string, in rank order (two AllGatherHost calls: the lengths, then the bytes).
+// For small reports (the keys an epoch line names), not for data. Strings must hold no NUL.
+Status AllGatherStrings(comm::Communicator* comm, const std::string& mine,
+                        std::vector<std::string>* all);
 
 struct StepRows {
   int64_t total_rows = 0;    // rows over all ranks

@@ -35,6 +35,30 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Every rank's unalignable count summed, and the named ones of all ranks in rank order (the
+// first UnalignableTally::kNamed of them).
+Status GatherUnalignable(comm::Communicator* comm, UnalignableTally* tally) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (const Unalignable& u : tally->first)
+    mine.push_back({u.key, u.frames, u.tokens, u.min_frames});
+  const std::string text = nlohmann::json{{"count", tally->count}, {"first", mine}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::vector<std::string> all;
+  SLUICE_RETURN_IF_ERROR(AllGatherStrings(comm, text, &all));
+  UnalignableTally merged;
+  for (const std::string& rank_text : all) {
+    const nlohmann::json j = nlohmann::json::parse(rank_text);
+    std::vector<Unalignable> found;
+    for (const auto& u : j["first"])
+      found.push_back({u[0].get<std::string>(), u[1].get<int>(), u[2].get<int>(), u[3].get<int>()});
+    merged.Add(found);
+    // Add counted the named ones only; the rest of this rank's count goes on top.
+    merged.count += j["count"].get<uint64_t>() - found.size();
+  }
+  *tally = std::move(merged);
+  return Status::OK();
+}
+
 // ---- Checkpoints ------------------------------------------------------------------------------
 
 // `pattern` with {rank} replaced: --resume and --checkpoint may name one file per rank.
@@ -415,16 +439,11 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
                                     *train_set_.tokenizer, static_cast<size_t>(o_.eval_examples),
                                     ranks_.comm, &eval));
   const double eval_seconds = Since(eval_start);
-  // The count over all ranks (a collective: every rank is here); the keys are rank 0's.
-  int64_t unalignable = static_cast<int64_t>(totals.unalignable.count);
-  if (ranks_.comm != nullptr) {
-    std::vector<int64_t> all;
-    SLUICE_RETURN_IF_ERROR(AllGatherHost(ranks_.comm, &unalignable, 1, &all));
-    unalignable = 0;
-    for (const int64_t n : all) unalignable += n;
-  }
+  // Over all ranks (collectives: every rank is here): the count, and the first named of each
+  // rank in rank order, so an utterance is named whichever rank's shard held it.
   UnalignableTally tally = totals.unalignable;
-  tally.count = static_cast<uint64_t>(unalignable);
+  if (ranks_.comm != nullptr) SLUICE_RETURN_IF_ERROR(GatherUnalignable(ranks_.comm, &tally));
+  const int64_t unalignable = static_cast<int64_t>(tally.count);
   nlohmann::json unalignable_keys = nlohmann::json::array();
   for (const Unalignable& u : tally.first) unalignable_keys.push_back(u.key);
   const double mean_loss =

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <regex>
 #include <string>
@@ -90,6 +91,25 @@ inline bool MakeCharDataset(const std::string& corpus, const std::string& out, i
     r = Shell(Env("SHARDIFY") + " audio -m " + manifest + " -o " + out + " --tokenizer char");
   *log = r.out;
   return r.code == 0;
+}
+
+// `in` (a JSONL manifest) copied to `out` plus one line, id "too-long", that reuses the first
+// clip's audio with its transcript ten times over (300+ characters): the tiny model's ~75
+// output frames after subsampling cannot align it.
+inline void WriteWithTooLong(const std::string& in_path, const std::string& out_path) {
+  std::ifstream in(in_path);
+  std::ofstream out(out_path);
+  std::string line, first;
+  while (std::getline(in, line)) {
+    if (first.empty()) first = line;
+    out << line << "\n";
+  }
+  nlohmann::json j = nlohmann::json::parse(first);
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += (i ? " " : "") + j["text"].get<std::string>();
+  j["text"] = text;
+  j["id"] = "too-long";
+  out << j.dump() << "\n";
 }
 
 }  // namespace sluice::train_test

@@ -22,28 +22,14 @@ using sluice::train_test::Shell;
 
 class DataLimits : public ::testing::Test {
  protected:
-  // Eight espeak-ng clips plus one line that reuses the first clip's audio with a transcript
-  // of over 300 characters: about 75 output frames after subsampling cannot align it.
+  // Eight espeak-ng clips plus "too-long" (cli_util.h, WriteWithTooLong).
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     const std::string corpus = dir_->Join("corpus");
     const Result made =
         Shell(Env("MAKE_SAMPLE_CORPUS") + " --out " + corpus + " --count 8 --jobs 2");
     ASSERT_EQ(made.code, 0) << made.out;
-    std::ifstream in(corpus + "/manifest.jsonl");
-    std::ofstream out(corpus + "/with_long.jsonl");
-    std::string line, first;
-    while (std::getline(in, line)) {
-      if (first.empty()) first = line;
-      out << line << "\n";
-    }
-    nlohmann::json j = nlohmann::json::parse(first);
-    std::string text;
-    for (int i = 0; i < 10; ++i) text += (i ? " " : "") + j["text"].get<std::string>();
-    j["text"] = text;
-    j["id"] = "too-long";
-    out << j.dump() << "\n";
-    out.close();
+    sluice::train_test::WriteWithTooLong(corpus + "/manifest.jsonl", corpus + "/with_long.jsonl");
     const Result r = Shell(Env("SHARDIFY") + " audio -q -m " + corpus + "/with_long.jsonl -o " +
                            dir_->Join("ds") + " --tokenizer char");
     ASSERT_EQ(r.code, 0) << r.out;

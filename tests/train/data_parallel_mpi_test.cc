@@ -135,6 +135,28 @@ nlohmann::json EpochZero(const std::string& out) {
   return nlohmann::json::object();
 }
 
+// An utterance CTC cannot align is counted and named whichever rank's share held it: the epoch
+// line gathers every rank's (the keys used to be rank 0's only, so with the utterance on rank 1
+// the line said "1 unalignable" and named none). Several seeds put it on each rank.
+TEST_F(DataParallelCli, UnalignableUtterancesAreNamedFromEveryRank) {
+  TempDir run;
+  const std::string corpus = dir_->Join("corpus");  // audio paths are relative to the manifest
+  sluice::train_test::WriteWithTooLong(corpus + "/manifest.jsonl", corpus + "/with_long.jsonl");
+  const Result made = Shell(Env("SHARDIFY") + " audio -q -m " + corpus + "/with_long.jsonl -o " +
+                            run.Join("ds") + " --tokenizer char");
+  ASSERT_EQ(made.code, 0) << made.out;
+  for (int seed : {1, 2, 3, 4}) {
+    const Result r = Shell(Mpirun() + Env("SLUICE_TRAIN") + " " + run.Join("ds") +
+                           " --device cpu --preset tiny --max-frames 1500 --epochs 1 "
+                           "--eval-fraction 0 --json --seed " + std::to_string(seed));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json e = EpochZero(r.out);
+    EXPECT_EQ(e["unalignable"], 1) << "seed " << seed << ": " << e.dump();
+    EXPECT_EQ(e["unalignable_keys"], nlohmann::json::array({"too-long"}))
+        << "seed " << seed << ": " << e.dump();
+  }
+}
+
 // Elastic resume: a checkpoint of two ranks after step 1 continues on one rank with the rest of
 // the epoch, the same utterances as the two ranks resumed would take, and fewer than the whole.
 TEST_F(DataParallelCli, ACheckpointOfTwoRanksResumesOnOneWithTheRestOfTheEpoch) {
