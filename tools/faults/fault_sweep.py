@@ -18,7 +18,8 @@ program once undisturbed with a trace of its calls (the reference), then once pe
 Scenarios: shardify (audio with a tokenizer: shards, rejects, journal, tokenizer file, manifest),
 part (one --part of two: the part.json marker), merge (linking parts into one dataset), loader
 (sluice-bench epoch: every batch digest of a failed run is a prefix of the reference's, never a
-wrong batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only).
+wrong batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only,
+and the read of the checkpoint a run resumes from).
 
   tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
@@ -277,6 +278,36 @@ def train_scenario(sw, train, dataset, work):
             code, _, err = run(cmd(ck, resume))
             got = files(ck)
             if code != 0 or got.get("a-3.ckpt") != ref["hashes"]["a-3.ckpt"]:
+                sw.fail(name, n, kind, call, "the resumed run's final checkpoint differs (exit "
+                        "%d):\n%s" % (code, err))
+    sw.report(name, calls)
+
+    # Reading the checkpoint a run resumes from: a failed read must stop the run naming the file
+    # (never fall back to a fresh start), and the rerun must end with the reference's bytes.
+    name = "train-resume"
+    src = os.path.join(work, "resume-src")
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(src)
+    shutil.copy(os.path.join(ref_dir, "a-2.ckpt"), src)
+    resume = os.path.join(src, "a-2.ckpt")
+    match = os.path.basename(src)
+    shutil.rmtree(ck, ignore_errors=True)
+    os.makedirs(ck)
+    calls = trace(cmd(ck, resume), work, match)
+    for kind in ("error", "short"):
+        for n, call in sw.strided(sw.indices(calls, kind)):
+            shutil.rmtree(ck, ignore_errors=True)
+            os.makedirs(ck)
+            sw.points += 1
+            code, _, err = run(cmd(ck, resume), "%d:%s:%s" % (n, kind, match))
+            if kind == "error":
+                if code == 0:
+                    sw.fail(name, n, kind, call, "the run went on without its checkpoint")
+                    continue
+                if not sw.check_reported(name, n, kind, call, code, err):
+                    continue
+                code, _, err = run(cmd(ck, resume))
+            if code != 0 or files(ck).get("a-3.ckpt") != ref["hashes"]["a-3.ckpt"]:
                 sw.fail(name, n, kind, call, "the resumed run's final checkpoint differs (exit "
                         "%d):\n%s" % (code, err))
     sw.report(name, calls)
