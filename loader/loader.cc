@@ -264,8 +264,10 @@ Status LoaderImpl::Next(const Batch** batch) {
   if (b == nullptr) {
     done_ = true;
     error_ = st;
-    consumer_.wall_seconds = SecondsSince(start_time_);
+    // First: a block cache's Counters() waits for the entries the epoch is still writing, which
+    // belong to the epoch's time (storage/cache_writer.h).
     storage_end_ = StorageNow();
+    consumer_.wall_seconds = SecondsSince(start_time_);
     return st;
   }
   if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);
