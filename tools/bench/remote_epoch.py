@@ -16,8 +16,9 @@ and prints both throughputs, their ratio, the digests and the storage counters.
 With --cache-dir, the block cache instead: every repeat runs two epochs of the URL in one
 process with a fresh cache under DIR (epoch 1 over the delayed URL fills it, epoch 2 reads it),
 then one epoch in a new process on that cache (a later job), against the same epochs from local
-disk (so the digests match pairwise), and prints each epoch's storage counters (requests, bytes,
-cache hits, misses, bytes read and written).
+disk (so the digests match pairwise), and one epoch of the URL without a cache (what filling
+costs); it prints each epoch's storage counters (requests, bytes, cache hits, misses, bytes read
+and written), CPU seconds and the read stage's busy time.
 
 Goals (issue 15, docs/remote.md): the remote epoch at >= 90% of the local one at 2 threads; the
 second epoch from the cache at least local speed.
@@ -108,17 +109,21 @@ def cache_runs(a, dataset, url):
     reads epoch 1 from it again; each against the same epoch from local disk."""
     two = a.extra + ["--epochs", "2"]
     fill, second, later = [], [], []  # (local, remote) pairs of JSON lines
+    uncached = []  # (the URL without a cache, the URL filling the cache): what filling costs
     for k in range(a.repeat):
         cache = os.path.join(a.cache_dir, f"run-{k}")
         shutil.rmtree(cache, ignore_errors=True)
         _, l = epochs(a.bench, dataset, a.threads, two)
+        _, u = epoch(a.bench, url, a.threads, a.extra)
         cmd, r = epochs(a.bench, url, a.threads, two + ["--cache-dir", cache])
         cmd_later, n = epochs(a.bench, url, a.threads, a.extra + ["--cache-dir", cache])
         fill.append((l[0], r[0]))
         second.append((l[1], r[1]))
         later.append((l[0], n[0]))
-        print(f"  run {k}: epoch 1 local {l[0]['mb_per_second']:.1f} MB/s, URL filling the cache "
-              f"{r[0]['mb_per_second']:.1f}; epoch 2 local {l[1]['mb_per_second']:.1f}, from the "
+        uncached.append((u, r[0]))
+        print(f"  run {k}: epoch 1 local {l[0]['mb_per_second']:.1f} MB/s, URL "
+              f"{u['mb_per_second']:.1f}, URL filling the cache {r[0]['mb_per_second']:.1f}; "
+              f"epoch 2 local {l[1]['mb_per_second']:.1f}, from the "
               f"cache {r[1]['mb_per_second']:.1f} (ratio "
               f"{r[1]['mb_per_second'] / l[1]['mb_per_second']:.3f}); a new process on the cache "
               f"{n[0]['mb_per_second']:.1f} "
@@ -138,7 +143,10 @@ def cache_runs(a, dataset, url):
         print(f"  cpu {local['cpu_seconds']:.2f} s vs {remote['cpu_seconds']:.2f} s, read stage "
               f"busy {local['read_busy_seconds']:.3f} s vs {remote['read_busy_seconds']:.3f} s")
         print(f"  storage of that URL epoch: {counters(remote)}")
-    bad = [(l["digest"], r["digest"]) for l, r in fill + second + later
+    _, _, ratio, median = best_and_median(uncached)
+    print(f"filling the cache against the same URL without one: ratio {ratio:.3f} best of each, "
+          f"median of pairs {median:.3f}")
+    bad = [(l["digest"], r["digest"]) for l, r in fill + second + later + uncached
            if l["digest"] != r["digest"]]
     if bad:
         print(f"DIGESTS DIFFER: {bad}", file=sys.stderr)
