@@ -54,9 +54,9 @@ struct CacheState {
   CacheState(std::string dataset_dir, uint64_t budget)
       : dir(dataset_dir),
         space(std::move(dataset_dir), budget),
-        writer([this](const std::string& path, uint64_t offset, uint64_t n, const char* data) {
-          Write(path, offset, n, data);
-        }, CacheWriter::kDefaultMaxQueued) {}
+        writer([this](const std::string& path, uint64_t offset, uint64_t n,
+                      const char* data) { Write(path, offset, n, data); },
+               CacheWriter::kDefaultMaxQueued) {}
 
   // On the writer's thread: one entry the budget has room for (Reserve was called).
   void Write(const std::string& path, uint64_t offset, uint64_t n, const char* data) {

@@ -26,8 +26,8 @@ class CacheWriter {
  public:
   // `write(path, offset, n, data)` writes one entry and accounts for it (block_cache.cc: the
   // write, its retry, the budget and the counters); it runs on the writer's thread.
-  using WriteFn = std::function<void(const std::string& path, uint64_t offset, uint64_t n,
-                                     const char* data)>;
+  using WriteFn =
+      std::function<void(const std::string& path, uint64_t offset, uint64_t n, const char* data)>;
   // At most `max_queued` bytes wait to be written: Submit blocks beyond, so memory stays bounded
   // when the disk is slower than the remote.
   CacheWriter(WriteFn write, uint64_t max_queued);
@@ -56,11 +56,11 @@ class CacheWriter {
   const WriteFn write_;
   const uint64_t max_queued_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;         // the thread: work or stop
-  std::condition_variable progress_;   // Submit and Drain: an entry was written
+  std::condition_variable cv_;        // the thread: work or stop
+  std::condition_variable progress_;  // Submit and Drain: an entry was written
   std::deque<std::shared_ptr<const Entry>> queue_;
   std::map<std::string, std::shared_ptr<const Entry>> pending_;  // queued or being written
-  uint64_t queued_bytes_ = 0;  // queued or being written
+  uint64_t queued_bytes_ = 0;                                    // queued or being written
   bool stop_ = false;
   std::thread thread_;  // started by the first Submit: a cache that only hits needs none
 };

@@ -75,8 +75,8 @@ Status TrainMixture(const TrainOptions& o, loader::MixOptions* mix) {
   return Status::OK();
 }
 
-Status CheckHeldOut(const std::string& dir, const storage::StorageOptions& storage,
-                    double fraction, uint64_t* held_out) {
+Status CheckHeldOut(const std::string& dir, const storage::StorageOptions& storage, double fraction,
+                    uint64_t* held_out) {
   // The keys are in the shards' indexes: through the block cache, where the loader finds them.
   std::unique_ptr<shards::Dataset> ds;
   SLUICE_RETURN_IF_ERROR(storage::OpenDataset(dir, storage, shards::ReadOptions(), &ds));

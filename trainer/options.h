@@ -58,8 +58,9 @@ struct TrainOptions {
 
   // --- how it runs: free to change between a run and its resume ---
   int loader_threads = 1;         // decode threads of the loader (0 = the usable cores)
-  storage::StorageOptions storage;  // datasets at http(s):// and s3:// locations (DATASET,
-                                    // --data, --eval): requests, retries, the block cache
+  // Datasets at http(s):// and s3:// locations (DATASET, --data, --eval): requests, retries,
+  // the block cache.
+  storage::StorageOptions storage;
   std::string checkpoint;         // written at each epoch end and at the end; "{step}" in the name
                                   // is replaced by the step, keeping one file per checkpoint
   int64_t checkpoint_every = 0;   // also every this many steps (0 = only epoch ends and the end)

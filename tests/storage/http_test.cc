@@ -287,9 +287,9 @@ TEST_F(HttpStorageTest, ShardifyInfoAndVerifyTakeAUrl) {
 TEST_F(HttpStorageTest, SentencePieceTextDatasetLoadsFromAUrl) {
   const char* shardify = std::getenv("SHARDIFY");
   if (shardify == nullptr) GTEST_SKIP() << "$SHARDIFY is not set (meson test sets it)";
-  const char* words[] = {"the",   "quick", "brown", "fox",    "jumps", "over",  "lazy",
-                         "dog",   "speech", "data", "loader", "block", "cache", "remote",
-                         "epoch", "token", "piece", "model"};
+  const char* words[] = {"the",   "quick",  "brown",  "fox",   "jumps",  "over",
+                         "lazy",  "dog",    "speech", "data",  "loader", "block",
+                         "cache", "remote", "epoch",  "token", "piece",  "model"};
   std::string text;
   uint64_t x = 1;
   for (int line = 0; line < 300; ++line) {

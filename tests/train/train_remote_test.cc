@@ -98,13 +98,13 @@ TEST_F(TrainRemote, RunFromAUrlEqualsTheRunFromTheDirectory) {
 TEST_F(TrainRemote, MixtureAndEvalDatasetTakeUrls) {
   TempDir run;
   const std::string mix = " --mix-records 10 --checkpoint ";
-  const Result local = Train("--data " + Dir("chars") + ":2 --data " + Dir("chars-b") +
-                                 ":1 --eval " + Dir("chars-b"),
-                             mix + run.Join("a"));
+  const Result local = Train(
+      "--data " + Dir("chars") + ":2 --data " + Dir("chars-b") + ":1 --eval " + Dir("chars-b"),
+      mix + run.Join("a"));
   ASSERT_EQ(local.code, 0) << local.out;
-  const Result remote = Train("--data " + Url("chars") + ":2 --data " + Dir("chars-b") +
-                                  ":1 --eval " + Url("chars-b"),
-                              mix + run.Join("b"));
+  const Result remote = Train(
+      "--data " + Url("chars") + ":2 --data " + Dir("chars-b") + ":1 --eval " + Url("chars-b"),
+      mix + run.Join("b"));
   ASSERT_EQ(remote.code, 0) << remote.out;
   ASSERT_FALSE(JsonLines(local.out).empty()) << local.out;
   EXPECT_EQ(Results(remote), Results(local)) << remote.out << local.out;
