@@ -19,9 +19,9 @@ features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j) {
   return n;
 }
 
-Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
+Status LoadDatasetTokenizer(const nlohmann::json& d, const shards::Storage& storage,
                             std::unique_ptr<features::Tokenizer>* out) {
-  const std::string where = dir + "/manifest.json: tokenizer";
+  const std::string where = storage.Where(shards::kManifestName) + ": tokenizer";
   // nlohmann casts a float to int with static_cast, undefined beyond int's range
   // ("vocab_size": 3.2e63 in tokenizer_fuzzer under UBSan).
   if (d.is_object() && d.contains("vocab_size") && d["vocab_size"].is_number_float())
@@ -34,9 +34,10 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
           features::MakeCharTokenizer(d.at("vocab").get<std::vector<std::string>>(), norm, out);
       if (!s.ok()) return Status::Corruption(where + ": " + s.message());
     } else if (type == "sentencepiece") {
-      const std::string path = dir + "/" + d.at("file").get<std::string>();
+      const std::string file = d.at("file").get<std::string>();
+      const std::string path = storage.Where(file);
       std::string bytes;
-      SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &bytes));
+      SLUICE_RETURN_IF_ERROR(storage.ReadFile(file, &bytes));
       if (shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size())) !=
           d.at("xxh3").get<std::string>()) {
         return Status::Corruption(
@@ -58,6 +59,11 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const std::string& dir,
   return Status::OK();
 }
 
+Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string& dir,
+                            std::unique_ptr<features::Tokenizer>* out) {
+  return LoadDatasetTokenizer(description, *shards::NewLocalStorage(dir), out);
+}
+
 Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
                               bool end_of_document) {
   return [tokenizer, end_of_document](std::string_view text, std::vector<int32_t>* ids) {
@@ -68,12 +74,12 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
   };
 }
 
-Status LoadRecordTokenizer(const shards::Manifest& m, const std::string& dir, bool end_of_document,
-                           Tokenizer* out) {
+Status LoadRecordTokenizer(const shards::Manifest& m, const shards::Storage& storage,
+                           bool end_of_document, Tokenizer* out) {
   if (m.tokenizer.is_null())
-    return Status::InvalidArgument(dir + "/manifest.json names no tokenizer");
+    return Status::InvalidArgument(storage.Where(shards::kManifestName) + " names no tokenizer");
   std::unique_ptr<features::Tokenizer> t;
-  SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(m.tokenizer, dir, &t));
+  SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(m.tokenizer, storage, &t));
   *out = MakeRecordTokenizer(std::move(t), end_of_document);
   return Status::OK();
 }

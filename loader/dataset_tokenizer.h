@@ -12,6 +12,7 @@
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
 #include "loader/options.h"
+#include "shards/file.h"
 #include "shards/manifest.h"
 
 namespace sluice::loader {
@@ -24,9 +25,14 @@ nlohmann::json TextNormalizeToJson(const features::TextNormalizeOptions& n);
 features::TextNormalizeOptions TextNormalizeFromJson(
     const nlohmann::json& j);  // throws json errors
 
-// Re-creates the tokenizer from its manifest description and the dataset
-// directory (SentencePiece model checked against its XXH3). Corruption naming
-// the manifest or model file for anything inconsistent.
+// Re-creates the tokenizer from its manifest description and the dataset's files, wherever they
+// live (a directory, an HTTP or S3 prefix: storage/open.h): the SentencePiece model is read
+// through `storage`, checked against its XXH3. Corruption naming the manifest or model file
+// (Storage::Where) for anything inconsistent; the storage's own error when the model cannot be
+// read.
+Status LoadDatasetTokenizer(const nlohmann::json& description, const shards::Storage& storage,
+                            std::unique_ptr<features::Tokenizer>* out);
+// The same for the local dataset directory `dir`.
 Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string& dir,
                             std::unique_ptr<features::Tokenizer>* out);
 
@@ -36,10 +42,11 @@ Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string
 Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
                               bool end_of_document);
 
-// The tokenizer of dataset `dir` (its manifest: `manifest`) as that hook, for records that hold
-// text without ids; end_of_document as in MakeRecordTokenizer: true for the records of a text
-// dataset. InvalidArgument when manifest.json names no tokenizer; else as LoadDatasetTokenizer.
-Status LoadRecordTokenizer(const shards::Manifest& manifest, const std::string& dir,
+// The tokenizer of the dataset in `storage` (its manifest: `manifest`) as that hook, for records
+// that hold text without ids; end_of_document as in MakeRecordTokenizer: true for the records of
+// a text dataset. InvalidArgument when manifest.json names no tokenizer; else as
+// LoadDatasetTokenizer.
+Status LoadRecordTokenizer(const shards::Manifest& manifest, const shards::Storage& storage,
                            bool end_of_document, Tokenizer* out);
 
 }  // namespace sluice::loader

@@ -71,8 +71,10 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
   const shards::Manifest& m = l->dataset_->manifest();
   const bool stores_ids = m.has_field("tokens");
+  // The model file is read where the records are: a URL's from the URL (through its cache).
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer.is_null())
-    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, dir, m.kind == "text", &l->options_.tokenizer));
+    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->source(0).storage(),
+                                               m.kind == "text", &l->options_.tokenizer));
   // The one place that tells packed batches from padded ones (collator.h).
   const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_};
   if (options.packing.seq_len > 0)
@@ -262,8 +264,10 @@ Status LoaderImpl::Next(const Batch** batch) {
   if (b == nullptr) {
     done_ = true;
     error_ = st;
-    consumer_.wall_seconds = SecondsSince(start_time_);
+    // First: a block cache's Counters() waits for the entries the epoch is still writing, which
+    // belong to the epoch's time (storage/cache_writer.h).
     storage_end_ = StorageNow();
+    consumer_.wall_seconds = SecondsSince(start_time_);
     return st;
   }
   if (taken_ == 0) consumer_.first_batch_seconds = SecondsSince(start_time_);

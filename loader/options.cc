@@ -1,5 +1,6 @@
 #include "loader/options.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace sluice::loader {
@@ -28,7 +29,15 @@ size_t DTypeSize(DType t) { return t == DType::kFloat32 ? 4 : 2; }
 Status ParseMixSource(const std::string& spec, MixSource* out) {
   const size_t colon = spec.rfind(':');
   MixSource s{spec, 1.0};
-  if (colon != std::string::npos) {
+  // "http://host:8080" (a dataset at a server's root): that number is the port, not a weight;
+  // "http://host:8080:2" and "http://host:8080/ds:2" have a weight.
+  bool port = false;
+  if (spec.starts_with("http://") || spec.starts_with("https://")) {
+    const size_t host = spec.find("://") + 3;
+    const size_t path = std::min(spec.find('/', host), spec.size());
+    port = colon < path && spec.find(':', host) == colon;
+  }
+  if (colon != std::string::npos && !port) {
     char* end = nullptr;
     const double w = std::strtod(spec.c_str() + colon + 1, &end);
     if (end != spec.c_str() + colon + 1 && *end == '\0') s = {spec.substr(0, colon), w};

@@ -231,7 +231,8 @@ struct MixSource {
 };
 
 // "DIR:WEIGHT" (the tools' --data): split at the last ':' when what follows is a number, so DIR
-// may itself hold ':' (a URL); no number: weight 1. InvalidArgument for a weight <= 0.
+// may itself hold ':' (a URL); no number, or a URL's port ("http://host:8080"): weight 1.
+// InvalidArgument for a weight <= 0.
 Status ParseMixSource(const std::string& spec, MixSource* out);
 
 // Several datasets blended by weight into one epoch. Part of what the batches contain.

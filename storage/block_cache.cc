@@ -16,6 +16,7 @@
 #include "shards/manifest.h"
 #include "storage/cache_entry.h"
 #include "storage/cache_space.h"
+#include "storage/cache_writer.h"
 #include "storage/open.h"
 
 namespace sluice::storage {
@@ -51,10 +52,30 @@ std::string ShardKey(const shards::ShardEntry& e) {
 // What the storage and its open files share.
 struct CacheState {
   CacheState(std::string dataset_dir, uint64_t budget)
-      : dir(dataset_dir), space(std::move(dataset_dir), budget) {}
+      : dir(dataset_dir),
+        space(std::move(dataset_dir), budget),
+        writer([this](const std::string& path, uint64_t offset, uint64_t n,
+                      const char* data) { Write(path, offset, n, data); },
+               CacheWriter::kDefaultMaxQueued) {}
+
+  // On the writer's thread: one entry the budget has room for (Reserve was called).
+  void Write(const std::string& path, uint64_t offset, uint64_t n, const char* data) {
+    Status s = WriteCacheEntry(path, offset, n, data);
+    if (!s.ok()) {
+      // The shard's directory may have been deleted under us (deleting the cache is allowed).
+      std::error_code ec;
+      fs::create_directories(fs::path(path).parent_path(), ec);
+      s = WriteCacheEntry(path, offset, n, data);
+    }
+    // A full disk or an unwritable directory costs the copy only: the read itself succeeded.
+    if (s.ok()) bytes_written.fetch_add(n, std::memory_order_relaxed);
+    else space.Release(n + kCacheEntryOverhead);
+  }
+
   const std::string dir;
   CacheSpace space;
   std::atomic<uint64_t> hits{0}, misses{0}, bytes_read{0}, bytes_written{0}, corrupt{0};
+  CacheWriter writer;  // last: destroyed (drained) first, while the members it uses live
 };
 
 class CachedFile final : public shards::RandomAccessFile {
@@ -67,7 +88,11 @@ class CachedFile final : public shards::RandomAccessFile {
     if (n == 0) return remote_->Read(offset, n, dst);
     const std::string path = EntryPath(offset, n);
     std::string why;
-    switch (ReadCacheEntry(path, offset, n, dst, &why)) {
+    // Kept, not yet on disk: a hit from the writer's queue.
+    const EntryRead read = state_->writer.Find(path, n, dst)
+                               ? EntryRead::kHit
+                               : ReadCacheEntry(path, offset, n, dst, &why);
+    switch (read) {
       case EntryRead::kHit:
         state_->hits.fetch_add(1, std::memory_order_relaxed);
         state_->bytes_read.fetch_add(n, std::memory_order_relaxed);
@@ -82,23 +107,18 @@ class CachedFile final : public shards::RandomAccessFile {
     }
     state_->misses.fetch_add(1, std::memory_order_relaxed);
     SLUICE_RETURN_IF_ERROR(remote_->Read(offset, n, dst));
+    if (state_->space.ScanDue()) state_->writer.Drain();  // the recount sees them on disk
     if (!state_->space.Reserve(n + kCacheEntryOverhead)) return Status::OK();  // full: keep
-    Status s = WriteCacheEntry(path, offset, n, dst);
-    if (!s.ok()) {
-      // The shard's directory may have been deleted under us (deleting the cache is allowed).
-      std::error_code ec;
-      fs::create_directories(shard_dir_, ec);
-      s = WriteCacheEntry(path, offset, n, dst);
-    }
-    // A full disk or an unwritable directory costs the copy only: the read itself succeeded.
-    if (s.ok()) state_->bytes_written.fetch_add(n, std::memory_order_relaxed);
-    else state_->space.Release(n + kCacheEntryOverhead);
+    state_->writer.Submit(path, offset, n, dst);  // written off the read stage (cache_writer.h)
     return Status::OK();
   }
 
   // A range the cache holds needs no fetch; one it lacks is announced to the remote file.
   void WillNeed(uint64_t offset, size_t n) const override {
-    if (n > 0 && ::access(EntryPath(offset, n).c_str(), F_OK) == 0) return;
+    if (n > 0) {
+      const std::string path = EntryPath(offset, n);
+      if (state_->writer.Pending(path) || ::access(path.c_str(), F_OK) == 0) return;
+    }
     remote_->WillNeed(offset, n);
   }
   uint64_t Size() const override { return remote_->Size(); }
@@ -155,7 +175,9 @@ class CachedStorage final : public shards::Storage {
     return Status::OK();
   }
 
+  // After the entries being written are on disk: the counts (and the directory) are final.
   shards::StorageCounters Counters() const override {
+    state_->writer.Drain();
     shards::StorageCounters c;
     c.cache_hits = state_->hits.load(std::memory_order_relaxed);
     c.cache_misses = state_->misses.load(std::memory_order_relaxed);

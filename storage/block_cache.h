@@ -14,8 +14,9 @@
 //
 // Every entry carries its own checksum (storage/cache_entry.h); one that fails is deleted,
 // counted (StorageCounters::cache_corrupt) and read again from the wrapped storage, so the cache
-// never turns into wrong data. Writes are atomic (temporary file, rename); several processes may
-// share a cache directory. Everything cached has its remote copy, so any entry (or the whole
+// never turns into wrong data. Writes are atomic (temporary file, rename) and done by a thread per
+// dataset, off the loader's read stage (cache_writer.h); Counters() waits for them. Several
+// processes may share a cache directory. Everything cached has its remote copy, so any entry (or the whole
 // directory) may be deleted at any time: it costs a miss, never data.
 #pragma once
 

@@ -64,6 +64,11 @@ bool CacheSpace::Reserve(uint64_t bytes) {
   return true;
 }
 
+bool CacheSpace::ScanDue() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return budget_ > 0 && !full_ && since_scan_ >= budget_ / 32;
+}
+
 void CacheSpace::Release(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   used_ -= std::min(used_, bytes);

@@ -24,6 +24,10 @@ class CacheSpace {
   void Sweep(const std::set<std::string>& keep);
   // True when an entry of `bytes` (file size) fits the budget; it is then counted as used.
   bool Reserve(uint64_t bytes);
+  // True when the next Reserve recounts the directory. A recount sees written entries only, so
+  // the caller first waits for the entries it reserved to be written (CacheWriter::Drain), or
+  // the count would leave them out and the budget would be overshot.
+  bool ScanDue() const;
   // Gives back what Reserve counted: the write failed, or the entry was deleted.
   void Release(uint64_t bytes);
   uint64_t used() const;

@@ -4,14 +4,20 @@
 
 #include "loader/dataset_tokenizer.h"
 #include "shards/dataset.h"
+#include "storage/open.h"
 #include "trainer/checkpoint.h"
 #include "trainer/held_out.h"
 
 namespace sluice::train {
 
-Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
+Status OpenTokenized(const std::string& dir, const storage::StorageOptions& storage,
+                     TokenizedDataset* d) {
   d->dir = dir;
-  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &d->manifest));
+  storage::StorageOptions uncached = storage;
+  uncached.cache_dir.clear();
+  std::shared_ptr<const shards::Storage> files;
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(dir, uncached, &files));
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*files, &d->manifest));
   const shards::Manifest& m = d->manifest;
   if (m.kind != "audio")
     return Status::InvalidArgument(dir + ": a " + m.kind +
@@ -22,7 +28,7 @@ Status OpenTokenized(const std::string& dir, TokenizedDataset* d) {
         "/manifest.json: the records carry no token ids, which CTC training needs. "
         "HINT: shardify audio -m MANIFEST.jsonl -o " +
         dir + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
-  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, dir, &d->tokenizer));
+  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, *files, &d->tokenizer));
   d->fingerprint = TokenizerFingerprint(m.tokenizer);
   return Status::OK();
 }
@@ -69,9 +75,11 @@ Status TrainMixture(const TrainOptions& o, loader::MixOptions* mix) {
   return Status::OK();
 }
 
-Status CheckHeldOut(const std::string& dir, double fraction, uint64_t* held_out) {
+Status CheckHeldOut(const std::string& dir, const storage::StorageOptions& storage, double fraction,
+                    uint64_t* held_out) {
+  // The keys are in the shards' indexes: through the block cache, where the loader finds them.
   std::unique_ptr<shards::Dataset> ds;
-  SLUICE_RETURN_IF_ERROR(shards::Dataset::Open(dir, shards::ReadOptions(), &ds));
+  SLUICE_RETURN_IF_ERROR(storage::OpenDataset(dir, storage, shards::ReadOptions(), &ds));
   uint64_t total = 0, held = 0;
   for (size_t s = 0; s < ds->num_shards(); ++s)
     for (size_t i = 0; i < ds->shard(s).num_records(); ++i, ++total)

@@ -10,6 +10,7 @@
 #include "features/tokenizer.h"
 #include "loader/options.h"
 #include "shards/manifest.h"
+#include "storage/options.h"
 #include "trainer/engine.h"
 #include "trainer/options.h"
 
@@ -17,15 +18,17 @@ namespace sluice::train {
 
 // A shardify audio dataset whose records carry token ids, with the tokenizer that made them.
 struct TokenizedDataset {
-  std::string dir;
+  std::string dir;  // the directory or URL as given (storage/open.h)
   shards::Manifest manifest;
   std::unique_ptr<features::Tokenizer> tokenizer;
   uint64_t fingerprint = 0;  // TokenizerFingerprint of manifest.tokenizer
 };
 
-// Opens `dir`'s manifest and tokenizer. InvalidArgument with a HINT when the dataset is not
-// audio or carries no token ids.
-Status OpenTokenized(const std::string& dir, TokenizedDataset* d);
+// Opens the manifest and tokenizer of the dataset at `location`: a directory, or an http(s):// or
+// s3:// URL read with `storage` (its block cache is left to the loader: these are two small
+// files). InvalidArgument with a HINT when the dataset is not audio or carries no token ids.
+Status OpenTokenized(const std::string& location, const storage::StorageOptions& storage,
+                     TokenizedDataset* d);
 
 // Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
 // sees the same rows in the same batches), each rank reading its partition.
@@ -34,8 +37,9 @@ Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool 
 
 // --eval-fraction must leave records on both sides: a loader with none is an error that would
 // otherwise name LoaderOptions::select rather than the flag.
-// `held` (may be null): how many records it holds out.
-Status CheckHeldOut(const std::string& dir, double fraction, uint64_t* held = nullptr);
+// `held` (may be null): how many records it holds out. `location` as in OpenTokenized.
+Status CheckHeldOut(const std::string& location, const storage::StorageOptions& storage,
+                    double fraction, uint64_t* held = nullptr);
 
 // The training data: --data's weighted mixture, else DATASET alone (one source of weight 1).
 // InvalidArgument for neither or both, or a bad DIR:WEIGHT.

@@ -36,6 +36,7 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
   lo->batching.max_batch_size = o.max_batch_size;
   lo->seed = o.seed;
   lo->threads = o.loader_threads;
+  lo->storage = o.storage;
   return Status::OK();
 }
 

@@ -12,11 +12,13 @@
 #include "loader/feature_args.h"
 #include "features/augment.h"
 #include "loader/options.h"
+#include "storage/options.h"
 
 namespace sluice::train {
 
 struct TrainOptions {
-  std::string dataset;            // shardify output directory with token ids
+  std::string dataset;            // shardify output directory (or its http(s):// or s3:// URL,
+                                  // docs/remote.md) with token ids
   std::vector<std::string> data;  // or "DIR:WEIGHT" sources of a weighted mixture (--data,
                                   // repeated; loader::ParseMixSource); the run records their
                                   // weights alone (RunConfigJson): directories may move
@@ -56,6 +58,9 @@ struct TrainOptions {
 
   // --- how it runs: free to change between a run and its resume ---
   int loader_threads = 1;         // decode threads of the loader (0 = the usable cores)
+  // Datasets at http(s):// and s3:// locations (DATASET, --data, --eval): requests, retries,
+  // the block cache.
+  storage::StorageOptions storage;
   std::string checkpoint;         // written at each epoch end and at the end; "{step}" in the name
                                   // is replaced by the step, keeping one file per checkpoint
   int64_t checkpoint_every = 0;   // also every this many steps (0 = only epoch ends and the end)
@@ -71,8 +76,8 @@ template <OptionsOf<TrainOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   using enum Affects;
   v(FieldInfo{"dataset", "dataset",
-              "dataset directory (shardify audio ... --tokenizer ...); its "
-              "identity is checked by the tokenizer fingerprint, so a moved copy resumes",
+              "dataset directory or http(s)://, s3:// URL (shardify audio ... --tokenizer ...); "
+              "its identity is checked by the tokenizer fingerprint, so a moved copy resumes",
               kHow},
     o.dataset);
   v(FieldInfo{"device", "--device",
@@ -111,14 +116,14 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
     o.max_batch_size);
   v(FieldInfo{"data", "--data",
-              "DIR:WEIGHT, repeated: train on a weighted mixture of datasets instead of DATASET "
-              "(docs/loader.md, \"Weighted mixing\")"},
+              "DIR:WEIGHT, repeated (DIR may be a URL): train on a weighted mixture of datasets "
+              "instead of DATASET (docs/loader.md, \"Weighted mixing\")"},
     o.data);
   v(FieldInfo{"mix_records", "--mix-records",
               "records per epoch of a --data mixture (0 = the sources' sum)"},
     o.mix_records);
   v(FieldInfo{"eval_dataset", "--eval",
-              "held-out dataset evaluated after each epoch (evaluation "
+              "held-out dataset (directory or URL) evaluated after each epoch (evaluation "
               "only: the training batches do not depend on it)",
               kHow},
     o.eval_dataset);
@@ -143,6 +148,8 @@ void VisitFields(O& o, V&& v) {
     o.spec_augment_options);
   v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = the usable cores)", kHow, 0, 256},
     o.loader_threads);
+  v(FieldInfo{"storage", nullptr, "remote datasets and their cache (docs/remote.md)", kHow},
+    o.storage);
   v(FieldInfo{"checkpoint", "--checkpoint",
               "checkpoint file, written after each epoch and at the "
               "end; {step} in the name keeps one per step, {rank} one per rank (else rank 0 "

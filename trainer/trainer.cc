@@ -144,7 +144,7 @@ Status Run::OpenData() {
   for (size_t i = 1; i < mix.sources.size(); ++i) data_name_ += " + " + mix.sources[i].dir;
   // The first source stands for all in what they must share (tokenizer, rate, features): the
   // loader refuses a mixture whose sources disagree, naming both.
-  SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, &train_set_));
+  SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, o_.storage, &train_set_));
   loader::LoaderOptions& lo = train_lo_;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
   if (const DeviceBackend* device = FindDeviceBackend(o_.device)) device->configure_loader(&lo);
@@ -154,7 +154,7 @@ Status Run::OpenData() {
   loader::MixOptions eval_mix;
   for (const loader::MixSource& src : mix.sources) {
     uint64_t held = 0;
-    if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(src.dir, held_out, &held));
+    if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(src.dir, o_.storage, held_out, &held));
     if (held > 0) eval_mix.sources.push_back({src.dir, static_cast<double>(held)});
     eval_mix.epoch_records += held;
   }
@@ -163,7 +163,7 @@ Status Run::OpenData() {
   frame_seconds_ = loader_->feature_info().frame_shift_seconds;
 
   if (!o_.eval_dataset.empty()) {
-    SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, &eval_set_));
+    SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, o_.storage, &eval_set_));
     if (eval_set_.fingerprint != train_set_.fingerprint)
       return Status::InvalidArgument(
           o_.eval_dataset + ": its tokenizer differs from " + train_set_.dir +

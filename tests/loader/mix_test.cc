@@ -42,6 +42,28 @@ size_t SourceOf(const IndexColumns& ix, uint64_t r) {
   return r < ix.source_first_record[1] ? 0 : 1;
 }
 
+// --data DIR:WEIGHT where DIR is a URL: the weight follows the last ':', a port is not one.
+TEST(MixSourceSpec, UrlsKeepTheirPortsAndTakeWeights) {
+  const std::vector<std::pair<std::string, MixSource>> cases = {
+      {"/data/en:2.5", {"/data/en", 2.5}},
+      {"/data/en", {"/data/en", 1.0}},
+      {"http://host:8080", {"http://host:8080", 1.0}},
+      {"http://host:8080:3", {"http://host:8080", 3.0}},
+      {"https://host:8443/corpora/en:2", {"https://host:8443/corpora/en", 2.0}},
+      {"https://host:8443/corpora/en", {"https://host:8443/corpora/en", 1.0}},
+      {"s3://bucket/en:4", {"s3://bucket/en", 4.0}},
+      {"s3://bucket:4", {"s3://bucket", 4.0}},
+  };
+  for (const auto& [spec, want] : cases) {
+    MixSource got;
+    ASSERT_OK(ParseMixSource(spec, &got));
+    EXPECT_EQ(got.dir, want.dir) << spec;
+    EXPECT_EQ(got.weight, want.weight) << spec;
+  }
+  MixSource s;
+  EXPECT_TRUE(ParseMixSource("http://host:8080/en:0", &s).IsInvalidArgument());
+}
+
 TEST(MixPlan, CountsFollowTheWeightsExactly) {
   EXPECT_EQ(MixCounts({1, 2, 3}, 600), (std::vector<uint64_t>{100, 200, 300}));
   EXPECT_EQ(MixCounts({1, 1, 1}, 10), (std::vector<uint64_t>{4, 3, 3}));  // ties: earlier first

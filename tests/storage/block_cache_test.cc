@@ -132,11 +132,11 @@ TEST(BlockCache, FillsToTheBudgetThenKeepsWhatItHolds) {
     // Not an LRU cycling through a dataset bigger than it: the first three stay hits.
     EXPECT_EQ(c.remote->reads - before, epoch == 0 ? ranges : ranges - 3) << "epoch " << epoch;
   }
+  EXPECT_EQ(c.storage->Counters().cache_hits, 6u);  // and the entries are written
   uint64_t on_disk = 0;
   for (const fs::path& p : Entries(cache.path())) on_disk += fs::file_size(p);
   EXPECT_EQ(on_disk, 3 * entry);
   EXPECT_LE(on_disk, budget);
-  EXPECT_EQ(c.storage->Counters().cache_hits, 6u);
 }
 
 TEST(BlockCache, DamagedEntryIsDeletedCountedAndFetchedAgain) {
@@ -146,6 +146,7 @@ TEST(BlockCache, DamagedEntryIsDeletedCountedAndFetchedAgain) {
   auto f = OpenShard(c, 1);
   ReadRange(*f, 2);
   ReadRange(*f, 3);
+  c.storage->Counters();  // waits for the entries to be written (storage/cache_writer.h)
   std::vector<fs::path> entries = Entries(cache.path());
   ASSERT_EQ(entries.size(), 2u);
   // One entry with a flipped payload byte, the other cut short.
@@ -174,6 +175,7 @@ TEST(BlockCache, EntryOfAnotherRangeUnderThisNameIsRejected) {
   auto f = OpenShard(c, 0);
   ReadRange(*f, 0);
   ReadRange(*f, 1);
+  c.storage->Counters();  // the entries are on disk
   // Range 1's (valid, checksummed) entry copied over range 0's name: its header names offset 4096.
   const std::string dir = Entries(cache.path())[0].parent_path();
   fs::copy_file(dir + "/" + CacheEntryName(kRange, kRange), dir + "/" + CacheEntryName(0, kRange),
@@ -189,6 +191,7 @@ TEST(BlockCache, LeftoverTemporaryFilesAreIgnoredAndOldOnesSwept) {
   {
     Cached c = Open(data.path(), cache.path());
     ReadRange(*OpenShard(c, 0), 0);
+    c.storage->Counters();  // the entry is on disk
     dir = Entries(cache.path())[0].parent_path();
   }
   // What a writer killed mid-write leaves: a partial temporary file for range 1, one old, one
@@ -239,7 +242,10 @@ TEST(BlockCache, ManyThreadsAndTwoInstancesOnOneDirectoryReadTheRightBytes) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(wrong, 0);
-  // Every range of both shards is now cached, whichever instance wrote it.
+  // Every range of both shards is now cached, whichever instance wrote it (Counters(): once
+  // each instance's entries are on disk, the other sees them).
+  a.storage->Counters();
+  b.storage->Counters();
   const uint64_t before = a.remote->reads + b.remote->reads;
   for (auto& f : files)
     for (size_t r = 0; r < ranges; ++r) ReadRange(*f, r);

@@ -280,5 +280,56 @@ TEST_F(HttpStorageTest, ShardifyInfoAndVerifyTakeAUrl) {
   EXPECT_NE(out.find("DAMAGED " + shard_), std::string::npos) << out;
 }
 
+// A text dataset stored as text (shardify text --tokenizer bpe:N --store text): the loader
+// tokenizes online with the dataset's SentencePiece model, which it reads from the URL as it reads
+// the shards. Same batches (tokens) as from the directory; a damaged model is a Corruption naming
+// its URL.
+TEST_F(HttpStorageTest, SentencePieceTextDatasetLoadsFromAUrl) {
+  const char* shardify = std::getenv("SHARDIFY");
+  if (shardify == nullptr) GTEST_SKIP() << "$SHARDIFY is not set (meson test sets it)";
+  const char* words[] = {"the",   "quick",  "brown",  "fox",   "jumps",  "over",
+                         "lazy",  "dog",    "speech", "data",  "loader", "block",
+                         "cache", "remote", "epoch",  "token", "piece",  "model"};
+  std::string text;
+  uint64_t x = 1;
+  for (int line = 0; line < 300; ++line) {
+    for (int w = 0; w < 8; ++w) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      text += std::string(w ? " " : "") + words[(x >> 33) % std::size(words)];
+    }
+    text += "\n";
+  }
+  sluice::testing::WriteFile(work_->Join("lines.txt"), text);
+  for (const char* name : {"spm", "spm-damaged"}) {
+    const sluice::testing::ShellResult r =
+        sluice::testing::RunShell(std::string(shardify) + " text -i " + work_->Join("lines.txt") +
+                                  " -o " + dir_->Join(name) + " --tokenizer bpe:64 --store text");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  std::string model = sluice::testing::ReadFile(dir_->Join("spm-damaged/tokenizer.model"));
+  ASSERT_GT(model.size(), 100u);
+  model[model.size() / 2] ^= 0x20;
+  sluice::testing::WriteFile(dir_->Join("spm-damaged/tokenizer.model"), model);
+
+  loader::LoaderOptions o;
+  o.threads = 2;
+  o.batching.max_frames = 400;  // tokens per batch: several batches
+  const EpochRun local = Epoch(dir_->Join("spm"), o);
+  ASSERT_OK(local.status);
+  EXPECT_GT(local.stats.batches, 3u);
+  EXPECT_GT(local.stats.tokens, 0u);
+  const EpochRun remote = Epoch(nginx_->url() + "/spm", o);
+  ASSERT_OK(remote.status);
+  EXPECT_EQ(remote.stats.batches, local.stats.batches);
+  EXPECT_EQ(remote.stats.tokens, local.stats.tokens);
+  EXPECT_EQ(remote.digest, local.digest);
+
+  const EpochRun damaged = Epoch(nginx_->url() + "/spm-damaged", o);
+  EXPECT_TRUE(damaged.status.IsCorruption()) << damaged.status.ToString();
+  EXPECT_NE(damaged.status.message().find(nginx_->url() + "/spm-damaged/tokenizer.model"),
+            std::string::npos)
+      << damaged.status.ToString();
+}
+
 }  // namespace
 }  // namespace sluice::storage

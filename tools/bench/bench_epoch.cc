@@ -176,7 +176,7 @@ int RunEpoch(int argc, char** argv) {
   std::string tokenizer_from;
   app.add_option("--tokenizer-from", tokenizer_from,
                  "tokenize records without ids online with the tokenizer of this dataset "
-                 "directory's manifest (default: the dataset's own, if it names one)");
+                 "(directory or URL) (default: the dataset's own, if it names one)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -219,10 +219,14 @@ int RunEpoch(int argc, char** argv) {
     // Another dataset's tokenizer, applied as the target dataset's records are stored (text
     // datasets end each document with the end-of-document id). Without the option, Loader::Open
     // uses the dataset's own tokenizer when its records hold text without ids.
+    // A directory or a URL, as the dataset (manifest and model only: no block cache).
+    storage::StorageOptions uncached = o.storage;
+    uncached.cache_dir.clear();
+    std::shared_ptr<const shards::Storage> from;
     shards::Manifest m;
-    Status st = shards::LoadManifest(tokenizer_from, &m);
-    if (st.ok())
-      st = loader::LoadRecordTokenizer(m, tokenizer_from, target.kind == "text", &o.tokenizer);
+    Status st = storage::OpenStorage(tokenizer_from, uncached, &from);
+    if (st.ok()) st = shards::LoadManifest(*from, &m);
+    if (st.ok()) st = loader::LoadRecordTokenizer(m, *from, target.kind == "text", &o.tokenizer);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return 1;

@@ -11,9 +11,17 @@ which on a busy 2-core machine limits bandwidth, not latency.) Runs
 and prints both throughputs, their ratio, the digests and the storage counters.
 
   tools/bench/remote_epoch.py DATASET_DIR [--delay-ms 30] [--threads 2] [--repeat 3]
-      [more sluice-bench epoch flags, e.g. --requests 32 --read-ahead 128]
+      [--cache-dir DIR] [more sluice-bench epoch flags, e.g. --requests 32 --read-ahead 128]
 
-Goal (issue 15): the remote epoch at >= 90% of the local one at 2 threads (docs/remote.md).
+With --cache-dir, the block cache instead: every repeat runs two epochs of the URL in one
+process with a fresh cache under DIR (epoch 1 over the delayed URL fills it, epoch 2 reads it),
+then one epoch in a new process on that cache (a later job), against the same epochs from local
+disk (so the digests match pairwise), and one epoch of the URL without a cache (what filling
+costs); it prints each epoch's storage counters (requests, bytes, cache hits, misses, bytes read
+and written), CPU seconds and the read stage's busy time.
+
+Goals (issue 15, docs/remote.md): the remote epoch at >= 90% of the local one at 2 threads; the
+second epoch from the cache at least local speed.
 """
 import argparse
 import json
@@ -66,10 +74,86 @@ http {{ access_log off; keepalive_requests 100000;
     return p, port
 
 
-def epoch(bench, location, threads, extra):
+def epochs(bench, location, threads, extra):
+    """Every epoch's JSON line of one sluice-bench epoch run."""
     cmd = [bench, "epoch", location, "--threads", str(threads), "--json"] + extra
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return cmd, json.loads(out.strip().splitlines()[-1])
+    return cmd, [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def epoch(bench, location, threads, extra):
+    cmd, lines = epochs(bench, location, threads, extra)
+    return cmd, lines[-1]
+
+
+def counters(j):
+    s = j.get("storage", {})
+    return (f"{s.get('requests', 0)} requests, {s.get('bytes_fetched', 0) / 1e6:.1f} MB fetched, "
+            f"{s.get('retries', 0)} retries; cache {s.get('cache_hits', 0)} hits, "
+            f"{s.get('cache_misses', 0)} misses, {s.get('cache_bytes_read', 0) / 1e6:.1f} MB read, "
+            f"{s.get('cache_bytes_written', 0) / 1e6:.1f} MB written, "
+            f"{s.get('cache_corrupt', 0)} corrupt")
+
+
+def best_and_median(pairs):
+    """pairs: (local, other) JSON lines. The best of each side's MB/s, their ratio, and the
+    median ratio of the back-to-back pairs."""
+    local = max((l for l, _ in pairs), key=lambda j: j["mb_per_second"])
+    other = max((o for _, o in pairs), key=lambda j: j["mb_per_second"])
+    ratios = sorted(o["mb_per_second"] / l["mb_per_second"] for l, o in pairs)
+    return local, other, other["mb_per_second"] / local["mb_per_second"], ratios[len(ratios) // 2]
+
+
+def cache_runs(a, dataset, url):
+    """--cache-dir: epoch 1 fills a fresh cache from the URL, epoch 2 reads it, and a new process
+    reads epoch 1 from it again; each against the same epoch from local disk."""
+    two = a.extra + ["--epochs", "2"]
+    fill, second, later = [], [], []  # (local, remote) pairs of JSON lines
+    uncached = []  # (the URL without a cache, the URL filling the cache): what filling costs
+    for k in range(a.repeat):
+        cache = os.path.join(a.cache_dir, f"run-{k}")
+        shutil.rmtree(cache, ignore_errors=True)
+        _, l = epochs(a.bench, dataset, a.threads, two)
+        _, u = epoch(a.bench, url, a.threads, a.extra)
+        cmd, r = epochs(a.bench, url, a.threads, two + ["--cache-dir", cache])
+        cmd_later, n = epochs(a.bench, url, a.threads, a.extra + ["--cache-dir", cache])
+        fill.append((l[0], r[0]))
+        second.append((l[1], r[1]))
+        later.append((l[0], n[0]))
+        uncached.append((u, r[0]))
+        print(f"  run {k}: epoch 1 local {l[0]['mb_per_second']:.1f} MB/s, URL "
+              f"{u['mb_per_second']:.1f}, URL filling the cache {r[0]['mb_per_second']:.1f}; "
+              f"epoch 2 local {l[1]['mb_per_second']:.1f}, from the "
+              f"cache {r[1]['mb_per_second']:.1f} (ratio "
+              f"{r[1]['mb_per_second'] / l[1]['mb_per_second']:.3f}); a new process on the cache "
+              f"{n[0]['mb_per_second']:.1f} "
+              f"(ratio {n[0]['mb_per_second'] / l[0]['mb_per_second']:.3f})")
+        shutil.rmtree(cache, ignore_errors=True)
+    print(f"command: {' '.join(cmd)}")
+    print(f"then:    {' '.join(cmd_later)}")
+    print(f"added latency {a.delay_ms:g} ms per request, {a.threads} threads, best of {a.repeat}")
+    for name, pairs in (("epoch 1, filling the cache", fill), ("epoch 2, from the cache", second),
+                        ("a new process, from the cache", later)):
+        local, remote, ratio, median = best_and_median(pairs)
+        print(f"{name}: local {local['mb_per_second']:.1f} MB/s ({local['wall_seconds']:.2f} s), "
+              f"cached URL {remote['mb_per_second']:.1f} MB/s ({remote['wall_seconds']:.2f} s): "
+              f"ratio {ratio:.3f} best of each, median of pairs {median:.3f}; first batch "
+              f"{local['first_batch_seconds']:.3f} s vs {remote['first_batch_seconds']:.3f} s")
+        # CPU time is less at the mercy of other load than wall time: what the cache costs.
+        print(f"  cpu {local['cpu_seconds']:.2f} s vs {remote['cpu_seconds']:.2f} s, read stage "
+              f"busy {local['read_busy_seconds']:.3f} s vs {remote['read_busy_seconds']:.3f} s")
+        print(f"  storage of that URL epoch: {counters(remote)}")
+    _, _, ratio, median = best_and_median(uncached)
+    print(f"filling the cache against the same URL without one: ratio {ratio:.3f} best of each, "
+          f"median of pairs {median:.3f}")
+    bad = [(l["digest"], r["digest"]) for l, r in fill + second + later + uncached
+           if l["digest"] != r["digest"]]
+    if bad:
+        print(f"DIGESTS DIFFER: {bad}", file=sys.stderr)
+        return 1
+    print(f"digests equal pairwise (epoch 1 {fill[0][0]['digest']}, "
+          f"epoch 2 {second[0][0]['digest']})")
+    return 0
 
 
 def main():
@@ -81,6 +165,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3,
                     help="local and remote epochs, interleaved; the best of each is compared "
                          "(a shared machine's noise only ever slows a run down)")
+    ap.add_argument("--cache-dir",
+                    help="measure the block cache: a fresh cache under this directory per repeat "
+                         "(see above)")
     a, extra = ap.parse_known_args()
     a.extra = [x for x in extra if x != "--"]  # more sluice-bench epoch flags
     dataset = os.path.abspath(a.dataset.rstrip("/"))
@@ -99,6 +186,8 @@ def main():
         url = f"http://127.0.0.1:{proxy_port}/{os.path.basename(dataset)}"
 
         epoch(a.bench, dataset, a.threads, a.extra)  # warm the page cache: local at its best
+        if a.cache_dir:
+            return cache_runs(a, dataset, url)
         locals_, remotes = [], []
         for _ in range(a.repeat):
             locals_.append(epoch(a.bench, dataset, a.threads, a.extra)[1])
