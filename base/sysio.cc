@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -184,6 +185,51 @@ ssize_t Write(int fd, const void* buf, size_t n, const char* path) {
     return -1;
   }
   return ::write(fd, buf, n);
+}
+
+namespace {
+
+// The first iovecs of `iov` covering `n` bytes, the last one cut: a short vectored transfer.
+int Truncated(const struct iovec* iov, int count, size_t n, struct iovec* out, int max) {
+  int k = 0;
+  for (; k < count && k < max && n > 0; ++k) {
+    out[k] = iov[k];
+    out[k].iov_len = std::min(out[k].iov_len, n);
+    n -= out[k].iov_len;
+  }
+  return k;
+}
+
+size_t Total(const struct iovec* iov, int count) {
+  size_t n = 0;
+  for (int i = 0; i < count; ++i) n += iov[i].iov_len;
+  return n;
+}
+
+}  // namespace
+
+ssize_t Preadv(int fd, const struct iovec* iov, int count, off_t offset, const char* path) {
+  const size_t total = Total(iov, count);
+  size_t n = total;
+  if (const int err = Decide(Call::kRead, path, &n)) {
+    errno = err;
+    return -1;
+  }
+  if (n == total) return ::preadv(fd, iov, count, offset);
+  struct iovec cut[16];
+  return ::preadv(fd, cut, Truncated(iov, count, n, cut, 16), offset);
+}
+
+ssize_t Pwritev(int fd, const struct iovec* iov, int count, off_t offset, const char* path) {
+  const size_t total = Total(iov, count);
+  size_t n = total;
+  if (const int err = Decide(Call::kWrite, path, &n)) {
+    errno = err;
+    return -1;
+  }
+  if (n == total) return ::pwritev(fd, iov, count, offset);
+  struct iovec cut[16];
+  return ::pwritev(fd, cut, Truncated(iov, count, n, cut, 16), offset);
 }
 
 int Fsync(int fd, const char* path) {

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,9 @@ int Open(const char* path, int flags, mode_t mode = 0);
 ssize_t Read(int fd, void* buf, size_t n, const char* path);
 ssize_t Pread(int fd, void* buf, size_t n, off_t offset, const char* path);
 ssize_t Write(int fd, const void* buf, size_t n, const char* path);
+// Vectored reads and writes count as one read or write; "short" moves half of their total.
+ssize_t Preadv(int fd, const struct iovec* iov, int count, off_t offset, const char* path);
+ssize_t Pwritev(int fd, const struct iovec* iov, int count, off_t offset, const char* path);
 int Fsync(int fd, const char* path);
 int Ftruncate(int fd, off_t length, const char* path);
 int Rename(const char* from, const char* to);

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/sysio.h"
 #include "shards/checksum.h"
 #include "shards/coding.h"
 
@@ -18,9 +19,9 @@ namespace {
 
 // Reads or writes all of iov (pwritev/preadv may stop short); false on an error or end of file.
 template <class Op>
-bool AllOf(Op op, int fd, struct iovec* iov, int count, off_t offset) {
+bool AllOf(Op op, int fd, struct iovec* iov, int count, off_t offset, const std::string& path) {
   while (count > 0) {
-    const ssize_t r = op(fd, iov, count, offset);
+    const ssize_t r = op(fd, iov, count, offset, path.c_str());
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return false;
     offset += r;
@@ -61,7 +62,7 @@ bool IsCacheTempName(const std::string& name) { return name.find(".tmp.") != std
 
 EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, char* dst,
                          std::string* why) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return EntryRead::kMissing;
     *why = std::string("open: ") + std::strerror(errno);
@@ -77,7 +78,7 @@ EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, c
            std::to_string(n + kCacheEntryOverhead);
   } else {
     struct iovec iov[3] = {{header, sizeof header}, {dst, n}, {trailer, sizeof trailer}};
-    if (!AllOf(::preadv, fd, iov, 3, 0)) {
+    if (!AllOf(sysio::Preadv, fd, iov, 3, 0, path)) {
       *why = std::string("read: ") + std::strerror(errno);
     } else if (std::memcmp(header, kCacheEntryMagic, sizeof kCacheEntryMagic) != 0) {
       *why = "bad magic";
@@ -98,7 +99,7 @@ Status WriteCacheEntry(const std::string& path, uint64_t offset, uint64_t n, con
   static std::atomic<uint64_t> sequence{0};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
                           std::to_string(sequence.fetch_add(1, std::memory_order_relaxed));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = sysio::Open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(tmp + ": create: " + std::strerror(errno));
   char header[kCacheEntryHeaderSize], trailer[kCacheEntryTrailerSize];
   std::memcpy(header, kCacheEntryMagic, sizeof kCacheEntryMagic);
@@ -107,7 +108,7 @@ Status WriteCacheEntry(const std::string& path, uint64_t offset, uint64_t n, con
   shards::EncodeFixed64(trailer, shards::Checksum(data, n));
   struct iovec iov[3] = {
       {header, sizeof header}, {const_cast<char*>(data), n}, {trailer, sizeof trailer}};
-  const bool written = AllOf(::pwritev, fd, iov, 3, 0);
+  const bool written = AllOf(sysio::Pwritev, fd, iov, 3, 0, tmp);
   const int write_errno = errno;
   const bool closed = ::close(fd) == 0;
   if (!written || !closed) {
@@ -115,7 +116,7 @@ Status WriteCacheEntry(const std::string& path, uint64_t offset, uint64_t n, con
     return Status::IOError(tmp + ": write of " + std::to_string(n + kCacheEntryOverhead) +
                            " bytes: " + std::strerror(written ? errno : write_errno));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (sysio::Rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     return Status::IOError(tmp + ": rename to " + path + ": " + std::strerror(err));

@@ -87,6 +87,26 @@ TEST_F(SysioTest, ShortMovesHalfAndCountsOnlyTransfers) {
   EXPECT_EQ(FaultCallsCounted(), 1u);
 }
 
+// A vectored transfer is one call; "short" moves half of its total, cutting the iovecs.
+TEST_F(SysioTest, ShortVectoredWriteMovesHalfOfTheTotal) {
+  const std::string path = dir_.Join("v");
+  const int fd = Open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  char a[] = "abcd", b[] = "efgh", c[] = "ij";
+  struct iovec iov[3] = {{a, 4}, {b, 4}, {c, 2}};
+  ArmFaults(Spec("1:short"));
+  EXPECT_EQ(Pwritev(fd, iov, 3, 0, path.c_str()), 5);
+  ArmFaults(Spec("1:eio"));
+  errno = 0;
+  EXPECT_EQ(Pwritev(fd, iov, 3, 0, path.c_str()), -1);
+  EXPECT_EQ(errno, EIO);
+  ::close(fd);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "abcde");
+}
+
 TEST_F(SysioTest, MatchCountsOnlyCallsOnMatchingPaths) {
   ArmFaults(Spec("2:error:target"));
   ssize_t wrote = 0;

@@ -18,7 +18,8 @@ program once undisturbed with a trace of its calls (the reference), then once pe
 Scenarios: shardify (audio with a tokenizer: shards, rejects, journal, tokenizer file, manifest),
 part (one --part of two: the part.json marker), merge (linking parts into one dataset), loader
 (sluice-bench epoch: every batch digest of a failed run is a prefix of the reference's, never a
-wrong batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only,
+wrong batch), cache (the block cache's files: a failure there must cost a fetch, never an epoch
+or a batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only,
 and the read of the checkpoint a run resumes from).
 
   tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
@@ -41,8 +42,9 @@ def log(msg):
     print(msg, flush=True)
 
 
-def run(cmd, fault=None, cwd=None):
+def run(cmd, fault=None, cwd=None, extra_env=None):
     env = dict(os.environ)
+    env.update(extra_env or {})
     env.pop("SLUICE_FAULT_INJECT", None)
     if fault:
         env["SLUICE_FAULT_INJECT"] = fault
@@ -69,12 +71,12 @@ def read(p):
         return f.read()
 
 
-def trace(cmd, work, match=None, cwd=None):
+def trace(cmd, work, match=None, cwd=None, extra_env=None):
     """The calls of an undisturbed run: [(call, path)]. Also checks that it succeeds."""
     t = os.path.join(work, "trace.txt")
     if os.path.exists(t):
         os.remove(t)
-    code, out, err = run(cmd, "trace:" + t, cwd)
+    code, out, err = run(cmd, "trace:" + t, cwd, extra_env)
     if code != 0:
         raise SystemExit("reference run failed (%d): %s\n%s%s" % (code, " ".join(cmd), out, err))
     calls = []
@@ -185,7 +187,9 @@ def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file,
             sw.points += 1
             code, _, err = run(make_cmd(out), "%d:%s" % (n, kind))
             if kind == "short":
-                if code != 0 or files(out) != ref["hashes"]:
+                if "fault injection: call %d (" % n not in err:
+                    sw.fail(name, n, kind, call, "the injector did not fire:\n" + err)
+                elif code != 0 or files(out) != ref["hashes"]:
                     sw.fail(name, n, kind, call, "a short transfer changed the run (exit %d):\n%s"
                             % (code, err))
                 continue
@@ -222,7 +226,9 @@ def loader_scenario(sw, bench, dataset, work):
             code, _, err = run(cmd(), "%d:%s:%s" % (n, kind, dataset))
             got = read(journal).splitlines() if os.path.exists(journal) else []
             if kind == "short" or code == 0:
-                if code != 0 or got != ref_journal:
+                if "fault injection: call %d (" % n not in err:
+                    sw.fail(name, n, kind, call, "the injector did not fire:\n" + err)
+                elif code != 0 or got != ref_journal:
                     sw.fail(name, n, kind, call, "the epoch differs from the reference (exit %d)"
                             ":\n%s" % (code, err))
                 continue
@@ -235,6 +241,38 @@ def loader_scenario(sw, bench, dataset, work):
             code, _, err = run(cmd())
             if code != 0 or read(journal).splitlines() != ref_journal:
                 sw.fail(name, n, kind, call, "the rerun differs from the reference:\n" + err)
+    sw.report(name, calls)
+
+
+def cache_scenario(sw, bench, dataset, work):
+    """The block cache (docs/remote.md): two epochs, the first filling the cache, the second
+    reading it; calls counted on the cache directory only. A cache that fails costs a fetch: the
+    epochs must succeed with the reference's batches, whatever call failed."""
+    name = "cache"
+    journal = os.path.join(work, "cache-journal")
+    cache = os.path.join(work, "cache-dir")
+    local = {"SLUICE_CACHE_LOCAL": "1"}  # the cache in front of a local dataset
+
+    def cmd():
+        for p in (journal,):
+            if os.path.exists(p):
+                os.remove(p)
+        shutil.rmtree(cache, ignore_errors=True)
+        return [bench, "epoch", dataset, "--threads", "1", "--json", "--batch-size", "2",
+                "--epochs", "2", "--cache-dir", cache, "--journal", journal]
+
+    match = os.path.basename(cache)
+    calls = trace(cmd(), work, match, extra_env=local)
+    ref_journal = read(journal)
+    for kind in ("error", "eio", "short"):
+        for n, call in sw.strided(sw.indices(calls, kind)):
+            sw.points += 1
+            code, _, err = run(cmd(), "%d:%s:%s" % (n, kind, match), extra_env=local)
+            if "fault injection: call %d (" % n not in err:
+                sw.fail(name, n, kind, call, "the injector did not fire:\n" + err)
+            elif code != 0 or not os.path.exists(journal) or read(journal) != ref_journal:
+                sw.fail(name, n, kind, call, "a cache fault changed the epochs (exit %d):\n%s"
+                        % (code, err))
     sw.report(name, calls)
 
 
@@ -263,7 +301,9 @@ def train_scenario(sw, train, dataset, work):
             code, _, err = run(cmd(ck), "%d:%s:%s" % (n, kind, os.path.basename(ck)))
             call = (call[0], call[1].replace(match, os.path.basename(ck)))
             if kind == "short":
-                if code != 0 or files(ck) != ref["hashes"]:
+                if "fault injection: call %d (" % n not in err:
+                    sw.fail(name, n, kind, call, "the injector did not fire:\n" + err)
+                elif code != 0 or files(ck) != ref["hashes"]:
                     sw.fail(name, n, kind, call, "a short transfer changed the run:\n" + err)
                 continue
             if not sw.check_reported(name, n, kind, call, code, err):
@@ -317,14 +357,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", required=True, help="the meson build directory")
     p.add_argument("--scenario", action="append",
-                   choices=["shardify", "part", "merge", "loader", "train"],
+                   choices=["shardify", "part", "merge", "loader", "cache", "train"],
                    help="run only these (repeatable; default: all)")
     p.add_argument("--work", help="working directory (default: a temporary one, removed)")
     p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
     p.add_argument("--stride", type=int, default=1,
                    help="inject at every K-th fault point only (1 = exhaustive)")
     a = p.parse_args()
-    scenarios = a.scenario or ["shardify", "part", "merge", "loader", "train"]
+    scenarios = a.scenario or ["shardify", "part", "merge", "loader", "cache", "train"]
     tools = os.path.join(a.build, "tools")
     shardify = os.path.join(tools, "shardify")
     work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
@@ -363,7 +403,7 @@ def main():
             dataset_scenario(sw, "merge", lambda out: [shardify, "merge", "-o", out,
                                                        "--allow-duplicate-keys"] + parts, [], work)
         dataset = os.path.join(work, "dataset")
-        if ("loader" in scenarios or "train" in scenarios) and not os.path.exists(
+        if set(scenarios) & {"loader", "cache", "train"} and not os.path.exists(
                 os.path.join(dataset, "manifest.json")):
             shutil.rmtree(dataset, ignore_errors=True)
             code, out, err = run(audio(dataset))
@@ -371,6 +411,8 @@ def main():
                 raise SystemExit("shardify failed:\n" + out + err)
         if "loader" in scenarios:
             loader_scenario(sw, os.path.join(tools, "sluice-bench"), dataset, work)
+        if "cache" in scenarios:
+            cache_scenario(sw, os.path.join(tools, "sluice-bench"), dataset, work)
         if "train" in scenarios:
             train_scenario(sw, os.path.join(tools, "sluice-train"), dataset, work)
         log("fault points exercised: %d; failures: %d" % (sw.points, len(sw.failures)))
