@@ -15,7 +15,7 @@ program once undisturbed with a trace of its calls (the reference), then once pe
   short  the N-th read or write moves half the bytes asked: the program must succeed with the
          reference output (short transfers are retried, never taken for an end of file).
 
-Scenarios: shardify (audio with a tokenizer: shards, rejects, journal, tokenizer file, manifest),
+Scenarios: features (sluice-features writing one .npy), shardify (audio with a tokenizer: shards, rejects, journal, tokenizer file, manifest),
 part (one --part of two: the part.json marker), merge (linking parts into one dataset), loader
 (sluice-bench epoch: every batch digest of a failed run is a prefix of the reference's, never a
 wrong batch), cache (the block cache's files: a failure there must cost a fetch, never an epoch
@@ -176,6 +176,8 @@ def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file,
     out = os.path.join(work, name + "-out")
     ref_dir = os.path.join(work, name + "-ref")
     shutil.rmtree(ref_dir, ignore_errors=True)
+    if prepare:
+        prepare(ref_dir)
     # The calls as the faulty runs make them: in `out`, not in the reference's directory.
     calls = [(c, path.replace(ref_dir, out)) for c, path in trace(make_cmd(ref_dir), work)]
     ref = reference(ref_dir)
@@ -357,14 +359,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", required=True, help="the meson build directory")
     p.add_argument("--scenario", action="append",
-                   choices=["shardify", "part", "merge", "loader", "cache", "train"],
+                   choices=["features", "shardify", "part", "merge", "loader", "cache",
+                            "train"],
                    help="run only these (repeatable; default: all)")
     p.add_argument("--work", help="working directory (default: a temporary one, removed)")
     p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
     p.add_argument("--stride", type=int, default=1,
                    help="inject at every K-th fault point only (1 = exhaustive)")
     a = p.parse_args()
-    scenarios = a.scenario or ["shardify", "part", "merge", "loader", "cache", "train"]
+    scenarios = a.scenario or ["features", "shardify", "part", "merge", "loader", "cache",
+                               "train"]
     tools = os.path.join(a.build, "tools")
     shardify = os.path.join(tools, "shardify")
     work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
@@ -386,6 +390,11 @@ def main():
             return lambda out: [shardify, "audio", "-o", out, "--part", "%d/2" % i] + common
 
         sw = Sweep(a)
+        if "features" in scenarios:
+            clip = os.path.join(corpus, "audio", "utt-00000.wav")
+            dataset_scenario(sw, "features", lambda out: [
+                os.path.join(tools, "sluice-features"), clip, "-o", os.path.join(out, "f.npy")],
+                [], work, prepare=lambda d: os.makedirs(d, exist_ok=True))
         if "shardify" in scenarios:
             dataset_scenario(sw, "shardify", audio, ["--resume"], work)
         if "part" in scenarios:

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "features/random.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
+#include "shards/file.h"
 #include "feature_options.h"
 
 namespace {
@@ -34,29 +36,25 @@ Status WriteNpy(const std::string& path, const float* data, int64_t rows, int64_
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::IOError(tmp + ": cannot create: " + std::strerror(errno));
   const unsigned char preamble[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
   const uint16_t len = static_cast<uint16_t>(header.size());
   const unsigned char len_le[2] = {static_cast<unsigned char>(len & 0xff),
                                    static_cast<unsigned char>(len >> 8)};
+  // Written to OUT.npy.tmp through the file seam (base/sysio.h: its faults are injectable) and
+  // renamed only when complete, so a failed run never leaves a truncated OUT.npy.
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<sluice::shards::WritableFile> f;
+  SLUICE_RETURN_IF_ERROR(sluice::shards::WritableFile::Create(tmp, &f));
   // float32 data is written as is: every target of this project is little-endian.
-  const size_t count = static_cast<size_t>(rows * cols);
-  bool ok = std::fwrite(preamble, 1, 8, f) == 8 && std::fwrite(len_le, 1, 2, f) == 2 &&
-            std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-            std::fwrite(data, sizeof(float), count, f) == count;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::IOError(tmp + ": write failed: " + std::strerror(errno));
-  }
-  // Renamed only when complete, so a failed run never leaves a truncated OUT.npy.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError(path + ": cannot rename into place: " + std::strerror(errno));
-  }
-  return Status::OK();
+  const size_t bytes = static_cast<size_t>(rows * cols) * sizeof(float);
+  Status st = f->Append({reinterpret_cast<const char*>(preamble), 8});
+  if (st.ok()) st = f->Append({reinterpret_cast<const char*>(len_le), 2});
+  if (st.ok()) st = f->Append(header);
+  if (st.ok()) st = f->Append({reinterpret_cast<const char*>(data), bytes});
+  if (st.ok()) st = f->Close();
+  if (st.ok()) st = sluice::shards::RenameDurable(tmp, path);
+  if (!st.ok()) std::remove(tmp.c_str());
+  return st;
 }
 
 int Fail(const Status& s) {
