@@ -154,40 +154,18 @@ uint64_t FaultCallsCounted() {
   return g_state.load() == kOn ? g_count : 0;
 }
 
-int Open(const char* path, int flags, mode_t mode) {
-  size_t unused = 0;
-  if (const int err = Decide(Call::kOpen, path, &unused)) {
-    errno = err;
-    return -1;
-  }
-  return ::open(path, flags, mode);
-}
-
-ssize_t Read(int fd, void* buf, size_t n, const char* path) {
-  if (const int err = Decide(Call::kRead, path, &n)) {
-    errno = err;
-    return -1;
-  }
-  return ::read(fd, buf, n);
-}
-
-ssize_t Pread(int fd, void* buf, size_t n, off_t offset, const char* path) {
-  if (const int err = Decide(Call::kRead, path, &n)) {
-    errno = err;
-    return -1;
-  }
-  return ::pread(fd, buf, n, offset);
-}
-
-ssize_t Write(int fd, const void* buf, size_t n, const char* path) {
-  if (const int err = Decide(Call::kWrite, path, &n)) {
-    errno = err;
-    return -1;
-  }
-  return ::write(fd, buf, n);
-}
-
 namespace {
+
+// Runs `real(n)` unless the injector fails this call: then -1 with its errno. `n` is the
+// transfer's size (halved for a short one); 0 for calls that move no bytes.
+template <class Real>
+auto Guarded(Call call, const char* path, size_t n, Real real) -> decltype(real(n)) {
+  if (const int err = Decide(call, path, &n)) {
+    errno = err;
+    return -1;
+  }
+  return real(n);
+}
 
 // The first iovecs of `iov` covering `n` bytes, the last one cut: a short vectored transfer.
 int Truncated(const struct iovec* iov, int count, size_t n, struct iovec* out, int max) {
@@ -200,72 +178,79 @@ int Truncated(const struct iovec* iov, int count, size_t n, struct iovec* out, i
   return k;
 }
 
-size_t Total(const struct iovec* iov, int count) {
-  size_t n = 0;
-  for (int i = 0; i < count; ++i) n += iov[i].iov_len;
-  return n;
+// preadv or pwritev of `iov`, or of its first n bytes when the injector shortens it.
+template <class Op>
+ssize_t Vectored(Call call, Op op, int fd, const struct iovec* iov, int count, off_t offset,
+                 const char* path) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return Guarded(call, path, total, [&](size_t n) {
+    if (n == total) return op(fd, iov, count, offset);
+    struct iovec cut[16];
+    return op(fd, cut, Truncated(iov, count, n, cut, 16), offset);
+  });
 }
 
 }  // namespace
 
+int Open(const char* path, int flags, mode_t mode) {
+  return Guarded(Call::kOpen, path, 0, [&](size_t) { return ::open(path, flags, mode); });
+}
+
+ssize_t Read(int fd, void* buf, size_t n, const char* path) {
+  return Guarded(Call::kRead, path, n, [&](size_t m) { return ::read(fd, buf, m); });
+}
+
+ssize_t Pread(int fd, void* buf, size_t n, off_t offset, const char* path) {
+  return Guarded(Call::kRead, path, n, [&](size_t m) { return ::pread(fd, buf, m, offset); });
+}
+
+ssize_t Write(int fd, const void* buf, size_t n, const char* path) {
+  return Guarded(Call::kWrite, path, n, [&](size_t m) { return ::write(fd, buf, m); });
+}
+
 ssize_t Preadv(int fd, const struct iovec* iov, int count, off_t offset, const char* path) {
-  const size_t total = Total(iov, count);
-  size_t n = total;
-  if (const int err = Decide(Call::kRead, path, &n)) {
-    errno = err;
-    return -1;
-  }
-  if (n == total) return ::preadv(fd, iov, count, offset);
-  struct iovec cut[16];
-  return ::preadv(fd, cut, Truncated(iov, count, n, cut, 16), offset);
+  return Vectored(Call::kRead, ::preadv, fd, iov, count, offset, path);
 }
 
 ssize_t Pwritev(int fd, const struct iovec* iov, int count, off_t offset, const char* path) {
-  const size_t total = Total(iov, count);
-  size_t n = total;
-  if (const int err = Decide(Call::kWrite, path, &n)) {
-    errno = err;
-    return -1;
-  }
-  if (n == total) return ::pwritev(fd, iov, count, offset);
-  struct iovec cut[16];
-  return ::pwritev(fd, cut, Truncated(iov, count, n, cut, 16), offset);
+  return Vectored(Call::kWrite, ::pwritev, fd, iov, count, offset, path);
 }
 
 int Fsync(int fd, const char* path) {
-  size_t unused = 0;
-  if (const int err = Decide(Call::kSync, path, &unused)) {
-    errno = err;
-    return -1;
-  }
-  return ::fsync(fd);
+  return Guarded(Call::kSync, path, 0, [&](size_t) { return ::fsync(fd); });
 }
 
 int Ftruncate(int fd, off_t length, const char* path) {
-  size_t unused = 0;
-  if (const int err = Decide(Call::kTruncate, path, &unused)) {
-    errno = err;
-    return -1;
-  }
-  return ::ftruncate(fd, length);
+  return Guarded(Call::kTruncate, path, 0, [&](size_t) { return ::ftruncate(fd, length); });
 }
 
 int Rename(const char* from, const char* to) {
-  size_t unused = 0;
-  if (const int err = Decide(Call::kRename, to, &unused)) {
-    errno = err;
-    return -1;
-  }
-  return ::rename(from, to);
+  return Guarded(Call::kRename, to, 0, [&](size_t) { return ::rename(from, to); });
 }
 
 int Link(const char* from, const char* to) {
-  size_t unused = 0;
-  if (const int err = Decide(Call::kLink, to, &unused)) {
-    errno = err;
-    return -1;
+  return Guarded(Call::kLink, to, 0, [&](size_t) { return ::link(from, to); });
+}
+
+Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r =
+        Pread(fd, dst + done, n - done, static_cast<off_t>(offset + done), name.c_str());
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError(name + ": read of " + std::to_string(n) + " bytes at offset " +
+                             std::to_string(offset) + ": " + std::strerror(errno));
+    }
+    if (r == 0) {
+      return Status::IOError(name + ": short read at offset " + std::to_string(offset + done) +
+                             " (wanted " + std::to_string(n) + " bytes at " +
+                             std::to_string(offset) + ")");
+    }
+    done += static_cast<size_t>(r);
   }
-  return ::link(from, to);
+  return Status::OK();
 }
 
 }  // namespace sluice::sysio

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
+
 namespace sluice::sysio {
 
 int Open(const char* path, int flags, mode_t mode = 0);
@@ -29,6 +31,10 @@ int Fsync(int fd, const char* path);
 int Ftruncate(int fd, off_t length, const char* path);
 int Rename(const char* from, const char* to);
 int Link(const char* from, const char* to);
+
+// Reads exactly n bytes at offset (retrying short reads and EINTR). An IOError names `name`, the
+// offset and the length: errno's reason, or "short read" at the end of the file.
+Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst);
 
 // The injector. Armed from the environment at the first call:
 //   SLUICE_FAULT_INJECT=trace:FILE       append "<n> <call> <path>" per call to FILE

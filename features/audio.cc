@@ -203,17 +203,7 @@ Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudi
   // Scratch per thread: shardify's workers decode one clip at a time each.
   thread_local std::string bytes;
   bytes.resize(static_cast<size_t>(st.st_size));
-  for (size_t done = 0; done < bytes.size();) {
-    const ssize_t r = sysio::Pread(fd, bytes.data() + done, bytes.size() - done,
-                                   static_cast<off_t>(done), path.c_str());
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      return Status::IOError(path + ": read of " + std::to_string(bytes.size() - done) +
-                             " bytes at offset " + std::to_string(done) + ": " +
-                             (r < 0 ? std::strerror(errno) : "the file shrank while read"));
-    }
-    done += static_cast<size_t>(r);
-  }
+  SLUICE_RETURN_IF_ERROR(sysio::PreadFully(fd, path, 0, bytes.size(), bytes.data()));
   return DecodeMemory(bytes.data(), bytes.size(), path, opt, out);
 }
 

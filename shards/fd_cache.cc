@@ -24,7 +24,7 @@ class CachedFile final : public RandomAccessFile {
   Status Read(uint64_t offset, size_t n, char* dst) const override {
     std::shared_ptr<CachedFd> fd;  // keeps the descriptor open until this read is done
     SLUICE_RETURN_IF_ERROR(cache_->Get(key_, name_, identity_, &fd));
-    return PreadFully(fd->fd(), name_, offset, n, dst);
+    return sysio::PreadFully(fd->fd(), name_, offset, n, dst);
   }
   uint64_t Size() const override { return identity_.size; }
   const std::string& name() const override { return name_; }
@@ -186,26 +186,6 @@ Status OpenCachedFile(const std::string& path, FdCache* cache,
   const uint64_t key = cache->NewKey();
   cache->Put(key, std::move(fd));
   *out = std::make_unique<CachedFile>(path, cache, key, IdentityOf(st));
-  return Status::OK();
-}
-
-Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst) {
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t r =
-        sysio::Pread(fd, dst + done, n - done, static_cast<off_t>(offset + done), name.c_str());
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError(name + ": read of " + std::to_string(n) + " bytes at offset " +
-                             std::to_string(offset) + ": " + strerror(errno));
-    }
-    if (r == 0) {
-      return Status::IOError(name + ": short read at offset " + std::to_string(offset + done) +
-                             " (wanted " + std::to_string(n) + " bytes at " +
-                             std::to_string(offset) + ")");
-    }
-    done += static_cast<size_t>(r);
-  }
   return Status::OK();
 }
 

@@ -95,8 +95,4 @@ class FdCache {
 Status OpenCachedFile(const std::string& path, FdCache* cache,
                       std::unique_ptr<RandomAccessFile>* out);
 
-// pread until n bytes are read; a short read or an error is an IOError naming `name`, the
-// offset and the length. What every POSIX RandomAccessFile shares.
-Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst);
-
 }  // namespace sluice::shards

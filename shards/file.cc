@@ -24,7 +24,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, char* dst) const override {
-    return PreadFully(fd_, name_, offset, n, dst);
+    return sysio::PreadFully(fd_, name_, offset, n, dst);
   }
   uint64_t Size() const override { return size_; }
   const std::string& name() const override { return name_; }
