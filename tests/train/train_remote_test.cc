@@ -63,6 +63,24 @@ class TrainRemote : public ::testing::Test {
     return out;
   }
 
+  // Trains on `local` and on `remote` (the same data named by URL) with `args` and a checkpoint
+  // in `run`; both must succeed with the same epoch lines and checkpoint bytes. Returns those
+  // bytes ("" after a failed assertion).
+  static std::string ExpectSameRun(const std::string& local, const std::string& remote,
+                                   const std::string& args, const TempDir& run) {
+    const Result a = Train(local, args + " --checkpoint " + run.Join("local"));
+    EXPECT_EQ(a.code, 0) << a.out;
+    const Result b = Train(remote, args + " --checkpoint " + run.Join("remote"));
+    EXPECT_EQ(b.code, 0) << b.out;
+    if (a.code != 0 || b.code != 0) return "";
+    EXPECT_FALSE(JsonLines(a.out).empty()) << a.out;
+    EXPECT_EQ(Results(b), Results(a)) << b.out << a.out;
+    const std::string bytes = ReadFile(run.Join("local"));
+    EXPECT_FALSE(bytes.empty());
+    EXPECT_TRUE(ReadFile(run.Join("remote")) == bytes) << "the checkpoint from the URL differs";
+    return bytes;
+  }
+
   static TempDir* dir_;
   static TempDir* work_;
   static Nginx* nginx_;
@@ -75,15 +93,8 @@ std::string TrainRemote::why_;
 
 TEST_F(TrainRemote, RunFromAUrlEqualsTheRunFromTheDirectory) {
   TempDir run;
-  const Result local = Train(Dir("chars"), "--eval-fraction 0.25 --checkpoint " + run.Join("a"));
-  ASSERT_EQ(local.code, 0) << local.out;
-  const Result remote = Train(Url("chars"), "--eval-fraction 0.25 --checkpoint " + run.Join("b"));
-  ASSERT_EQ(remote.code, 0) << remote.out;
-  ASSERT_FALSE(JsonLines(local.out).empty()) << local.out;
-  EXPECT_EQ(Results(remote), Results(local)) << remote.out << local.out;
-  const std::string a = ReadFile(run.Join("a"));
+  const std::string a = ExpectSameRun(Dir("chars"), Url("chars"), "--eval-fraction 0.25", run);
   ASSERT_FALSE(a.empty());
-  EXPECT_TRUE(ReadFile(run.Join("b")) == a) << "the checkpoint from the URL differs";
   // Through the block cache, cold and then warm: the same run again.
   const std::string cache = " --cache-dir " + run.Join("cache") + " --checkpoint ";
   for (const char* ckpt : {"c", "d"}) {
@@ -97,30 +108,17 @@ TEST_F(TrainRemote, RunFromAUrlEqualsTheRunFromTheDirectory) {
 // URLs as they read directories.
 TEST_F(TrainRemote, MixtureAndEvalDatasetTakeUrls) {
   TempDir run;
-  const std::string mix = " --mix-records 10 --checkpoint ";
-  const Result local = Train(
+  ExpectSameRun(
       "--data " + Dir("chars") + ":2 --data " + Dir("chars-b") + ":1 --eval " + Dir("chars-b"),
-      mix + run.Join("a"));
-  ASSERT_EQ(local.code, 0) << local.out;
-  const Result remote = Train(
       "--data " + Url("chars") + ":2 --data " + Dir("chars-b") + ":1 --eval " + Url("chars-b"),
-      mix + run.Join("b"));
-  ASSERT_EQ(remote.code, 0) << remote.out;
-  ASSERT_FALSE(JsonLines(local.out).empty()) << local.out;
-  EXPECT_EQ(Results(remote), Results(local)) << remote.out << local.out;
-  EXPECT_TRUE(ReadFile(run.Join("b")) == ReadFile(run.Join("a")));
+      "--mix-records 10", run);
 }
 
 // The SentencePiece model is read through the dataset's storage: a BPE dataset trains from its
 // URL exactly as from its directory.
 TEST_F(TrainRemote, SentencePieceDatasetTrainsFromAUrl) {
   TempDir run;
-  const Result local = Train(Dir("bpe"), "--eval-fraction 0.25 --checkpoint " + run.Join("a"));
-  ASSERT_EQ(local.code, 0) << local.out;
-  const Result remote = Train(Url("bpe"), "--eval-fraction 0.25 --checkpoint " + run.Join("b"));
-  ASSERT_EQ(remote.code, 0) << remote.out;
-  EXPECT_EQ(Results(remote), Results(local)) << remote.out << local.out;
-  EXPECT_TRUE(ReadFile(run.Join("b")) == ReadFile(run.Join("a")));
+  ExpectSameRun(Dir("bpe"), Url("bpe"), "--eval-fraction 0.25", run);
 }
 
 TEST_F(TrainRemote, MissingDatasetNamesTheUrl) {
