@@ -16,11 +16,11 @@ program once undisturbed with a trace of its calls (the reference), then once pe
          reference output (short transfers are retried, never taken for an end of file).
 
 Scenarios: features (sluice-features writing one .npy), shardify (audio with a tokenizer: shards,
-rejects, journal, tokenizer file, manifest), part (one --part of two: the part.json marker), merge (linking parts into one dataset), loader
-(sluice-bench epoch: every batch digest of a failed run is a prefix of the reference's, never a
-wrong batch), cache (the block cache's files: a failure there must cost a fetch, never an epoch
-or a batch), train (sluice-train's checkpoint saves, counted on the checkpoint's files only,
-and the read of the checkpoint a run resumes from).
+rejects, journal, tokenizer file, manifest), part (one --part of two: the part.json marker), merge
+(linking parts into one dataset), loader (sluice-bench epoch: every batch digest of a failed run
+is a prefix of the reference's, never a wrong batch), cache (the block cache's files: a failure
+there must cost a fetch, never an epoch or a batch), train (sluice-train's checkpoint saves,
+counted on the checkpoint's files only, and the read of the checkpoint a run resumes from).
 
   tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
