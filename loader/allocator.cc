@@ -27,8 +27,7 @@ bool AlignedArray::Reserve(size_t bytes, bool* grew) {
   if (grew) *grew = false;
   if (bytes <= capacity_) return true;
   Reset();
-  // Whole 64 KiB units: a later, slightly larger plan maximum often still fits.
-  const size_t cap = (bytes + 65535) / 65536 * 65536;
+  const size_t cap = (bytes + kBatchArrayUnit - 1) / kBatchArrayUnit * kBatchArrayUnit;
   data_ = allocator_->Allocate(cap, kBatchAlignment);
   if (data_ == nullptr) return false;
   // Touch every page now (Loader::Start), so first-touch page faults do not land in the decode

@@ -25,6 +25,10 @@ std::shared_ptr<BatchAllocator> DefaultAllocator();
 // Alignment of every batch array: a cache line, and enough for any vector load or DMA engine.
 inline constexpr size_t kBatchAlignment = 256;
 
+// AlignedArray capacities are whole units of this many bytes: a later, slightly larger plan
+// maximum often still fits.
+inline constexpr size_t kBatchArrayUnit = 64 << 10;
+
 // A growable array of bytes owned through a BatchAllocator. Reserve keeps the capacity (and the
 // contents are not preserved when it grows: callers rewrite the whole array per batch).
 class AlignedArray {

@@ -19,6 +19,7 @@ class BatchBuffer : public Batch {
   std::vector<std::vector<int32_t>> row_tokens;  // padded batches: each row's ids until Finish
   std::vector<uint8_t> row_ok;  // per row: 0 when its record was lost (corrupt block)
   uint32_t remaining = 0;       // read items not yet collated
+  size_t token_reserve = 0;     // bytes of token ids BatchPool::ReserveMemory gave every batch
 };
 
 }  // namespace sluice::loader

@@ -1,5 +1,7 @@
 #include "loader/batch_pool.h"
 
+#include <algorithm>
+
 namespace sluice::loader {
 
 BatchPool::BatchPool(std::shared_ptr<BatchAllocator> allocator)
@@ -26,12 +28,17 @@ bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, size_t token_by
   for (const std::unique_ptr<BatchBuffer>& b : all_) {
     BatchFields& f = b->fields();
     bool g1 = false, g2 = false, g3 = false, g4 = false;
+    // A buffer still grown for an outlier batch of the last epoch (padded_collator.cc) goes back
+    // to the reserved size, so that outliers of successive epochs do not add up.
+    if (token_bytes > 0 && f.tokens.capacity() >= 2 * std::max<size_t>(token_bytes, kBatchArrayUnit))
+      f.tokens.Reset();
     if (!f.features.Reserve(std::max<size_t>(feature_bytes, 1), &g1) ||
         !f.lengths.Reserve(rows * sizeof(int32_t), &g2) ||
         !f.token_lengths.Reserve(rows * sizeof(int32_t), &g3) ||
         (token_bytes > 0 && !f.tokens.Reserve(token_bytes, &g4)))
       return false;
     *allocations += g1 + g2 + g3 + g4;
+    b->token_reserve = token_bytes;
   }
   return true;
 }

@@ -1,6 +1,7 @@
 #include "loader/loader_impl.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -165,6 +166,13 @@ Status LoaderImpl::Start(const ResumeState& state) {
   // Each pooled batch is reserved for the largest of the batches left; the shape is the whole
   // plan's.
   uint64_t feature_bytes = 0, max_rows = 0, token_bytes = 0;
+  std::vector<uint64_t> outliers;  // ids bytes of each batch over padded_cap
+  // Padded ids are reserved up to max_padded_tokens: a batch over it is one record with an
+  // outlier transcript (the plan gives it a batch of its own), whose buffer grows in Finish and
+  // shrinks back after. Packed rows are seq_len + 1 ids, a size the options set.
+  const uint64_t padded_cap = options_.packing.seq_len == 0
+                                  ? options_.batching.max_padded_tokens * sizeof(int32_t)
+                                  : 0;
   const uint64_t value_bytes = extractor_->dim() * DTypeSize(options_.dtype);
   shape_ = BatchShape();
   for (uint32_t j = 0; j < plan_.batches.size(); ++j) {
@@ -178,12 +186,23 @@ Status LoaderImpl::Start(const ResumeState& state) {
     if (j < start_batch) continue;
     feature_bytes = std::max<uint64_t>(feature_bytes, pb.rows * pb.max_length * value_bytes);
     max_rows = std::max<uint64_t>(max_rows, pb.rows);
-    token_bytes = std::max<uint64_t>(token_bytes, pb.rows * tokens * sizeof(int32_t));
+    const uint64_t ids = pb.rows * tokens * sizeof(int32_t);
+    if (padded_cap > 0 && ids > padded_cap)
+      outliers.push_back(ids);
+    else
+      token_bytes = std::max(token_bytes, ids);
   }
   const uint64_t max_bytes = feature_bytes + token_bytes;
+  // At most pool_size batches are alive at once, so at most that many outliers, each in a
+  // buffer grown from token_bytes to its ids.
+  const size_t alive = std::min(outliers.size(), pool_size);
+  std::partial_sort(outliers.begin(), outliers.begin() + alive, outliers.end(),
+                    std::greater<uint64_t>());
+  uint64_t pool_bytes = max_bytes * pool_size;
+  for (size_t i = 0; i < alive; ++i) pool_bytes += outliers[i] - token_bytes;
   if (options_.memory_budget > 0) {
     const uint64_t budget = options_.memory_budget;
-    const uint64_t need = max_bytes * pool_size;
+    const uint64_t need = pool_bytes;
     // Below one batch no pool size fits: the only remedies are a bigger budget or smaller
     // batches, so the error says that rather than naming the pool's options.
     if (max_bytes > budget)
@@ -228,7 +247,7 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.max_open_bound = schedule_.max_open_batches;
   consumer_.reread_blocks = schedule_.rereads;
   consumer_.start_allocations = allocations;
-  consumer_.pool_bytes = pool_size * max_bytes;
+  consumer_.pool_bytes = pool_bytes;
   consumer_.stream_tokens = plan_.stream_tokens;
   consumer_.wrapped_tokens = plan_.wrapped_tokens;
   start_time_ = t0;

@@ -87,6 +87,13 @@ struct BatchingOptions {
   uint32_t max_batch_size = 0;      // cap on rows (0 = none)
   uint64_t max_tokens = 0;          // cap on the sum of the rows' token ids (index `tokens` column)
                                     // in a batch (0 = none): a token budget for ASR transcripts
+  uint64_t max_padded_tokens = 65536;  // cap on rows * the longest row's token ids (index `tokens`
+                                    // column), the padded ids tensor (0 = none). Pool buffers are
+                                    // reserved up to it: one record with an outlier transcript
+                                    // gets a batch of its own, and only that batch's buffer grows
+                                    // (then shrinks back), instead of every pooled batch growing
+                                    // to rows * its length. 65536 ids (256 KiB) is 10x what 200 s
+                                    // of speech transcribes to
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
                                  // stream is emitted half-full, which bounds how long decoded rows
                                  // wait for their batch (0 = shuffle_window)
@@ -108,6 +115,9 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"max_batch_size", "--max-batch-size", "cap on rows per batch; 0 = none"},
     o.max_batch_size);
   v(FieldInfo{"max_tokens", "--max-tokens", "cap on token ids per batch; 0 = none"}, o.max_tokens);
+  v(FieldInfo{"max_padded_tokens", "--max-padded-tokens",
+              "cap on rows x longest row's token ids in a batch; 0 = none"},
+    o.max_padded_tokens);
   v(FieldInfo{"max_bucket_wait", "--max-bucket-wait",
               "records a bucket's oldest record may fall behind before it is emitted half-full; "
               "0 = --shuffle-window"},

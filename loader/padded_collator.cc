@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "features/half.h"
+#include "loader/allocator.h"
 #include "loader/collator.h"
 #include "loader/mix.h"
 #include "loader/token_ids.h"
@@ -53,8 +54,7 @@ class PaddedCollator final : public Collator {
       const shards::ShardReader& shard = ctx_.dataset->shard(index_->shard_of(r));
       f.keys[row] = shard.key(index_->local_index(r));
       f.record_ids[row] = r;
-      f.texts[row].clear();
-      b->row_tokens[row].clear();
+      ClearRowText(&f.texts[row], &b->row_tokens[row]);
       lengths[row] = audio ? static_cast<int32_t>(index_->length[r]) : 0;
     }
     return Status::OK();
@@ -117,8 +117,7 @@ class PaddedCollator final : public Collator {
     const size_t row_bytes = RowBytes(f);
     std::memset(static_cast<char*>(f.features.data()) + row * row_bytes, 0, row_bytes);
     static_cast<int32_t*>(f.lengths.data())[row] = 0;
-    f.texts[row].clear();
-    b->row_tokens[row].clear();
+    ClearRowText(&f.texts[row], &b->row_tokens[row]);
   }
 
   // Tokens [rows, longest], zero-padded.
@@ -129,8 +128,19 @@ class PaddedCollator final : public Collator {
     for (size_t i = 0; i < rows; ++i) max_tokens = std::max(max_tokens, b->row_tokens[i].size());
     f.max_tokens = static_cast<int64_t>(max_tokens);
     if (max_tokens > 0) {
+      const size_t need = rows * max_tokens * sizeof(int32_t);
       bool grew = false;
-      if (!f.tokens.Reserve(rows * max_tokens * sizeof(int32_t), &grew))
+      // A buffer grown for an outlier batch (over max_padded_tokens, which Start did not reserve
+      // for) goes back to the pool's size at its next ordinary batch, so that one long transcript
+      // holds one buffer's worth of memory, not every buffer it passes through.
+      if (need <= b->token_reserve &&
+          f.tokens.capacity() >= 2 * std::max<size_t>(b->token_reserve, kBatchArrayUnit)) {
+        f.tokens.Reset();
+        if (!f.tokens.Reserve(b->token_reserve, &grew))
+          return Status::IOError("batch allocator: out of memory for tokens");
+        *allocations += grew;
+      }
+      if (!f.tokens.Reserve(need, &grew))
         return Status::IOError("batch allocator: out of memory for tokens");
       *allocations += grew;
       int32_t* tokens = static_cast<int32_t*>(f.tokens.data());
@@ -153,6 +163,16 @@ class PaddedCollator final : public Collator {
   }
 
  private:
+  // A row's text and ids keep their capacity for the row's next record, except an outlier's:
+  // beyond these sizes (far over any utterance's transcript) the memory is given back, so that a
+  // long transcript does not stay behind in every row it passes through.
+  static void ClearRowText(std::string* text, std::vector<int32_t>* ids) {
+    constexpr size_t kKeepTextBytes = 64 << 10, kKeepIds = 16 << 10;
+    if (text->capacity() > kKeepTextBytes) std::string().swap(*text);
+    if (ids->capacity() > kKeepIds) std::vector<int32_t>().swap(*ids);
+    text->clear();
+    ids->clear();
+  }
   static size_t RowBytes(const BatchFields& f) {
     return static_cast<size_t>(f.frames) * f.dim * DTypeSize(f.dtype);
   }

@@ -66,6 +66,7 @@ struct Bucket {
   uint64_t total = 0;
   uint64_t tokens = 0;
   uint64_t max_length = 0;
+  uint64_t max_tokens = 0;  // the longest row's token ids (index `tokens` column)
   uint64_t first_pos = 0;
 };
 
@@ -87,6 +88,9 @@ class Batcher {
     if (opt_.max_tokens && b.tokens + index_.tokens[r] > opt_.max_tokens) return false;
     if (opt_.max_padded_frames && rows * std::max(b.max_length, len) > opt_.max_padded_frames)
       return false;
+    if (opt_.max_padded_tokens &&
+        rows * std::max<uint64_t>(b.max_tokens, TokensOf(r)) > opt_.max_padded_tokens)
+      return false;
     return true;
   }
   void Add(Bucket* b, uint64_t r, uint64_t pos) {
@@ -95,6 +99,7 @@ class Batcher {
     b->total += index_.length[r];
     if (opt_.max_tokens) b->tokens += index_.tokens[r];  // hand-made indexes may lack the column
     b->max_length = std::max(b->max_length, index_.length[r]);
+    b->max_tokens = std::max<uint64_t>(b->max_tokens, TokensOf(r));
   }
   void Emit(Bucket* b) {
     batches_.push_back({records_.size(), static_cast<uint32_t>(b->records.size())});
@@ -103,11 +108,15 @@ class Batcher {
     b->total = 0;
     b->tokens = 0;
     b->max_length = 0;
+    b->max_tokens = 0;
   }
   std::vector<uint64_t>& records() { return records_; }
   std::vector<Range>& batches() { return batches_; }
 
  private:
+  // Hand-made indexes (tests, tools) may lack the column.
+  uint64_t TokensOf(uint64_t r) const { return r < index_.tokens.size() ? index_.tokens[r] : 0; }
+
   const IndexColumns& index_;
   const BatchingOptions& opt_;
   std::vector<uint64_t> records_;

@@ -43,7 +43,8 @@ struct EpochStats {
   double decode_busy_seconds = 0;  // decode stage, summed over threads
   double collate_busy_seconds = 0; // collate stage, one thread
   uint64_t pool_batches = 0;       // batch buffers the pool holds
-  uint64_t pool_bytes = 0;         // feature bytes the pool holds for this epoch (bound by options)
+  uint64_t pool_bytes = 0;         // bytes the pool may hold this epoch (features and ids; bound
+                                   // by options, plus outlier transcripts over max_padded_tokens)
   uint64_t start_allocations = 0;  // allocator calls in Start (pool growth; 0 once warm)
   uint64_t pool_allocations = 0;   // allocator calls while batches flowed (0: only tokens grow)
   uint64_t max_ready = 0;          // most finished batches queued at once

@@ -34,6 +34,7 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
   lo->batching.shuffle = training;
   lo->batching.max_frames = o.max_frames;
   lo->batching.max_batch_size = o.max_batch_size;
+  lo->batching.max_padded_tokens = o.max_padded_tokens;
   lo->seed = o.seed;
   lo->threads = o.loader_threads;
   lo->storage = o.storage;
@@ -75,6 +76,13 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
   // Checkpoints written before elastic resume record the loader's world here too.
   nlohmann::json then = stored;
   if (then["loader"].is_object()) then["loader"].erase("world");
+  // Checkpoints written before max_padded_tokens planned without that cap: the same as 0, which
+  // --max-padded-tokens 0 repeats.
+  if (!then.contains("max_padded_tokens")) {
+    then["max_padded_tokens"] = 0;
+    if (then["loader"].is_object() && then["loader"]["batching"].is_object())
+      then["loader"]["batching"]["max_padded_tokens"] = 0;
+  }
   std::string path;
   const std::string diff = loader::FirstDifference(now, then, "checkpoint", &path);
   if (diff.empty()) return Status::OK();

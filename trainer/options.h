@@ -43,6 +43,7 @@ struct TrainOptions {
                                   // float summation order, hence part of the run
   uint64_t max_frames = 4000;     // loader: frames per batch (40 s of 10 ms fbank frames)
   uint32_t max_batch_size = 0;    // loader: rows per batch (0 = no cap)
+  uint64_t max_padded_tokens = 65536;  // loader: rows x longest transcript's ids (0 = no cap)
   std::string eval_dataset;       // held-out dataset; empty: hold out eval_fraction of DATASET
   double eval_fraction = 0.1;     // by key hash (held_out.h); 0 with no eval_dataset: no evaluation
   loader::FeatureKind feature_kind = loader::FeatureKind::kFbank;  // fbank, spectrogram or
@@ -115,6 +116,9 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"max_frames", "--max-frames", "feature frames per batch (0 = no cap)"}, o.max_frames);
   v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
     o.max_batch_size);
+  v(FieldInfo{"max_padded_tokens", "--max-padded-tokens",
+              "rows x the longest transcript's token ids per batch (0 = no cap)"},
+    o.max_padded_tokens);
   v(FieldInfo{"data", "--data",
               "DIR:WEIGHT, repeated (DIR may be a URL): train on a weighted mixture of datasets "
               "instead of DATASET (docs/loader.md, \"Weighted mixing\")"},

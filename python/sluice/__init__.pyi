@@ -47,6 +47,7 @@ class Loader:
         max_padded_frames: int = ...,
         max_batch_size: int = ...,
         max_tokens: int = ...,
+        max_padded_tokens: int = ...,
         max_bucket_wait: int = ...,
         seq_len: int = ...,
         batch_size: int = ...,

@@ -69,7 +69,9 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     } else {
       rb.AddField(shards::FieldType::kAudioPcm16, s.data(), s.size() * 2);
     }
-    rb.AddField(shards::FieldType::kText, RecordText(i));
+    const bool long_transcript = spec.with_tokens && i == spec.long_transcript;
+    rb.AddField(shards::FieldType::kText,
+                long_transcript ? std::string(spec.long_tokens, 'x') : RecordText(i));
     if (spec.precomputed) {
       uint32_t frames = 0;
       const std::vector<uint16_t> half = RecordFeaturesF16(spec, i, &frames);
@@ -79,7 +81,7 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
     }
     uint32_t ntok = 0;
     if (spec.with_tokens) {
-      std::vector<uint32_t> ids(1 + i % 9);
+      std::vector<uint32_t> ids(long_transcript ? spec.long_tokens : 1 + i % 9);
       for (size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<uint32_t>(i * 10 + k);
       rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * 4);
       ntok = static_cast<uint32_t>(ids.size());

@@ -20,6 +20,8 @@ struct AudioDatasetSpec {
   uint64_t shard_size = 400000;   // bytes: several uneven shards
   size_t block_size = 100000;     // raw bytes per block: a few records per block
   bool with_tokens = false;       // add a kTokens field per record
+  int long_transcript = -1;       // with_tokens: this record's text and ids are long_tokens long
+  uint32_t long_tokens = 0;
   bool flac = false;              // audio as FLAC (codec "flac") instead of pcm16
   bool precomputed = false;       // also a kFeaturesF16 field: 80-bin fbank, as shardify --features
   float precomputed_shift_ms = 10;  // the precomputed fbank's frame shift

@@ -1,6 +1,7 @@
 // Small pieces: half floats, resume state, the injectable allocator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -31,6 +32,7 @@ class CountingAllocator : public BatchAllocator {
   void* Allocate(size_t bytes, size_t alignment) override {
     ++allocs;
     live += bytes;
+    peak = std::max(peak, live);
     return DefaultAllocator()->Allocate(bytes, alignment);
   }
   void Free(void* p, size_t bytes, size_t alignment) override {
@@ -39,7 +41,7 @@ class CountingAllocator : public BatchAllocator {
     DefaultAllocator()->Free(p, bytes, alignment);
   }
   int allocs = 0, frees = 0;
-  int64_t live = 0;
+  int64_t live = 0, peak = 0;
 };
 
 TEST(Allocator, BatchMemoryComesFromTheInjectedAllocatorAndIsRecycled) {
@@ -71,6 +73,67 @@ TEST(Allocator, BatchMemoryComesFromTheInjectedAllocatorAndIsRecycled) {
   }
   EXPECT_EQ(alloc->allocs, alloc->frees);
   EXPECT_EQ(alloc->live, 0);
+}
+
+// The batch memory three epochs take, at most, through a counting allocator; checks that every
+// record comes once per epoch and, for record `long_record`, its ids and the rows of its batch.
+int64_t PeakBatchMemory(const loader::testing::AudioDatasetSpec& spec, int long_record,
+                        uint64_t* long_batch_rows, uint64_t* pool_batches) {
+  sluice::testing::TempDir dir;
+  loader::testing::WriteAudioDataset(dir.path(), spec);
+  auto alloc = std::make_shared<CountingAllocator>();
+  LoaderOptions o;
+  o.threads = 2;
+  o.batching.max_frames = 1500;
+  o.allocator = alloc;
+  std::unique_ptr<Loader> l;
+  EXPECT_OK(Loader::Open(dir.path(), o, &l));
+  for (uint64_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_OK(l->Start(epoch));
+    *pool_batches = l->stats().pool_batches;
+    const Batch* b;
+    int rows = 0;
+    while (l->Next(&b).ok() && b != nullptr) {
+      rows += static_cast<int>(b->size());
+      for (size_t i = 0; i < b->size(); ++i) {
+        if (static_cast<int>(b->record_ids()[i]) != long_record) continue;
+        *long_batch_rows = b->size();
+        const int32_t n = b->token_lengths()[i];
+        EXPECT_EQ(n, static_cast<int32_t>(spec.long_tokens));
+        int32_t wrong = 0;
+        for (int32_t k = 0; k < n; ++k)
+          wrong += b->tokens()[i * b->max_tokens() + k] != long_record * 10 + k;
+        EXPECT_EQ(wrong, 0);
+      }
+    }
+    EXPECT_EQ(rows, spec.records) << "epoch " << epoch;
+    // Growing for the outlier's batch and shrinking back after it; nothing per batch.
+    EXPECT_LE(l->stats().pool_allocations, 2u) << "epoch " << epoch;
+  }
+  l.reset();
+  EXPECT_EQ(alloc->live, 0);
+  return alloc->peak;
+}
+
+// One record with a transcript thousands of times longer than the others must cost about its own
+// size, not rows x its length in every pooled batch (it made a 300-clip pool 23x bigger).
+TEST(Allocator, OneLongTranscriptTakesOneBufferNotThePool) {
+  loader::testing::AudioDatasetSpec spec;
+  spec.records = 120;
+  spec.with_tokens = true;
+  uint64_t rows = 0, buffers = 0;
+  const int64_t base = PeakBatchMemory(spec, -1, &rows, &buffers);
+  spec.long_transcript = 7;
+  spec.long_tokens = 100000;  // 400 KB of ids: over max_padded_tokens (65536) on its own
+  const int64_t with_long = PeakBatchMemory(spec, 7, &rows, &buffers);
+  EXPECT_EQ(rows, 1u) << "the outlier shares its batch: rows x its length are padded";
+  // The outlier's ids once (twice while its buffer grows), and the plan's other batches differ
+  // a little: at most one more allocation unit a pooled buffer. Unbounded, this was 21 buffers
+  // of 20 rows x 400 KB.
+  EXPECT_LE(with_long, base + 2 * int64_t{spec.long_tokens} * 4 +
+                           static_cast<int64_t>(buffers * kBatchArrayUnit))
+      << "base " << base << " bytes, with one long transcript " << with_long << ", " << buffers
+      << " pooled batches";
 }
 
 // manifest.json "features": what shardify writes, the loader reads back, every option.

@@ -148,6 +148,20 @@ TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
       << s.ToString();
 }
 
+// Runs from before the padded-ids cap planned without it: --max-padded-tokens 0 repeats their
+// batches exactly, the default (a cap) may not.
+TEST(TrainOptions, CheckpointFromBeforeMaxPaddedTokensResumesWithTheCapOff) {
+  TrainOptions o = Base(loader::FeatureKind::kFbank);
+  nlohmann::json old = RunOf(o, "base");
+  old.erase("max_padded_tokens");
+  old["loader"]["batching"].erase("max_padded_tokens");
+  const Status s = CheckRunConfig(RunOf(o, "now"), old, "old.ckpt");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--max-padded-tokens"), std::string::npos) << s.ToString();
+  o.max_padded_tokens = 0;
+  EXPECT_TRUE(CheckRunConfig(RunOf(o, "now"), old, "old.ckpt").ok());
+}
+
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
   const nlohmann::json old = {{"lr", 0.003}, {"features", {{"kind", "fbank"}}}};
   const Status s =
