@@ -235,6 +235,21 @@ Status HttpFetcher::ReadRange(const std::string& url, uint64_t offset, size_t n,
   return Status::OK();
 }
 
+void HttpFetcher::Forget(const std::string& url, uint64_t offset, size_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ranges_.upper_bound({url, offset});
+  for (int k = 0; k < 8 && it != ranges_.begin(); ++k) {
+    --it;
+    if (it->first.first != url) break;
+    const std::shared_ptr<Job> job = it->second;
+    if (job->state == Job::State::kDone && job->offset <= offset &&
+        offset + n <= job->offset + job->size) {
+      Release(job);
+      return;
+    }
+  }
+}
+
 Status HttpFetcher::ReadWhole(const std::string& url, std::string* out) {
   auto job = std::make_shared<Job>();
   job->url = url;

@@ -52,6 +52,10 @@ class HttpFetcher {
 
   void Prefetch(const std::string& url, uint64_t offset, size_t n);
   Status ReadRange(const std::string& url, uint64_t offset, size_t n, char* dst);
+  // Drops the fetched range that served [offset, offset + n) of `url`, so the next ReadRange of
+  // it sends a new request: for bytes the caller found damaged (a wrong checksum) in a range
+  // that holds more than they (a shard's tail), which would otherwise serve them again.
+  void Forget(const std::string& url, uint64_t offset, size_t n);
   // The whole object (a GET without Range, 200). NotFound on 404.
   Status ReadWhole(const std::string& url, std::string* out);
 

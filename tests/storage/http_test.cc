@@ -174,6 +174,32 @@ TEST_F(HttpStorageTest, FlippedByteOnTheWireIsCorruptionNamingShardAndBlock) {
   EXPECT_NE(skipped.digest, local_->digest);  // the loss is counted, never silent
 }
 
+// One response damaged while the cache fills must not be kept: a later job (same cache, healthy
+// server) reads the right bytes, with --corrupt fail and skip alike.
+TEST_F(HttpStorageTest, OneDamagedResponseWhileTheCacheFillsIsNeverCached) {
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40),
+                      "--flip-count", "1"});
+  ASSERT_NE(proxy, nullptr);
+  sluice::testing::TempDir cache;
+  loader::LoaderOptions o = Options();
+  o.storage.cache_dir = cache.path();
+  o.corrupt = loader::CorruptPolicy::kSkip;
+  const EpochRun fill = Epoch(proxy->url() + "/clean", o);
+  ASSERT_OK(fill.status);
+  EXPECT_EQ(fill.stats.storage.cache_corrupt, 1u) << "the damaged response was refused";
+  EXPECT_EQ(fill.digest, local_->digest) << "and read once more";
+  for (loader::CorruptPolicy policy :
+       {loader::CorruptPolicy::kSkip, loader::CorruptPolicy::kFail}) {
+    o.corrupt = policy;
+    const EpochRun later = Epoch(proxy->url() + "/clean", o);
+    ASSERT_OK(later.status);
+    EXPECT_EQ(later.stats.skipped_records, 0u);
+    EXPECT_EQ(later.digest, local_->digest);
+    EXPECT_EQ(later.stats.storage.cache_corrupt, 0u);
+    EXPECT_EQ(later.stats.storage.cache_misses, 0u) << "everything came from the cache";
+  }
+}
+
 TEST_F(HttpStorageTest, DamagedFileOnTheServerIsCorruptionToo) {
   const EpochRun run = Epoch(nginx_->url() + "/damaged", Options());
   ASSERT_TRUE(run.status.IsCorruption()) << run.status.ToString();
