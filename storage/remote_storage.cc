@@ -93,6 +93,7 @@ Status NewRemoteStorage(const std::string& location, const StorageOptions& optio
   fo.requests_in_flight = options.requests_in_flight;
   fo.retries = options.retries;
   fo.timeout_ms = options.timeout_ms;
+  fo.min_rate = options.min_rate;
   std::string endpoint, region, source;
   if (loc.kind == RemoteLocation::Kind::kS3) {
     endpoint = ResolveEndpoint(options.endpoint, env);
