@@ -23,8 +23,8 @@ struct StorageOptions {
   int retries = 6;              // attempts after the first, with exponential backoff, on timeouts,
                                 // 5xx, dropped connections and truncated bodies
   uint32_t timeout_ms = 30000;  // per request: no byte for this long is a timeout
-  uint32_t min_rate = 1024;     // bytes/s a response must average over --request-timeout (whole
-                                // seconds) once under way, else the attempt failed (0 = no
+  uint32_t min_rate = 1024;     // bytes/s an attempt must keep up, measured over
+                                // --request-timeout (whole seconds), else it failed (0 = no
                                 // minimum): a server trickling bytes never falls silent
 };
 
