@@ -47,7 +47,7 @@ Status Dataset::Open(std::shared_ptr<const Storage> storage, const ReadOptions& 
   for (size_t i = 0; i < entries.size(); ++i) {
     const ShardEntry& e = entries[i];
     std::unique_ptr<ShardReader> r;
-    SLUICE_RETURN_IF_ERROR(ShardReader::Open(std::move(files[i]), options, &r));
+    SLUICE_RETURN_IF_ERROR(ShardReader::Open(std::move(files[i]), options, e.footer_xxh3, &r));
     if (r->num_records() != e.records || r->file_size() != e.bytes) {
       return Status::Corruption(r->name() + ": holds " + std::to_string(r->num_records()) +
                                 " records in " + std::to_string(r->file_size()) +
@@ -132,7 +132,7 @@ Status VerifyDataset(const Storage& storage, VerifyReport* report,
     done += e.bytes;
 
     std::unique_ptr<ShardReader> reader;
-    s = ShardReader::Open(std::move(file), ReadOptions{}, &reader);
+    s = ShardReader::Open(std::move(file), ReadOptions{}, e.footer_xxh3, &reader);
     if (!s.ok()) {
       report->problems.push_back({e.file, s.ToString()});
       continue;

@@ -15,8 +15,9 @@ namespace sluice::shards {
 class Dataset {
  public:
   // Loads the manifest and opens every shard (footer and index only; payload
-  // is read on demand). Fails if a shard is missing or its record count or
-  // size disagrees with the manifest.
+  // is read on demand). Fails if a shard is missing, its footer is not the one the manifest
+  // records (another version of the dataset: caught mid-update), or its record count or size
+  // disagrees with the manifest.
   static Status Open(const std::string& dir, const ReadOptions& options,
                      std::unique_ptr<Dataset>* out);
   // The same wherever the files live (storage/OpenStorage: a directory, an HTTP or S3 prefix).
@@ -52,7 +53,8 @@ struct VerifyReport {
 };
 
 // Reads every byte of every shard: whole-file checksum against the manifest,
-// footer, index, every block checksum and every record's field layout. Keeps
+// footer (against the manifest's footer_xxh3, when it records one), index, every block
+// checksum and every record's field layout. Keeps
 // going after a problem so the report lists all of them. `progress` (may be
 // empty) is called with bytes checked so far after each block.
 Status VerifyDataset(

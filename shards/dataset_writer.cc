@@ -48,6 +48,7 @@ Status DatasetWriter::CloseShard() {
   e.duration = st.duration;
   e.tokens = st.tokens;
   e.xxh3 = st.file_xxh3;
+  e.footer_xxh3 = st.footer_xxh3;
   shards_.push_back(e);
   if (on_shard_done_) SLUICE_RETURN_IF_ERROR(on_shard_done_(e));
   return Status::OK();

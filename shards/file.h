@@ -27,6 +27,14 @@ class RandomAccessFile {
     (void)offset;
     (void)n;
   }
+  // Read, for bytes whose XXH3-64 the caller knows (a block, a shard's index, its footer): a file
+  // that keeps copies (the block cache) keeps and serves only bytes that have it, so a damaged
+  // response or another version of the file never outlives one read. The bytes may still not
+  // match: the caller checks them, as it would after Read.
+  virtual Status ReadVerified(uint64_t offset, size_t n, uint64_t xxh3, char* dst) const {
+    (void)xxh3;
+    return Read(offset, n, dst);
+  }
 };
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out);

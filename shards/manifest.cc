@@ -22,6 +22,16 @@ Status CheckIntegers(const nlohmann::json& j, std::initializer_list<const char*>
   return Status::OK();
 }
 
+// A checksum as manifest.json writes it (ChecksumHex): 16 hex digits.
+Status ParseHex64(const std::string& hex, const char* key, const std::string& where,
+                  const std::string& file, uint64_t* v) {
+  char* end = nullptr;
+  *v = std::strtoull(hex.c_str(), &end, 16);
+  if (hex.size() != 16 || *end != '\0')
+    return Status::Corruption(where + ": bad " + key + " '" + hex + "' for " + file);
+  return Status::OK();
+}
+
 }  // namespace
 
 double Manifest::seconds() const {
@@ -51,9 +61,15 @@ bool Manifest::has_field(const std::string& name) const {
 }
 
 nlohmann::json ShardEntryToJson(const ShardEntry& e) {
-  return {{"file", e.file},         {"records", e.records},   {"bytes", e.bytes},
-          {"raw_bytes", e.raw_bytes}, {"duration", e.duration}, {"tokens", e.tokens},
-          {"xxh3", ChecksumHex(e.xxh3)}};
+  nlohmann::json j = {{"file", e.file},
+                      {"records", e.records},
+                      {"bytes", e.bytes},
+                      {"raw_bytes", e.raw_bytes},
+                      {"duration", e.duration},
+                      {"tokens", e.tokens},
+                      {"xxh3", ChecksumHex(e.xxh3)}};
+  if (e.footer_xxh3) j["footer_xxh3"] = ChecksumHex(*e.footer_xxh3);
+  return j;
 }
 
 Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, ShardEntry* e) {
@@ -71,11 +87,15 @@ Status ShardEntryFromJson(const nlohmann::json& s, const std::string& where, Sha
     e->raw_bytes = s.value("raw_bytes", uint64_t{0});
     e->duration = s.at("duration").get<uint64_t>();
     e->tokens = s.value("tokens", uint64_t{0});
-    const std::string hex = s.at("xxh3").get<std::string>();
-    char* end = nullptr;
-    e->xxh3 = std::strtoull(hex.c_str(), &end, 16);
-    if (hex.size() != 16 || *end != '\0')
-      return Status::Corruption(where + ": bad xxh3 '" + hex + "' for " + e->file);
+    SLUICE_RETURN_IF_ERROR(
+        ParseHex64(s.at("xxh3").get<std::string>(), "xxh3", where, e->file, &e->xxh3));
+    e->footer_xxh3.reset();
+    if (s.contains("footer_xxh3")) {
+      uint64_t footer = 0;
+      SLUICE_RETURN_IF_ERROR(ParseHex64(s.at("footer_xxh3").get<std::string>(), "footer_xxh3",
+                                        where, e->file, &footer));
+      e->footer_xxh3 = footer;
+    }
   } catch (const nlohmann::json::exception& ex) {
     return Status::Corruption(where + ": " + ex.what());
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct ShardEntry {
   uint64_t duration = 0;   // samples at the dataset's sample rate
   uint64_t tokens = 0;
   uint64_t xxh3 = 0;       // XXH3-64 of the whole file
+  // XXH3-64 of the shard's footer, which holds the offset, size and checksum of its index: what
+  // a reader checks at open, before any block is used or cached, so that a shard of another
+  // version of the dataset (an upload caught half way) is an error, never data. Absent in
+  // manifests written before it existed (nothing is checked then).
+  std::optional<uint64_t> footer_xxh3;
 };
 
 struct Manifest {

@@ -31,15 +31,20 @@ Status ShardReader::Open(const std::string& path, const ReadOptions& options,
 
 Status ShardReader::Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
                          std::unique_ptr<ShardReader>* out) {
+  return Open(std::move(file), options, std::nullopt, out);
+}
+
+Status ShardReader::Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
+                         std::optional<uint64_t> footer_xxh3, std::unique_ptr<ShardReader>* out) {
   std::unique_ptr<ShardReader> r(new ShardReader);
   r->file_ = std::move(file);
   r->options_ = options;
-  SLUICE_RETURN_IF_ERROR(r->Init());
+  SLUICE_RETURN_IF_ERROR(r->Init(footer_xxh3));
   *out = std::move(r);
   return Status::OK();
 }
 
-Status ShardReader::Init() {
+Status ShardReader::Init(std::optional<uint64_t> expected_footer_xxh3) {
   const std::string& name = file_->name();
   const uint64_t size = file_->Size();
   auto corrupt = [&](uint64_t offset, const std::string& why) {
@@ -49,8 +54,16 @@ Status ShardReader::Init() {
     return corrupt(
         0, "file of " + std::to_string(size) + " bytes is too small to be a shard (truncated?)");
   }
+  // Every shard of this format version starts with the same 16 bytes.
   char header[kHeaderSize];
-  SLUICE_RETURN_IF_ERROR(file_->Read(0, kHeaderSize, header));
+  {
+    std::string expect;
+    PutFixed64(&expect, kMagic);
+    PutFixed32(&expect, kFormatVersion);
+    PutFixed32(&expect, 0);
+    SLUICE_RETURN_IF_ERROR(
+        file_->ReadVerified(0, kHeaderSize, Checksum(expect.data(), expect.size()), header));
+  }
   if (DecodeFixed64(header) != kMagic) return corrupt(0, "bad magic: not a sluice shard");
   if (DecodeFixed32(header + 8) != kFormatVersion) {
     return Status::Unsupported(
@@ -62,7 +75,22 @@ Status ShardReader::Init() {
 
   const uint64_t footer_at = size - kFooterSize;
   char f[kFooterSize];
-  SLUICE_RETURN_IF_ERROR(file_->Read(footer_at, kFooterSize, f));
+  SLUICE_RETURN_IF_ERROR(expected_footer_xxh3
+                             ? file_->ReadVerified(footer_at, kFooterSize, *expected_footer_xxh3, f)
+                             : file_->Read(footer_at, kFooterSize, f));
+  footer_xxh3_ = Checksum(f, kFooterSize);
+  if (expected_footer_xxh3 && footer_xxh3_ != *expected_footer_xxh3) {
+    // Checked first: an old shard under a new manifest.json is whole and well-formed, and may
+    // even have the same size and record count (one transcript changed), so only this tells.
+    return Status::Corruption(
+        name + ": footer checksum " + ChecksumHex(footer_xxh3_) +
+        " is not the one manifest.json records for this shard (" +
+        ChecksumHex(*expected_footer_xxh3) +
+        "): the shard and manifest.json belong to different versions of the dataset, which "
+        "changed while it was read (caught mid-update: an upload such as `aws s3 sync` writes "
+        "manifest.json before the shards). HINT: wait for the upload to finish and re-run; "
+        "upload manifest.json last");
+  }
   if (DecodeFixed64(f + 40) != kMagic) {
     return corrupt(
         footer_at,
@@ -87,7 +115,8 @@ Status ShardReader::Init() {
   if (index_size < kIndexHeaderSize) return corrupt(index_offset, "index too small");
 
   std::string index(index_size, '\0');
-  SLUICE_RETURN_IF_ERROR(file_->Read(index_offset, index_size, index.data()));
+  SLUICE_RETURN_IF_ERROR(
+      file_->ReadVerified(index_offset, index_size, DecodeFixed64(f + 16), index.data()));
   if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16))
     return corrupt(index_offset, "index checksum mismatch");
   const char* p = index.data();
@@ -181,7 +210,9 @@ Status ShardReader::ReadCompressedBlock(size_t b, Buffer* compressed) const {
   const BlockInfo& bi = blocks_[b];
   compressed->Resize(bi.compressed_size);
   // A remote read that failed after its retries names URL, range and status; say which block.
-  return Prefixed(file_->Read(bi.offset, bi.compressed_size, compressed->data()), Where(b));
+  return Prefixed(
+      file_->ReadVerified(bi.offset, bi.compressed_size, bi.checksum, compressed->data()),
+      Where(b));
 }
 
 Status ShardReader::DecodeBlock(size_t b, std::string_view compressed, Buffer* raw) const {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,9 +53,17 @@ class ShardReader {
                      std::unique_ptr<ShardReader>* out);
   static Status Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
                      std::unique_ptr<ShardReader>* out);
+  // The same, for the shard manifest.json lists with this footer checksum
+  // (ShardEntry::footer_xxh3): a file with another footer is another version of the shard, a
+  // Corruption that says the dataset changed while it was read. The footer is checked before
+  // the index is read, so no byte of another version is used (or cached: every read of a
+  // shard is a ReadVerified, except the footer's when `footer_xxh3` is absent).
+  static Status Open(std::unique_ptr<RandomAccessFile> file, const ReadOptions& options,
+                     std::optional<uint64_t> footer_xxh3, std::unique_ptr<ShardReader>* out);
 
   const std::string& name() const { return file_->name(); }
   uint64_t file_size() const { return file_->Size(); }
+  uint64_t footer_xxh3() const { return footer_xxh3_; }  // what manifest.json records
   size_t num_records() const { return records_.size(); }
   size_t num_blocks() const { return blocks_.size(); }
   const RecordEntry& record(size_t i) const { return records_[i]; }
@@ -85,7 +94,7 @@ class ShardReader {
 
  private:
   ShardReader() = default;
-  Status Init();
+  Status Init(std::optional<uint64_t> expected_footer_xxh3);
 
   std::unique_ptr<RandomAccessFile> file_;
   ReadOptions options_;
@@ -93,6 +102,7 @@ class ShardReader {
   std::vector<RecordEntry> records_;
   std::vector<size_t> block_first_record_;  // num_blocks + 1 entries
   std::string keys_;
+  uint64_t footer_xxh3_ = 0;
 };
 
 }  // namespace sluice::shards

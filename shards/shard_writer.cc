@@ -150,6 +150,7 @@ Status ShardWriter::Finish(ShardStats* stats) {
   PutFixed64(&footer, Checksum(footer.data(), footer.size()));
   PutFixed64(&footer, kMagic);
   SLUICE_RETURN_IF_ERROR(r.Write(footer));
+  r.stats.footer_xxh3 = Checksum(footer.data(), footer.size());
 
   SLUICE_RETURN_IF_ERROR(r.file->Close());
   SLUICE_RETURN_IF_ERROR(RenameDurable(r.tmp_path, r.path));

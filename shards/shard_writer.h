@@ -37,6 +37,7 @@ struct ShardStats {
   uint64_t duration = 0;    // sum of RecordMeta::duration
   uint64_t tokens = 0;      // sum of RecordMeta::tokens
   uint64_t file_xxh3 = 0;   // XXH3-64 of the whole file, as manifest.json stores it
+  uint64_t footer_xxh3 = 0;  // XXH3-64 of the footer (ShardEntry::footer_xxh3)
 };
 
 class ShardWriter {

@@ -17,7 +17,8 @@ struct StorageCounters {
   uint64_t cache_misses = 0;   // reads the cache did not hold (fetched remotely)
   uint64_t cache_bytes_read = 0;
   uint64_t cache_bytes_written = 0;
-  uint64_t cache_corrupt = 0;  // cache entries that failed their checksum: deleted, read again
+  uint64_t cache_corrupt = 0;  // cache entries, or fetched bytes about to become one, that failed
+                               // their checksum: deleted or never cached, read again
 
   StorageCounters operator-(const StorageCounters& o) const;
   StorageCounters operator+(const StorageCounters& o) const;

@@ -84,14 +84,20 @@ class CachedFile final : public shards::RandomAccessFile {
              std::unique_ptr<shards::RandomAccessFile> remote)
       : state_(std::move(state)), shard_dir_(std::move(shard_dir)), remote_(std::move(remote)) {}
 
+  // Bytes nobody vouches for (what VerifyDataset reads in chunks, a footer that manifest.json
+  // records no checksum for) are never kept: they could be another version's.
   Status Read(uint64_t offset, size_t n, char* dst) const override {
-    if (n == 0) return remote_->Read(offset, n, dst);
+    return remote_->Read(offset, n, dst);
+  }
+
+  Status ReadVerified(uint64_t offset, size_t n, uint64_t xxh3, char* dst) const override {
+    if (n == 0) return remote_->ReadVerified(offset, n, xxh3, dst);
     const std::string path = EntryPath(offset, n);
     std::string why;
-    // Kept, not yet on disk: a hit from the writer's queue.
+    // Kept, not yet on disk: a hit from the writer's queue (only checked bytes are queued).
     const EntryRead read = state_->writer.Find(path, n, dst)
                                ? EntryRead::kHit
-                               : ReadCacheEntry(path, offset, n, dst, &why);
+                               : ReadCacheEntry(path, offset, n, xxh3, dst, &why);
     switch (read) {
       case EntryRead::kHit:
         state_->hits.fetch_add(1, std::memory_order_relaxed);
@@ -106,7 +112,15 @@ class CachedFile final : public shards::RandomAccessFile {
       case EntryRead::kMissing: break;
     }
     state_->misses.fetch_add(1, std::memory_order_relaxed);
-    SLUICE_RETURN_IF_ERROR(remote_->Read(offset, n, dst));
+    SLUICE_RETURN_IF_ERROR(remote_->ReadVerified(offset, n, xxh3, dst));
+    if (shards::Checksum(dst, n) != xxh3) {
+      // A response damaged on its way (or a shard replaced under the reader) is never cached.
+      // One more fetch repairs the first kind; if the bytes are still wrong they go to the
+      // caller uncached, which reports them as it would without a cache.
+      state_->corrupt.fetch_add(1, std::memory_order_relaxed);
+      SLUICE_RETURN_IF_ERROR(remote_->ReadVerified(offset, n, xxh3, dst));
+      if (shards::Checksum(dst, n) != xxh3) return Status::OK();
+    }
     if (state_->space.ScanDue()) state_->writer.Drain();  // the recount sees them on disk
     if (!state_->space.Reserve(n + kCacheEntryOverhead)) return Status::OK();  // full: keep
     state_->writer.Submit(path, offset, n, dst);  // written off the read stage (cache_writer.h)

@@ -12,12 +12,20 @@
 //                read. Only shards manifest.json lists are cached (other files pass through).
 // The cache reads manifest.json (through ReadFile, never cached) to learn the shard keys.
 //
-// Every entry carries its own checksum (storage/cache_entry.h); one that fails is deleted,
-// counted (StorageCounters::cache_corrupt) and read again from the wrapped storage, so the cache
-// never turns into wrong data. Writes are atomic (temporary file, rename) and done by a thread per
-// dataset, off the loader's read stage (cache_writer.h); Counters() waits for them. Several
-// processes may share a cache directory. Everything cached has its remote copy, so any entry (or the whole
-// directory) may be deleted at any time: it costs a miss, never data.
+// Only bytes a reader vouches for are kept: a RandomAccessFile::ReadVerified (a shard's header,
+// footer, index and blocks, each with the XXH3-64 the shard reader knows for it; the footer's
+// comes from manifest.json) is kept only when the fetched bytes have that checksum, and served
+// only while they still do. A fetch that fails the check (a response damaged on the wire, a
+// shard of another version of the dataset) is counted (StorageCounters::cache_corrupt), never
+// cached, and fetched once more; a plain Read passes through uncached. So a bad response costs
+// one more request, not every later run, and an entry cached by an older sluice that fails the
+// check is dropped and fetched again. Every entry also carries its own checksum
+// (storage/cache_entry.h); one that fails is deleted, counted (cache_corrupt) and read again
+// from the wrapped storage, so the cache never turns into wrong data. Writes are atomic (temporary
+// file, rename) and done by a thread per dataset, off the loader's read stage (cache_writer.h);
+// Counters() waits for them. Several processes may share a cache directory. Everything cached has
+// its remote copy, so any entry (or the whole directory) may be deleted at any time: it costs a
+// miss, never data.
 #pragma once
 
 #include <functional>

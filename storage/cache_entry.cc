@@ -60,8 +60,8 @@ bool ParseCacheEntryName(const std::string& name, uint64_t* offset, uint64_t* n)
 
 bool IsCacheTempName(const std::string& name) { return name.find(".tmp.") != std::string::npos; }
 
-EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, char* dst,
-                         std::string* why) {
+EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, uint64_t xxh3,
+                         char* dst, std::string* why) {
   const int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return EntryRead::kMissing;
@@ -85,8 +85,12 @@ EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, c
     } else if (shards::DecodeFixed64(header + 8) != offset ||
                shards::DecodeFixed64(header + 16) != n) {
       *why = "header names another range";
-    } else if (shards::DecodeFixed64(trailer) != shards::Checksum(dst, n)) {
+    } else if (const uint64_t sum = shards::Checksum(dst, n);
+               shards::DecodeFixed64(trailer) != sum) {
       *why = "checksum mismatch";
+    } else if (sum != xxh3) {
+      *why = "checksum " + shards::ChecksumHex(sum) + ", the shard's index says " +
+             shards::ChecksumHex(xxh3);
     } else {
       result = EntryRead::kHit;
     }

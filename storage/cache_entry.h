@@ -26,10 +26,12 @@ bool IsCacheTempName(const std::string& name);
 enum class EntryRead { kHit, kMissing, kBad };
 
 // Reads the entry at `path` into dst[0, n). kMissing when there is no such file; kBad (with the
-// reason in *why) when its size, magic, offset, length or checksum is wrong: dst may then hold
-// anything and the caller deletes the file and reads the bytes again from the remote copy.
-EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, char* dst,
-                         std::string* why);
+// reason in *why) when its size, magic, offset, length or checksum is wrong, or its bytes are not
+// the ones the reader expects (their XXH3-64 is not `xxh3`: a block of another version of the
+// shard, or bytes damaged before they were cached): dst may then hold anything and the caller
+// deletes the file and reads the bytes again from the remote copy.
+EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, uint64_t xxh3,
+                         char* dst, std::string* why);
 
 // Writes the entry for Read(offset, n) == data atomically: a temporary file in the same
 // directory, then rename. No fsync: a file torn by a power loss fails its checksum on the next

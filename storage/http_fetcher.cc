@@ -235,6 +235,21 @@ Status HttpFetcher::ReadRange(const std::string& url, uint64_t offset, size_t n,
   return Status::OK();
 }
 
+void HttpFetcher::Forget(const std::string& url, uint64_t offset, size_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ranges_.upper_bound({url, offset});
+  for (int k = 0; k < 8 && it != ranges_.begin(); ++k) {
+    --it;
+    if (it->first.first != url) break;
+    const std::shared_ptr<Job> job = it->second;
+    if (job->state == Job::State::kDone && job->offset <= offset &&
+        offset + n <= job->offset + job->size) {
+      Release(job);
+      return;
+    }
+  }
+}
+
 Status HttpFetcher::ReadWhole(const std::string& url, std::string* out) {
   auto job = std::make_shared<Job>();
   job->url = url;
@@ -317,6 +332,11 @@ void HttpFetcher::StartReadyLocked() {
     // Blocks are ~1 MiB: fewer, larger write callbacks than curl's default 16 KiB.
     curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L << 10);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.timeout_ms));
+    if (options_.min_rate > 0) {
+      curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.min_rate));
+      curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
+                       static_cast<long>(MinRateSeconds(options_.timeout_ms)));
+    }
     if (options_.aws_sigv4.empty()) {
       // A signed request cannot follow a redirect (the signature names the host).
       curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -353,6 +373,14 @@ void HttpFetcher::Finish(Job* job) {
                          first == job->offset && last == job->offset + job->size - 1;
   }
   std::string why;
+  // curl's low-speed limit ends a transfer with "Operation too slow" (CURLE_OPERATION_TIMEDOUT,
+  // which a connect timeout shares).
+  if (r.curl_code == CURLE_OPERATION_TIMEDOUT && options_.min_rate > 0 &&
+      r.curl_error.find("too slow") != std::string::npos) {
+    r.too_slow = true;
+    r.min_rate = options_.min_rate;
+    r.min_rate_s = MinRateSeconds(options_.timeout_ms);
+  }
   const Verdict v = Classify(r, options_.timeout_ms, &why);
   std::lock_guard<std::mutex> l(mu_);
   if (v == Verdict::kRetry && job->attempts <= options_.retries) {

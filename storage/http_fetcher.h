@@ -37,6 +37,8 @@ struct FetcherOptions {
   int requests_in_flight = 16;
   int retries = 6;              // attempts after the first
   uint32_t timeout_ms = 30000;  // no byte for this long: the attempt failed
+  uint32_t min_rate = 1024;     // fewer bytes/s than this over timeout_ms (whole seconds, at
+                                // least 1): the attempt failed (0 = no minimum)
   uint32_t backoff_base_ms = 100;
   uint32_t backoff_cap_ms = 5000;
   uint64_t max_held_bytes = 256ull << 20;  // fetched or in-flight prefetched bytes not yet read
@@ -52,6 +54,10 @@ class HttpFetcher {
 
   void Prefetch(const std::string& url, uint64_t offset, size_t n);
   Status ReadRange(const std::string& url, uint64_t offset, size_t n, char* dst);
+  // Drops the fetched range that served [offset, offset + n) of `url`, so the next ReadRange of
+  // it sends a new request: for bytes the caller found damaged (a wrong checksum) in a range
+  // that holds more than they (a shard's tail), which would otherwise serve them again.
+  void Forget(const std::string& url, uint64_t offset, size_t n);
   // The whole object (a GET without Range, 200). NotFound on 404.
   Status ReadWhole(const std::string& url, std::string* out);
 

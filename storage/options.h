@@ -23,6 +23,9 @@ struct StorageOptions {
   int retries = 6;              // attempts after the first, with exponential backoff, on timeouts,
                                 // 5xx, dropped connections and truncated bodies
   uint32_t timeout_ms = 30000;  // per request: no byte for this long is a timeout
+  uint32_t min_rate = 1024;     // bytes/s an attempt must keep up, measured over
+                                // --request-timeout (whole seconds), else it failed (0 = no
+                                // minimum): a server trickling bytes never falls silent
 };
 
 template <OptionsOf<StorageOptions> O, class V>
@@ -51,6 +54,11 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"timeout_ms", "--request-timeout", "ms without a byte before a request is retried",
               kHow, 1},
     o.timeout_ms);
+  v(FieldInfo{"min_rate", "--min-rate",
+              "bytes/s a response must keep up over --request-timeout, else it is retried (0 = "
+              "no minimum)",
+              kHow},
+    o.min_rate);
 }
 
 }  // namespace sluice::storage

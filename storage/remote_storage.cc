@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shards/checksum.h"
 #include "storage/http_fetcher.h"
 #include "storage/url.h"
 
@@ -20,6 +21,13 @@ class RemoteFile final : public shards::RandomAccessFile {
                              std::to_string(size_) + " bytes, as manifest.json says)");
     }
     return fetcher_->ReadRange(url_, offset, n, dst);
+  }
+  // Damaged bytes from a range fetched for more than them must not be served again (a reader
+  // that reads them once more, such as the block cache, gets a new request).
+  Status ReadVerified(uint64_t offset, size_t n, uint64_t xxh3, char* dst) const override {
+    SLUICE_RETURN_IF_ERROR(Read(offset, n, dst));
+    if (shards::Checksum(dst, n) != xxh3) fetcher_->Forget(url_, offset, n);
+    return Status::OK();
   }
   uint64_t Size() const override { return size_; }
   const std::string& name() const override { return name_; }
@@ -85,6 +93,7 @@ Status NewRemoteStorage(const std::string& location, const StorageOptions& optio
   fo.requests_in_flight = options.requests_in_flight;
   fo.retries = options.retries;
   fo.timeout_ms = options.timeout_ms;
+  fo.min_rate = options.min_rate;
   std::string endpoint, region, source;
   if (loc.kind == RemoteLocation::Kind::kS3) {
     endpoint = ResolveEndpoint(options.endpoint, env);

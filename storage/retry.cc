@@ -11,6 +11,23 @@ Verdict Classify(const AttemptResult& a, uint32_t timeout_ms, std::string* why) 
     *why = "timeout: no byte for " + std::to_string(timeout_ms) + " ms";
     return Verdict::kRetry;
   }
+  if (a.too_slow) {
+    // A server that trickles bytes is as stuck as a silent one, and as likely to recover on
+    // another connection.
+    *why = "too slow: under " + std::to_string(a.min_rate) + " bytes/s for " +
+           std::to_string(a.min_rate_s) + " s (" + std::to_string(a.got_bytes) +
+           (a.range_request ? " of " + std::to_string(a.want_bytes) : std::string()) +
+           " bytes received; HINT: --min-rate sets the minimum, 0 for none)";
+    return Verdict::kRetry;
+  }
+  if (a.curl_code == CURLE_UNSUPPORTED_PROTOCOL &&
+      a.curl_error.find("HTTP/0.9") != std::string::npos) {
+    // curl's words for an answer that does not start with an HTTP status line: a response cut
+    // short or garbled on its way (a dying proxy), not a protocol this URL could never speak.
+    *why = "malformed response: no HTTP status line (cut short or garbled; curl: " + a.curl_error +
+           ")";
+    return Verdict::kRetry;
+  }
   if (a.range_ignored) {
     *why = "HTTP " + std::to_string(a.http_status) +
            " with the whole object instead of 206 with the range asked for";
@@ -64,6 +81,10 @@ Verdict Classify(const AttemptResult& a, uint32_t timeout_ms, std::string* why) 
     return Verdict::kFail;
   }
   return Verdict::kOk;
+}
+
+uint32_t MinRateSeconds(uint32_t timeout_ms) {
+  return std::max<uint32_t>(1, (timeout_ms + 999) / 1000);
 }
 
 uint32_t BackoffMs(int retry, uint32_t base_ms, uint32_t cap_ms, uint64_t random) {

@@ -13,6 +13,9 @@ struct AttemptResult {
   std::string curl_error;        // curl's message when curl_code != 0
   long http_status = 0;          // 0 = no response
   bool timed_out = false;        // no byte for timeout_ms (the fetcher's own watchdog)
+  bool too_slow = false;         // under min_rate bytes/s for min_rate_s s (curl's low-speed
+  uint32_t min_rate = 0;         // limit, --min-rate); `got_bytes` says how far it came
+  uint32_t min_rate_s = 0;
   bool range_request = false;    // sent with a Range header: only 206 with the exact range will do
   bool range_ignored = false;    // a range request answered with 200 (the whole object): abandoned
   uint64_t want_bytes = 0;       // range requests: bytes asked for
@@ -30,6 +33,9 @@ enum class Verdict {
 // The verdict, and in *why a short reason for error messages ("HTTP 503", "timeout: no byte for
 // 500 ms", "curl: Connection reset by peer (56)", "truncated body: 100 of 4096 bytes").
 Verdict Classify(const AttemptResult& a, uint32_t timeout_ms, std::string* why);
+
+// curl's low-speed limit over the request timeout: whole seconds, at least one.
+uint32_t MinRateSeconds(uint32_t timeout_ms);
 
 // Milliseconds to wait before attempt number `retry` (1 = the first retry): exponential from
 // base_ms, capped at cap_ms, with "equal jitter" (half fixed, half uniform from `random`) so

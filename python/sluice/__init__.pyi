@@ -94,6 +94,7 @@ class Loader:
         read_ahead: int = ...,
         retries: int = ...,
         request_timeout: int = ...,
+        min_rate: int = ...,
     ) -> None: ...
     @property
     def epoch(self) -> int: ...

@@ -2,13 +2,14 @@
 
 #include <filesystem>
 
+#include "assert_ok.h"
+#include "fuzz_regression.h"
+#include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/dataset_writer.h"
 #include "shards/manifest.h"
 #include "shards/record.h"
 #include "test_util.h"
-#include "assert_ok.h"
-#include "fuzz_regression.h"
 
 namespace sluice::shards {
 namespace {
@@ -130,6 +131,77 @@ TEST(Dataset, MissingShardIsReported) {
   EXPECT_NE(rep.problems[0].message.find("no such file"), std::string::npos);
   std::unique_ptr<Dataset> ds;
   EXPECT_TRUE(Dataset::Open(dir.path(), {}, &ds).IsNotFound());
+}
+
+TEST(Dataset, ManifestRecordsEachShardsFooterChecksum) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 80, 25000);
+  std::unique_ptr<Dataset> ds;
+  ASSERT_OK(Dataset::Open(dir.path(), {}, &ds));
+  for (size_t i = 0; i < m.shards.size(); ++i) {
+    ASSERT_TRUE(m.shards[i].footer_xxh3.has_value()) << i;
+    EXPECT_EQ(*m.shards[i].footer_xxh3, ds->shard(i).footer_xxh3()) << i;
+    const std::string bytes = testing::ReadFile(dir.Join(m.shards[i].file));
+    EXPECT_EQ(*m.shards[i].footer_xxh3, Checksum(bytes.data() + bytes.size() - 48, 48)) << i;
+  }
+  Manifest back;
+  ASSERT_OK(LoadManifest(dir.path(), &back));
+  EXPECT_EQ(back.shards[1].footer_xxh3, m.shards[1].footer_xxh3);
+}
+
+// manifest.json names one version of each shard; a shard file of another version (an upload in
+// progress, a directory rewritten under a reader) is an error saying so, at open and in verify.
+TEST(Dataset, ShardOfAnotherVersionIsAMidUpdateErrorAtOpenAndInVerify) {
+  testing::TempDir dir;
+  Manifest m = WriteDataset(dir.path(), 80, 25000);
+  m.shards[1].footer_xxh3 = *m.shards[1].footer_xxh3 ^ 1;  // as if the manifest were newer
+  ASSERT_OK(SaveManifest(dir.path(), m));
+  std::unique_ptr<Dataset> ds;
+  const Status s = Dataset::Open(dir.path(), {}, &ds);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(dir.Join(m.shards[1].file) + ": footer checksum"), std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("different versions of the dataset"), std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("HINT: wait for the upload to finish and re-run"), std::string::npos)
+      << s.ToString();
+  VerifyReport rep;
+  ASSERT_OK(VerifyDataset(dir.path(), &rep));
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_EQ(rep.problems[0].shard, m.shards[1].file);
+  EXPECT_NE(rep.problems[0].message.find("different versions of the dataset"), std::string::npos)
+      << rep.problems[0].message;
+}
+
+// Manifests written before footer_xxh3 existed load, open and verify as before (no footer is
+// checked against them).
+TEST(Dataset, ManifestWithoutFooterChecksumsStillOpens) {
+  testing::TempDir dir;
+  WriteDataset(dir.path(), 80, 25000);
+  nlohmann::json j = nlohmann::json::parse(testing::ReadFile(dir.Join("manifest.json")));
+  for (auto& shard : j["shards"]) shard.erase("footer_xxh3");
+  testing::WriteFile(dir.Join("manifest.json"), j.dump(2));
+  Manifest back;
+  ASSERT_OK(LoadManifest(dir.path(), &back));
+  EXPECT_FALSE(back.shards[0].footer_xxh3.has_value());
+  EXPECT_FALSE(ShardEntryToJson(back.shards[0]).contains("footer_xxh3"));
+  std::unique_ptr<Dataset> ds;
+  ASSERT_OK(Dataset::Open(dir.path(), {}, &ds));
+  VerifyReport rep;
+  ASSERT_OK(VerifyDataset(dir.path(), &rep));
+  EXPECT_TRUE(rep.ok()) << rep.problems[0].message;
+}
+
+TEST(Dataset, MalformedFooterChecksumIsCorruption) {
+  testing::TempDir dir;
+  WriteDataset(dir.path(), 30, 25000);
+  nlohmann::json j = nlohmann::json::parse(testing::ReadFile(dir.Join("manifest.json")));
+  j["shards"][0]["footer_xxh3"] = "xyz";
+  testing::WriteFile(dir.Join("manifest.json"), j.dump(2));
+  Manifest back;
+  const Status s = LoadManifest(dir.path(), &back);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("bad footer_xxh3 'xyz'"), std::string::npos) << s.ToString();
 }
 
 TEST(Dataset, NoManifestGivesAHint) {

@@ -13,7 +13,10 @@
 #include "assert_ok.h"
 #include "fake_remote.h"
 #include "shards/checksum.h"
+#include "shards/dataset.h"
+#include "shards/dataset_writer.h"
 #include "shards/manifest.h"
+#include "shards/record.h"
 #include "storage/cache_entry.h"
 #include "storage/open.h"
 #include "test_util.h"
@@ -76,9 +79,14 @@ std::string Expected(const std::string& data, int shard, size_t range) {
       .substr(range * kRange, kRange);
 }
 
+uint64_t Xxh3(const std::string& bytes) { return shards::Checksum(bytes.data(), bytes.size()); }
+
+// A read as a shard reader makes it: with the checksum the bytes must have (the file's name is
+// its local path under the fake remote, so the test knows them).
 std::string ReadRange(const shards::RandomAccessFile& f, size_t range) {
+  const uint64_t xxh3 = Xxh3(sluice::testing::ReadFile(f.name()).substr(range * kRange, kRange));
   std::string out(kRange, '\0');
-  EXPECT_OK(f.Read(range * kRange, kRange, out.data()));
+  EXPECT_OK(f.ReadVerified(range * kRange, kRange, xxh3, out.data()));
   return out;
 }
 
@@ -235,7 +243,9 @@ TEST(BlockCache, ManyThreadsAndTwoInstancesOnOneDirectoryReadTheRightBytes) {
       for (int i = 0; i < 200; ++i) {
         const size_t file = (t + i) % files.size();
         const size_t r = (t + i / files.size()) % ranges;  // every range of every file
-        if (!files[file]->Read(r * kRange, kRange, buf.data()).ok() || buf != expected[file % 2][r])
+        const std::string& want = expected[file % 2][r];
+        if (!files[file]->ReadVerified(r * kRange, kRange, Xxh3(want), buf.data()).ok() ||
+            buf != want)
           wrong++;
       }
     });
@@ -311,7 +321,7 @@ TEST(BlockCache, RemoteFailureIsReturnedAndNothingIsCached) {
   auto f = OpenShard(c, 0);
   c.remote->fail_reads = 1;
   std::string buf(kRange, '\0');
-  const Status s = f->Read(0, kRange, buf.data());
+  const Status s = f->ReadVerified(0, kRange, Xxh3(Expected(data.path(), 0, 0)), buf.data());
   EXPECT_TRUE(s.IsIOError()) << s.ToString();
   EXPECT_TRUE(Entries(cache.path()).empty());
   EXPECT_EQ(ReadRange(*f, 0), Expected(data.path(), 0, 0));
@@ -328,6 +338,168 @@ TEST(BlockCache, FilesTheManifestDoesNotListPassThrough) {
   EXPECT_EQ(ReadRange(*f, 0), std::string(kRange, 'x'));
   EXPECT_EQ(c.remote->reads, 2u);
   EXPECT_TRUE(Entries(cache.path()).empty());
+}
+
+// What VerifyDataset reads in 1 MiB chunks, or a footer whose manifest records no checksum: bytes
+// nobody vouches for could be another version's, so they are never kept.
+TEST(BlockCache, ReadsWithoutAChecksumPassThroughUncached) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  Cached c = Open(data.path(), cache.path());
+  auto f = OpenShard(c, 0);
+  std::string buf(kRange, '\0');
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK(f->Read(0, kRange, buf.data()));
+    EXPECT_EQ(buf, Expected(data.path(), 0, 0));
+  }
+  EXPECT_EQ(c.remote->reads, 2u);
+  EXPECT_EQ(c.storage->Counters().cache_misses, 0u);
+  EXPECT_TRUE(Entries(cache.path()).empty());
+}
+
+// One response damaged on its way must cost one more request, not every later run: it is
+// refused, counted and fetched again; what is cached is the good copy.
+TEST(BlockCache, DamagedResponseIsNeverCachedAndIsFetchedOnceMore) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  Cached c = Open(data.path(), cache.path());
+  auto f = OpenShard(c, 0);
+  c.remote->damage_reads = 1;
+  EXPECT_EQ(ReadRange(*f, 3), Expected(data.path(), 0, 3));
+  EXPECT_EQ(c.remote->reads, 2u);
+  EXPECT_EQ(c.storage->Counters().cache_corrupt, 1u);
+  Cached again = Open(data.path(), cache.path());  // the next run
+  EXPECT_EQ(ReadRange(*OpenShard(again, 0), 3), Expected(data.path(), 0, 3));
+  EXPECT_EQ(again.remote->reads, 0u) << "the good copy was cached";
+  EXPECT_EQ(again.storage->Counters().cache_corrupt, 0u);
+}
+
+// A server that keeps sending wrong bytes: the reader gets them (and reports them, as without a
+// cache); the cache keeps none.
+TEST(BlockCache, BytesThatNeverMatchGoToTheReaderUncached) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  Cached c = Open(data.path(), cache.path());
+  auto f = OpenShard(c, 0);
+  std::string buf(kRange, '\0');
+  ASSERT_OK(f->ReadVerified(0, kRange, Xxh3("another version"), buf.data()));
+  EXPECT_EQ(buf, Expected(data.path(), 0, 0));
+  EXPECT_EQ(c.remote->reads, 2u);
+  EXPECT_EQ(c.storage->Counters().cache_corrupt, 1u);
+  EXPECT_TRUE(Entries(cache.path()).empty());
+}
+
+// An entry whose own framing is intact but whose bytes are not the ones the shard's index names
+// (what an older sluice cached from a damaged response) is dropped, counted and fetched again.
+TEST(BlockCache, EntryWithOtherBytesThanTheIndexNamesIsDroppedAndFetchedAgain) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  Cached c = Open(data.path(), cache.path());
+  auto f = OpenShard(c, 0);
+  ReadRange(*f, 1);
+  c.storage->Counters();  // the entry is on disk
+  const fs::path entry = Entries(cache.path()).at(0);
+  std::string wrong = Expected(data.path(), 0, 1);
+  wrong[10] ^= 0x10;
+  ASSERT_OK(WriteCacheEntry(entry, kRange, kRange, wrong.data()));
+  EXPECT_EQ(ReadRange(*f, 1), Expected(data.path(), 0, 1));
+  EXPECT_EQ(c.remote->reads, 2u);
+  EXPECT_EQ(c.storage->Counters().cache_corrupt, 1u);
+  EXPECT_EQ(ReadRange(*f, 1), Expected(data.path(), 0, 1));
+  EXPECT_EQ(c.remote->reads, 2u) << "rewritten good: a hit";
+}
+
+// Two versions of a text dataset that differ in one transcript of the same length, with shards of
+// the same sizes and record counts: only the checksums in manifest.json tell them apart.
+void WriteTranscripts(const std::string& dir, int changed_record, char changed_to) {
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = 1200;
+  opt.shard.block_size = 400;
+  shards::DatasetWriter w(dir, opt);
+  for (int i = 0; i < 60; ++i) {
+    std::string text = "transcript " + sluice::testing::RandomBytes(i, 40);
+    for (char& ch : text) ch = 'a' + static_cast<unsigned char>(ch) % 26;
+    if (i == changed_record) text[20] = changed_to;
+    shards::RecordBuilder rb;
+    rb.AddField(shards::FieldType::kText, text);
+    EXPECT_OK(w.Add({"utt" + std::to_string(i), 0, 0}, rb.data()));
+  }
+  EXPECT_OK(w.Finish());
+  shards::Manifest m;
+  m.kind = "text";
+  m.fields = {"text"};
+  m.records = 60;
+  m.shards = w.shards();
+  EXPECT_OK(shards::SaveManifest(dir, m));
+}
+
+std::vector<std::string> AllRecords(const shards::Dataset& ds) {
+  std::vector<std::string> out;
+  for (size_t s = 0; s < ds.num_shards(); ++s) {
+    for (size_t i = 0; i < ds.shard(s).num_records(); ++i) {
+      std::string payload;
+      EXPECT_OK(ds.shard(s).ReadRecord(i, &payload));
+      out.push_back(payload);
+    }
+  }
+  return out;
+}
+
+// A reader that starts while the dataset is re-uploaded (aws s3 sync writes manifest.json before
+// the shards) sees the new manifest and an old shard. That must be an error saying so, and no byte
+// of the old shard may be cached under the new version's key, where every later job would read it.
+TEST(BlockCache, ShardOfAnotherVersionIsAMidUpdateErrorAndNothingOfItIsCached) {
+  TempDir v1, v2, live, cache;
+  WriteTranscripts(v1.path(), -1, 0);
+  shards::Manifest m1, m2;
+  ASSERT_OK(shards::LoadManifest(v1.path(), &m1));
+  ASSERT_GE(m1.shards.size(), 3u);
+  std::string shard;  // the one shard the versions differ in
+  for (char to = 'a'; to <= 'z' && shard.empty(); ++to) {
+    fs::remove_all(v2.path());
+    fs::create_directories(v2.path());
+    WriteTranscripts(v2.path(), 30, to);
+    ASSERT_OK(shards::LoadManifest(v2.path(), &m2));
+    bool same_sizes = m2.shards.size() == m1.shards.size();
+    int differ = 0;
+    for (size_t i = 0; same_sizes && i < m1.shards.size(); ++i) {
+      same_sizes =
+          m1.shards[i].bytes == m2.shards[i].bytes && m1.shards[i].records == m2.shards[i].records;
+      differ += m1.shards[i].xxh3 != m2.shards[i].xxh3;
+    }
+    for (size_t i = 0; same_sizes && differ == 1 && i < m1.shards.size(); ++i)
+      if (m1.shards[i].xxh3 != m2.shards[i].xxh3) shard = m1.shards[i].file;
+  }
+  ASSERT_FALSE(shard.empty()) << "no one-letter change kept every shard's size";
+  // Mid-update: v2's manifest, v1's shards.
+  for (const shards::ShardEntry& e : m1.shards) fs::copy_file(v1.Join(e.file), live.Join(e.file));
+  fs::copy_file(v2.Join("manifest.json"), live.Join("manifest.json"));
+
+  StorageOptions o;
+  o.cache_dir = cache.path();
+  auto open = [&](std::unique_ptr<shards::Dataset>* ds) {
+    std::shared_ptr<const shards::Storage> storage;
+    EXPECT_OK(WithBlockCache(FakeRemote::Over(shards::NewLocalStorage(live.path())), o, &storage));
+    return shards::Dataset::Open(storage, {}, ds);
+  };
+  {
+    std::unique_ptr<shards::Dataset> ds;
+    const Status s = open(&ds);
+    if (s.ok()) AllRecords(*ds);  // what a job would do with it
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find(shard), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("different versions of the dataset"), std::string::npos)
+        << s.ToString();
+    EXPECT_NE(s.message().find("HINT: wait for the upload to finish"), std::string::npos)
+        << s.ToString();
+  }
+  // The upload finishes: the next job reads the new version, whatever the first one saw.
+  for (const shards::ShardEntry& e : m2.shards)
+    fs::copy_file(v2.Join(e.file), live.Join(e.file), fs::copy_options::overwrite_existing);
+  std::unique_ptr<shards::Dataset> ds, want;
+  ASSERT_OK(open(&ds));
+  ASSERT_OK(shards::Dataset::Open(v2.path(), {}, &want));
+  EXPECT_EQ(AllRecords(*ds), AllRecords(*want));
 }
 
 TEST(BlockCache, UnusableCacheDirectoryIsAnErrorNamingIt) {

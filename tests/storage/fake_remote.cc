@@ -23,6 +23,10 @@ class FakeRemoteFile final : public shards::RandomAccessFile {
                              " bytes at offset " + std::to_string(offset));
     if (r.retry_every > 0 && count % r.retry_every == 0) r.retries.fetch_add(1);
     SLUICE_RETURN_IF_ERROR(inner_->Read(offset, n, dst));
+    int damage = r.damage_reads.load();
+    while (damage > 0 && !r.damage_reads.compare_exchange_weak(damage, damage - 1)) {
+    }
+    if (damage > 0 && n > 0) dst[n / 2] ^= 0x10;
     r.bytes.fetch_add(n);
     return Status::OK();
   }

@@ -23,6 +23,7 @@ class FakeRemote final : public shards::Storage, public std::enable_shared_from_
   mutable std::atomic<int> latency_us{0};        // sleep per Read
   mutable std::atomic<int> fail_reads{0};        // the next this many Reads fail with IOError
   mutable std::atomic<uint64_t> retry_every{0};  // every Nth Read counts as sent twice (a retry)
+  mutable std::atomic<int> damage_reads{0};      // the next this many Reads return a bit flipped
 
   // What was asked of it.
   mutable std::atomic<uint64_t> reads{0};       // RandomAccessFile::Read calls that reached it

@@ -12,6 +12,11 @@ client connection, and per request, decided by a seeded random generator, may:
                      flip one bit of byte O of file F (its path ends in /F) in every answer
                      whose body holds that byte: damage that retries cannot repair
   --error-on-flip    answer 503 instead of flipping: a block that never comes
+  --flip-count N     flip only the first N answers that hold the byte (default 0: every one):
+                     one damaged response that a second request would not see
+  --garble-rate R    answer with a few bytes that are no HTTP status line, then close
+  --trickle-ms N     send the right headers, then the body one byte every N ms (a server
+                     that never falls silent but never finishes)
   --fault-paths S    only requests whose path contains S are faulted (default: all)
 It prints the port it listens on, then serves until killed. Stats: GET /__proxy_stats.
 """
@@ -39,12 +44,15 @@ def main():
     ap.add_argument("--flip-file", default="")
     ap.add_argument("--flip-offset", type=int, default=-1)
     ap.add_argument("--error-on-flip", action="store_true")
+    ap.add_argument("--flip-count", type=int, default=0)
+    ap.add_argument("--garble-rate", type=float, default=0)
+    ap.add_argument("--trickle-ms", type=float, default=0)
     ap.add_argument("--fault-paths", default="")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     lock = threading.Lock()
     stats = {"requests": 0, "bytes": 0, "dropped": 0, "errors": 0, "truncated": 0,
-             "flipped": 0}
+             "flipped": 0, "garbled": 0, "trickled": 0}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -87,6 +95,14 @@ def main():
                 self.wfile.write(body)
                 return
             roll -= args.error_rate
+            if roll < args.garble_rate:
+                with lock:
+                    stats["garbled"] += 1
+                self.wfile.write(b"xx")
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            roll -= args.garble_rate
             truncate = roll < args.truncate_rate
             headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
             try:
@@ -115,9 +131,12 @@ def main():
                     self.wfile.write(msg)
                     return
                 if 0 <= i < len(body):
-                    body = body[:i] + bytes([body[i] ^ 0x10]) + body[i + 1:]
                     with lock:
-                        stats["flipped"] += 1
+                        flip = args.flip_count == 0 or stats["flipped"] < args.flip_count
+                        if flip:
+                            stats["flipped"] += 1
+                    if flip:
+                        body = body[:i] + bytes([body[i] ^ 0x10]) + body[i + 1:]
             self.send_response(resp.status)
             for k, v in resp.getheaders():
                 if k.lower() not in ("connection", "transfer-encoding", "keep-alive", "server",
@@ -130,6 +149,17 @@ def main():
                 self.wfile.write(body[: len(body) // 2])
                 self.wfile.flush()
                 self.close_connection = True
+                return
+            if args.trickle_ms and faultable:
+                with lock:
+                    stats["trickled"] += 1
+                try:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(args.trickle_ms / 1000)
+                except OSError:  # the client gave up on us: what it should do
+                    self.close_connection = True
                 return
             self.wfile.write(body)
             with lock:

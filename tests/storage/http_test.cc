@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -139,8 +140,8 @@ TEST_F(HttpStorageTest, ReadsAreRangeRequestsCountedWithoutRetries) {
 }
 
 TEST_F(HttpStorageTest, DroppedConnections503sAndTruncationsAreRetriedToTheSameDigest) {
-  auto proxy =
-      Proxy({"--seed", "7", "--drop-rate", "0.1", "--error-rate", "0.1", "--truncate-rate", "0.1"});
+  auto proxy = Proxy({"--seed", "7", "--drop-rate", "0.1", "--error-rate", "0.1", "--truncate-rate",
+                      "0.1", "--garble-rate", "0.05"});
   ASSERT_NE(proxy, nullptr);
   loader::LoaderOptions o = Options();
   o.storage.retries = 12;
@@ -172,6 +173,32 @@ TEST_F(HttpStorageTest, FlippedByteOnTheWireIsCorruptionNamingShardAndBlock) {
   ASSERT_OK(skipped.status);
   EXPECT_EQ(skipped.stats.skipped_records, block_lost_);
   EXPECT_NE(skipped.digest, local_->digest);  // the loss is counted, never silent
+}
+
+// One response damaged while the cache fills must not be kept: a later job (same cache, healthy
+// server) reads the right bytes, with --corrupt fail and skip alike.
+TEST_F(HttpStorageTest, OneDamagedResponseWhileTheCacheFillsIsNeverCached) {
+  auto proxy = Proxy({"--flip-file", shard_, "--flip-offset", std::to_string(flip_offset_ + 40),
+                      "--flip-count", "1"});
+  ASSERT_NE(proxy, nullptr);
+  sluice::testing::TempDir cache;
+  loader::LoaderOptions o = Options();
+  o.storage.cache_dir = cache.path();
+  o.corrupt = loader::CorruptPolicy::kSkip;
+  const EpochRun fill = Epoch(proxy->url() + "/clean", o);
+  ASSERT_OK(fill.status);
+  EXPECT_EQ(fill.stats.storage.cache_corrupt, 1u) << "the damaged response was refused";
+  EXPECT_EQ(fill.digest, local_->digest) << "and read once more";
+  for (loader::CorruptPolicy policy :
+       {loader::CorruptPolicy::kSkip, loader::CorruptPolicy::kFail}) {
+    o.corrupt = policy;
+    const EpochRun later = Epoch(proxy->url() + "/clean", o);
+    ASSERT_OK(later.status);
+    EXPECT_EQ(later.stats.skipped_records, 0u);
+    EXPECT_EQ(later.digest, local_->digest);
+    EXPECT_EQ(later.stats.storage.cache_corrupt, 0u);
+    EXPECT_EQ(later.stats.storage.cache_misses, 0u) << "everything came from the cache";
+  }
 }
 
 TEST_F(HttpStorageTest, DamagedFileOnTheServerIsCorruptionToo) {
@@ -221,6 +248,43 @@ TEST_F(HttpStorageTest, SilentServerIsATimeout) {
   ASSERT_TRUE(s.IsIOError()) << s.ToString();
   EXPECT_NE(s.message().find("timeout: no byte for 200 ms"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("2 attempts"), std::string::npos) << s.ToString();
+}
+
+// A server that sends a byte every 100 ms never falls silent for --request-timeout; the
+// minimum rate (--min-rate, default 1024 bytes/s over the timeout) ends it as a retried failure.
+TEST_F(HttpStorageTest, TricklingServerIsTooSlowNamingUrlRateAndFlag) {
+  auto proxy = Proxy({"--trickle-ms", "100", "--fault-paths", ".sluice"});
+  ASSERT_NE(proxy, nullptr);
+  loader::LoaderOptions o = Options();
+  o.storage.retries = 1;
+  o.storage.timeout_ms = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<loader::Loader> l;
+  const Status s = loader::Loader::Open(proxy->url() + "/clean", o, &l);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find(proxy->url() + "/clean/shard-"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("too slow: under 1024 bytes/s for 1 s"), std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("--min-rate"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("after 2 attempts"), std::string::npos) << s.ToString();
+  EXPECT_LT(took, std::chrono::seconds(30));
+}
+
+// What curl calls "Received HTTP/0.9 when not allowed": an answer that is no HTTP response (cut
+// short or garbled). Retried like a dropped connection, and named for what it is.
+TEST_F(HttpStorageTest, GarbledResponseIsRetriedAndNamedMalformed) {
+  auto proxy = Proxy({"--garble-rate", "1", "--fault-paths", ".sluice"});
+  ASSERT_NE(proxy, nullptr);
+  StorageOptions so;
+  so.retries = 1;
+  std::unique_ptr<shards::Dataset> ds;
+  const Status s = OpenDataset(proxy->url() + "/clean", so, {}, &ds);
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find(proxy->url() + "/clean/shard-"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("malformed response"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("cut short"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("after 2 attempts"), std::string::npos) << s.ToString();
 }
 
 TEST_F(HttpStorageTest, MissingDatasetIsNotFoundNamingTheUrl) {

@@ -61,6 +61,34 @@ TEST(RetryTest, DroppedConnectionsAreRetried) {
   }
 }
 
+TEST(RetryTest, TooSlowIsRetriedNamingTheRateAndTheFlag) {
+  std::string why;
+  AttemptResult a = Range206(4096, 17);
+  a.curl_code = CURLE_OPERATION_TIMEDOUT;
+  a.curl_error = "Operation too slow. Less than 1024 bytes/sec transferred the last 2 seconds";
+  a.too_slow = true;
+  a.min_rate = 1024;
+  a.min_rate_s = 2;
+  EXPECT_EQ(Classify(a, 1500, &why), Verdict::kRetry);
+  EXPECT_NE(why.find("under 1024 bytes/s for 2 s (17 of 4096 bytes received"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("--min-rate"), std::string::npos) << why;
+  EXPECT_EQ(MinRateSeconds(1500), 2u);
+  EXPECT_EQ(MinRateSeconds(1), 1u);
+}
+
+// curl's words for an answer that is not HTTP: what a response cut short or garbled looks like.
+TEST(RetryTest, ResponseWithoutAStatusLineIsRetriedAsMalformed) {
+  std::string why;
+  AttemptResult a;
+  a.curl_code = CURLE_UNSUPPORTED_PROTOCOL;
+  a.curl_error = "Received HTTP/0.9 when not allowed";
+  EXPECT_EQ(Classify(a, 1000, &why), Verdict::kRetry);
+  EXPECT_NE(why.find("malformed response"), std::string::npos) << why;
+  a.curl_error = "Protocol \"gopher\" not supported";  // a URL no retry can help
+  EXPECT_EQ(Classify(a, 1000, &why), Verdict::kFail);
+}
+
 TEST(RetryTest, ClientErrorsAreFinal) {
   std::string why;
   for (long s : {400L, 401L, 403L, 416L}) {

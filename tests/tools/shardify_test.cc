@@ -214,6 +214,13 @@ TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("single"), {}, &a));
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("merged"), {}, &b));
   EXPECT_EQ(b->num_shards(), 3u);
+  // Both manifests name each shard's footer, which Dataset::Open checked.
+  for (auto* ds : {a.get(), b.get()}) {
+    for (size_t s = 0; s < ds->num_shards(); ++s) {
+      ASSERT_TRUE(ds->manifest().shards[s].footer_xxh3.has_value()) << ds->dir() << " " << s;
+      EXPECT_EQ(*ds->manifest().shards[s].footer_xxh3, ds->shard(s).footer_xxh3());
+    }
+  }
   std::vector<std::string> ka, kb, pa, pb;
   for (auto* ds : {a.get(), b.get()}) {
     for (size_t s = 0; s < ds->num_shards(); ++s) {

@@ -278,9 +278,11 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   // a resumed run can tell as well as an uninterrupted one.
   std::unordered_map<std::string, std::string> seen_keys;
   uint64_t records_before = 0;
-  for (const auto& e : rp.shards) {
+  for (auto& e : rp.shards) {
     std::unique_ptr<shards::ShardReader> r;
     SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(opt.out_dir + "/" + e.file, {}, &r));
+    // A journal written before manifests recorded footers: the manifest still gets one.
+    if (!e.footer_xxh3) e.footer_xxh3 = r->footer_xxh3();
     for (size_t i = 0; i < r->num_records(); ++i) {
       seen_keys.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
     }

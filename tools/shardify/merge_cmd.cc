@@ -181,6 +181,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
       }
       shards::ShardEntry ne = e;
       ne.file = shards::ShardFileName(static_cast<uint32_t>(out->shards.size()));
+      ne.footer_xxh3 = r->footer_xxh3();  // also for parts written before manifests held it
       SLUICE_RETURN_IF_ERROR(shards::LinkOrCopyFile(dir + "/" + e.file, a.out + "/" + ne.file));
       out->shards.push_back(ne);
     }
