@@ -953,6 +953,11 @@ TEST_F(ShardifyTest, FifoInputsAreRefusedNotWaitedOn) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(tmp_.Join("pipe.model") + ": not a regular file (FIFO)"), std::string::npos)
       << r.out;
+  // A FIFO as the manifest: refused before the run, saying what it is rather than "no such".
+  r = Sh(Shardify() + " audio -q -m " + tmp_.Join("pipe.model") + " -o " + tmp_.Join("m"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(tmp_.Join("pipe.model") + ": not a regular file"), std::string::npos)
+      << r.out;
   EXPECT_FALSE(audio.fired());
   EXPECT_FALSE(model.fired());
 }

@@ -218,7 +218,10 @@ int Run(const AudioArgs& a) {
   }
   std::error_code ec;
   if (!fs::is_regular_file(a.manifest, ec))
-    return ReportError(Status::NotFound(a.manifest + ": no such manifest file"));
+    return ReportError(fs::exists(a.manifest, ec)
+                           ? Status::InvalidArgument(a.manifest + ": not a regular file (the "
+                                                                  "manifest is read twice)")
+                           : Status::NotFound(a.manifest + ": no such manifest file"));
   AudioConfig cfg;
   cfg.base_dir = fs::absolute(a.manifest).parent_path().string();
   cfg.sample_rate = a.sample_rate;
