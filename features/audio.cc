@@ -44,11 +44,12 @@ Status Truncated(const std::string& name, int64_t declared, int64_t holds) {
                             "shardify --allow-truncated-audio keeps the frames it holds");
 }
 
-Status TooLong(const std::string& name, double seconds, const DecodeOptions& opt) {
+// `at_least`: decoding stopped at the limit (a stream without a stated length).
+Status TooLong(const std::string& name, double seconds, bool at_least, const DecodeOptions& opt) {
   char limit[32];
   std::snprintf(limit, sizeof(limit), "%g", opt.max_seconds);
-  return Status::InvalidArgument(name + ": " + Seconds(seconds) + " of audio exceeds " +
-                                 opt.max_seconds_name + " " + limit);
+  return Status::InvalidArgument(name + ": " + (at_least ? "at least " : "") + Seconds(seconds) +
+                                 " of audio exceeds " + opt.max_seconds_name + " " + limit);
 }
 
 // Containers whose header states the exact length: reading fewer frames means the file was cut.
@@ -121,7 +122,7 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
     // Decided from the header, before decoding: a long recording is refused at the cost of its
     // header. Without a known length, decoding stops one sample past the limit.
     if (length_known && static_cast<double>(want) / rate > opt.max_seconds)
-      return TooLong(name, static_cast<double>(want) / rate, opt);
+      return TooLong(name, static_cast<double>(want) / rate, false, opt);
     if (!length_known) {
       want = std::min(want, static_cast<sf_count_t>(std::min(opt.max_seconds, 1e9) * rate) + 1);
     }
@@ -188,7 +189,7 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
     return Status::Corruption(SndfileError(name, "error while decoding audio", sf));
   }
   if (opt.max_seconds > 0 && static_cast<double>(got) / rate > opt.max_seconds)
-    return TooLong(name, static_cast<double>(got) / rate, opt);
+    return TooLong(name, static_cast<double>(got) / rate, !length_known, opt);
   if (out->samples.empty()) {
     if (start > 0) {
       return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
