@@ -233,6 +233,52 @@ int Link(const char* from, const char* to) {
   return Guarded(Call::kLink, to, 0, [&](size_t) { return ::link(from, to); });
 }
 
+namespace {
+
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  return "special file";
+}
+
+}  // namespace
+
+Status OpenRegular(const std::string& path, int flags, int* fd, struct stat* st_out,
+                   int* open_errno) {
+  if (open_errno != nullptr) *open_errno = 0;
+  *fd = Open(path.c_str(), flags | O_NONBLOCK);
+  if (*fd < 0) {
+    const int err = errno;
+    if (open_errno != nullptr) *open_errno = err;
+    if (err == ENOENT || err == ENOTDIR) return Status::NotFound(path + ": no such file");
+    if (err == EISDIR) return Status::InvalidArgument(path + ": not a regular file (directory)");
+    return Status::IOError(path + ": open: " + std::strerror(err));
+  }
+  struct stat st;
+  Status result;
+  if (::fstat(*fd, &st) != 0) {
+    result = Status::IOError(path + ": fstat: " + std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    result = Status::InvalidArgument(path + ": not a regular file (" + FileKind(st.st_mode) +
+                                     "). HINT: give the path of a file; a pipe or device as an "
+                                     "input would block the run");
+  } else if ((flags & O_NONBLOCK) == 0) {
+    const int fl = ::fcntl(*fd, F_GETFL);
+    if (fl < 0 || ::fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+      result = Status::IOError(path + ": fcntl: " + std::strerror(errno));
+  }
+  if (!result.ok()) {
+    ::close(*fd);
+    *fd = -1;
+    return result;
+  }
+  if (st_out != nullptr) *st_out = st;
+  return Status::OK();
+}
+
 Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, char* dst) {
   size_t done = 0;
   while (done < n) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -31,6 +32,19 @@ int Fsync(int fd, const char* path);
 int Ftruncate(int fd, off_t length, const char* path);
 int Rename(const char* from, const char* to);
 int Link(const char* from, const char* to);
+
+// Opens an input file for reading only when it is a regular file, so a user-supplied path that
+// names a FIFO, socket or device is refused instead of hanging: a plain open() of a FIFO blocks
+// until some writer appears, and a read of one (or of /dev/zero) may never end. The file is opened
+// with O_NONBLOCK (a FIFO's open returns at once), checked with fstat, and O_NONBLOCK cleared.
+// `flags` must be a read-only mode (O_RDONLY, with O_CLOEXEC and the like).
+// Returns OK with *fd (the caller closes it) and, when `st` is given, its fstat. Errors name the
+// path: NotFound (ENOENT, ENOTDIR), InvalidArgument "<path>: not a regular file (FIFO)" (or
+// directory, socket, character device, block device), IOError otherwise ("<path>: open: ...").
+// `open_errno`, when given, receives open()'s errno on an open failure (0 otherwise), for callers
+// that tell a permission problem from a machine fault.
+Status OpenRegular(const std::string& path, int flags, int* fd, struct stat* st = nullptr,
+                   int* open_errno = nullptr);
 
 // Reads exactly n bytes at offset (retrying short reads and EINTR). An IOError names `name`, the
 // offset and the length: errno's reason, or "short read" at the end of the file.

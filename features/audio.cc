@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "base/sysio.h"
 #include "features/sndfile_io.h"
@@ -41,6 +42,14 @@ Status Truncated(const std::string& name, int64_t declared, int64_t holds) {
                             " frames, file holds " + std::to_string(holds) +
                             " (a truncated copy?). HINT: fetch or convert the file again; "
                             "shardify --allow-truncated-audio keeps the frames it holds");
+}
+
+// `at_least`: decoding stopped at the limit (a stream without a stated length).
+Status TooLong(const std::string& name, double seconds, bool at_least, const DecodeOptions& opt) {
+  char limit[32];
+  std::snprintf(limit, sizeof(limit), "%g", opt.max_seconds);
+  return Status::InvalidArgument(name + ": " + (at_least ? "at least " : "") + Seconds(seconds) +
+                                 " of audio exceeds " + opt.max_seconds_name + " " + limit);
 }
 
 // Containers whose header states the exact length: reading fewer frames means the file was cut.
@@ -95,8 +104,29 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
       return Status::InvalidArgument(name + ": duration " + Seconds(opt.duration_seconds) +
                                      " is shorter than one sample");
     }
+    // A segment that ends past the end of its file: the manifest describes another file (or
+    // another version of it). Kept short only within the tolerance (rounding of the times).
+    const sf_count_t over = length_known ? start + want - info.frames : 0;
+    if (over > std::llround(std::max(opt.end_tolerance_seconds, 0.0) * rate) &&
+        !opt.allow_truncated) {
+      return Status::InvalidArgument(
+          name + ": segment offset " + Seconds(opt.offset_seconds) + " + duration " +
+          Seconds(opt.duration_seconds) + " ends " + Seconds(over / rate) +
+          " past the end of the audio (" + Seconds(info.frames / rate) +
+          "). HINT: correct the manifest's offset/duration; shardify --allow-truncated-audio "
+          "keeps what the file holds");
+    }
   }
   if (length_known) want = std::min(want, info.frames - start);
+  if (opt.max_seconds > 0) {
+    // Decided from the header, before decoding: a long recording is refused at the cost of its
+    // header. Without a known length, decoding stops one sample past the limit.
+    if (length_known && static_cast<double>(want) / rate > opt.max_seconds)
+      return TooLong(name, static_cast<double>(want) / rate, false, opt);
+    if (!length_known) {
+      want = std::min(want, static_cast<sf_count_t>(std::min(opt.max_seconds, 1e9) * rate) + 1);
+    }
+  }
 
   if (start > 0) {
     bool seeked = info.seekable && sf_seek(sf, start, SEEK_SET) == start;
@@ -158,6 +188,8 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
   if (sf_error(sf) != SF_ERR_NO_ERROR && !opt.allow_truncated) {
     return Status::Corruption(SndfileError(name, "error while decoding audio", sf));
   }
+  if (opt.max_seconds > 0 && static_cast<double>(got) / rate > opt.max_seconds)
+    return TooLong(name, static_cast<double>(got) / rate, !length_known, opt);
   if (out->samples.empty()) {
     if (start > 0) {
       return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
@@ -171,13 +203,16 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
 }  // namespace
 
 Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudio* out) {
-  // Open the descriptor ourselves so a missing file is NotFound and a permission problem an
-  // InvalidArgument (this input cannot be used), both with errno's reason. Any other failure is
-  // an IOError: the machine's fault, not the input's, so shardify stops instead of rejecting an
-  // item an undisturbed run would keep.
-  const int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
+  out->bytes_read = 0;
+  // A missing file is NotFound and a permission problem an InvalidArgument (this input cannot be
+  // used), both with errno's reason, as is a FIFO or device (refused, never waited on). Any other
+  // failure is an IOError: the machine's fault, not the input's, so shardify stops instead of
+  // rejecting an item an undisturbed run would keep.
+  int fd = -1, err = 0;
+  struct stat st;
+  const Status open = sysio::OpenRegular(path, O_RDONLY | O_CLOEXEC, &fd, &st, &err);
+  if (!open.ok()) {
+    if (err == 0) return open;  // not a regular file, or fstat failed
     std::string msg = path + ": cannot open: " + std::strerror(err);
     if (err == ENOENT || err == ENOTDIR) return Status::NotFound(std::move(msg));
     if (err == EACCES || err == EPERM || err == ELOOP || err == EISDIR)
@@ -188,23 +223,38 @@ Status DecodeFile(const std::string& path, const DecodeOptions& opt, DecodedAudi
     int fd;
     ~FdCloser() { ::close(fd); }
   } fd_closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    return Status::IOError(path + ": cannot stat: " + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument(path + ": is a directory, not an audio file");
-  }
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
   if (st.st_size == 0) return Status::InvalidArgument(path + ": file is empty (zero length)");
-  // The whole file is read here, by our calls, and decoded from memory. libsndfile reading the
-  // descriptor itself would see a failing disk as a short file: the clip would be rejected as
-  // truncated (or, with --allow-truncated-audio, kept shortened) instead of the run stopping.
+  // libsndfile reads through our calls (sysio, the fault seam) and only what it asks for: the
+  // header, then the span from a seek. Reading the whole file first made a segment of a long
+  // recording cost the recording. A read error is kept by the reader and returned before any
+  // verdict on the bytes: libsndfile would take a failing disk for a short file.
   // Scratch per thread: shardify's workers decode one clip at a time each.
-  thread_local std::string bytes;
-  bytes.resize(static_cast<size_t>(st.st_size));
-  SLUICE_RETURN_IF_ERROR(sysio::PreadFully(fd, path, 0, bytes.size(), bytes.data()));
-  return DecodeMemory(bytes.data(), bytes.size(), path, opt, out);
+  thread_local std::vector<char> window;
+  internal::FdReader reader;
+  reader.fd = fd;
+  reader.path = &path;
+  reader.size = static_cast<sf_count_t>(st.st_size);
+  reader.buffer = &window;
+  // The header's bytes are fetched here, outside the lock OpenSndfile holds around the open.
+  char first;
+  if (!reader.ReadAt(0, 1, &first)) return reader.error;
+  SF_INFO info{};
+  internal::OpenFailure failure;
+  SndfileCloser sf{internal::OpenSndfile(
+      [&] { return sf_open_virtual(internal::FdReaderIo(), SFM_READ, &info, &reader); }, &failure)};
+  SLUICE_RETURN_IF_ERROR(reader.error);
+  if (sf.sf == nullptr)
+    return Status::Corruption(path + ": not a readable audio file: " + failure.reason);
+  const internal::WavLength wav = internal::WavFrames(
+      [&reader](uint64_t offset, size_t n, void* dst) {
+        return reader.ReadAt(static_cast<sf_count_t>(offset), static_cast<sf_count_t>(n), dst);
+      },
+      static_cast<uint64_t>(st.st_size));
+  SLUICE_RETURN_IF_ERROR(reader.error);
+  const Status decoded = ReadOpened(sf.sf, info, path, wav, opt, out);
+  out->bytes_read = reader.bytes_read;
+  SLUICE_RETURN_IF_ERROR(reader.error);
+  return decoded;
 }
 
 Status DecodeMemory(const void* data, size_t size, const std::string& name,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,18 +20,32 @@ struct DecodeOptions {
   double offset_seconds = 0;     // start reading here (seconds from the start of the audio)
   double duration_seconds = -1;  // seconds to read; < 0 reads to the end
   bool allow_truncated = false;  // decode what a file holds when its header declares more
-                                 // samples (a cut-off copy); by default that is a Corruption
+                                 // samples (a cut-off copy); by default that is a Corruption.
+                                 // Also keeps a span that runs past the end of the audio.
+  // A span (offset + duration) may end this far past the end of the audio and is then read to
+  // the end; further is an InvalidArgument naming offset, duration and length (a manifest that
+  // does not match its file), unless allow_truncated.
+  double end_tolerance_seconds = 0.01;
+  // > 0: a span longer than this is an InvalidArgument "... exceeds <max_seconds_name> <max>",
+  // decided from the header's length before any sample is decoded (a 2 GB WAV costs no memory);
+  // where the length is unknown (some MP3/Ogg), decoding stops just past the limit.
+  double max_seconds = -1;
+  const char* max_seconds_name = "the maximum duration";  // e.g. "--max-duration"
 };
 
 struct DecodedAudio {
   std::vector<float> samples;  // mono, in [-1, 1] for integer sources
   int sample_rate = 0;         // Hz, the source's rate (no resampling here)
   int channels_in = 0;         // channels of the source before the downmix
+  uint64_t bytes_read = 0;     // DecodeFile: bytes read from the file (header and span)
 };
 
-// Decodes `path`. Errors: NotFound (no such file), IOError (unreadable), Corruption (not a
-// recognised or a damaged audio file), InvalidArgument (offset at or beyond the end, bad
-// offset/duration, or no samples at all). Every message starts with the path. A file whose
+// Decodes `path`, reading only what the span needs: the header, then from the offset on (a
+// seek), so a segment of a long recording costs the segment. Errors: NotFound (no such file),
+// IOError (unreadable), Corruption (not a recognised or a damaged audio file), InvalidArgument
+// (not a regular file (a FIFO is refused, not waited on), offset at or beyond the end, a span
+// ending past the end beyond the tolerance, bad offset/duration, over max_seconds, or no samples
+// at all). Every message starts with the path. A file whose
 // header declares more samples than it holds (WAV, FLAC, AIFF: headers with an exact length) is a
 // Corruption "header declares N frames, file holds M" unless opt.allow_truncated.
 // `out->samples` is reused (resized, its capacity kept).

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
 namespace sluice::features::internal {
 
 // Read-only view of an encoded file in memory.
@@ -15,6 +17,28 @@ struct MemoryReader {
   const uint8_t* data = nullptr;
   sf_count_t size = 0;
   sf_count_t pos = 0;
+};
+
+// An open file read through base/sysio (the fault seam) on demand: libsndfile sees only the bytes
+// it asks for, so a segment of a long file costs the header plus the segment, not the whole file.
+// A read error is kept in `error` (the callback reports 0 bytes): the caller returns it in place
+// of whatever libsndfile made of the shortfall, so a failing disk stops shardify rather than
+// being taken for a truncated file. Reads are served from a window of `buffer` (read ahead in
+// kWindow pieces), so libsndfile's many small header reads cost one system call.
+struct FdReader {
+  static constexpr sf_count_t kWindow = 1 << 16;
+  int fd = -1;
+  const std::string* path = nullptr;  // for error messages
+  sf_count_t size = 0;
+  sf_count_t pos = 0;
+  std::vector<char>* buffer = nullptr;  // scratch, reused across files
+  sf_count_t buffer_at = 0;             // file offset of buffer's first byte
+  sf_count_t buffer_len = 0;            // valid bytes in buffer
+  uint64_t bytes_read = 0;              // from the file, for tests of what a segment costs
+  Status error;
+
+  // Copies n bytes at offset into dst; false (with `error` set or past the end) otherwise.
+  bool ReadAt(sf_count_t offset, sf_count_t n, void* dst);
 };
 
 // Write target that grows; libsndfile seeks back (FLAC STREAMINFO, WAV sizes) and rewrites.
@@ -25,6 +49,7 @@ struct VectorWriter {
 
 // Callback tables whose user_data is a MemoryReader* / VectorWriter*.
 SF_VIRTUAL_IO* MemoryReaderIo();
+SF_VIRTUAL_IO* FdReaderIo();
 SF_VIRTUAL_IO* VectorWriterIo();
 
 // "name: what: libsndfile's reason" for a failed call on `sf`.

@@ -224,8 +224,13 @@ Status LoaderImpl::Start(const ResumeState& state) {
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
   uint64_t allocations = 0;
   if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, &allocations))
-    return Status::IOError("batch allocator: out of memory reserving " + std::to_string(pool_size) +
-                           " batches of " + std::to_string(max_bytes) + " bytes");
+    return Status::IOError(
+        "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
+        std::to_string(max_bytes) +
+        " bytes. HINT: lower max_frames / max_padded_frames "
+        "(--max-frames, --max-padded-frames: the largest batch), open_batches (--open-batches) or "
+        "ready_batches (--ready: batches in the pool); --memory-budget checks this before "
+        "allocating");
 
   epoch_ = epoch;
   start_batch_ = start_batch;

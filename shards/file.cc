@@ -76,21 +76,11 @@ Status SyncDir(const std::string& dir) {
 }  // namespace
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) {
-  int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
-    return Status::IOError(path + ": open: " + ErrnoText(errno));
-  }
+  // Paths come from users (a tokenizer model, a checkpoint to resume): a FIFO is refused, not
+  // waited on.
+  int fd = -1;
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::IOError(path + ": stat: " + ErrnoText(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::IOError(path + ": not a regular file");
-  }
+  SLUICE_RETURN_IF_ERROR(sysio::OpenRegular(path, O_RDONLY | O_CLOEXEC, &fd, &st));
   *out = std::make_unique<PosixRandomAccessFile>(path, fd, static_cast<uint64_t>(st.st_size));
   return Status::OK();
 }
@@ -195,11 +185,9 @@ Status WritableFile::Close() {
 LineReader::~LineReader() { ::close(fd_); }
 
 Status LineReader::Open(const std::string& path, std::unique_ptr<LineReader>* out) {
-  int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
-    return Status::IOError(path + ": open: " + ErrnoText(errno));
-  }
+  // An input manifest or a journal: a FIFO is refused, not waited on.
+  int fd = -1;
+  SLUICE_RETURN_IF_ERROR(sysio::OpenRegular(path, O_RDONLY | O_CLOEXEC, &fd));
   out->reset(new LineReader(path, fd));
   return Status::OK();
 }

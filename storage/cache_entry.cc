@@ -62,18 +62,19 @@ bool IsCacheTempName(const std::string& name) { return name.find(".tmp.") != std
 
 EntryRead ReadCacheEntry(const std::string& path, uint64_t offset, uint64_t n, uint64_t xxh3,
                          char* dst, std::string* why) {
-  const int fd = sysio::Open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return EntryRead::kMissing;
-    *why = std::string("open: ") + std::strerror(errno);
+  // Only a regular file: a FIFO left under an entry's name would block open() (and the read
+  // that needs this block) forever; as a bad entry it is removed and the block fetched again.
+  int fd = -1;
+  struct stat st;
+  const Status open = sysio::OpenRegular(path, O_RDONLY | O_CLOEXEC, &fd, &st);
+  if (!open.ok()) {
+    if (open.IsNotFound()) return EntryRead::kMissing;
+    *why = open.message();
     return EntryRead::kBad;
   }
-  struct stat st;
   char header[kCacheEntryHeaderSize], trailer[kCacheEntryTrailerSize];
   EntryRead result = EntryRead::kBad;
-  if (::fstat(fd, &st) != 0) {
-    *why = std::string("fstat: ") + std::strerror(errno);
-  } else if (static_cast<uint64_t>(st.st_size) != n + kCacheEntryOverhead) {
+  if (static_cast<uint64_t>(st.st_size) != n + kCacheEntryOverhead) {
     *why = std::to_string(st.st_size) + " bytes, an entry of " + std::to_string(n) + " holds " +
            std::to_string(n + kCacheEntryOverhead);
   } else {

@@ -3,6 +3,7 @@
 #include "base/sysio.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -133,6 +134,38 @@ TEST_F(SysioTest, DisarmedCountsNothing) {
   ssize_t wrote = 0;
   EXPECT_EQ(WriteOnce("a", &wrote), 0);
   EXPECT_EQ(FaultCallsCounted(), 0u);
+}
+
+// The one way to open a user-supplied input: a regular file opens blocking as asked; a FIFO is
+// refused at once (a plain open() waits for a writer), as are a directory and a device.
+TEST_F(SysioTest, OpenRegularRefusesWhatIsNotARegularFile) {
+  const std::string file = dir_.Join("f");
+  testing::WriteFile(file, "abc");
+  int fd = -1;
+  struct stat st;
+  ASSERT_TRUE(OpenRegular(file, O_RDONLY | O_CLOEXEC, &fd, &st).ok());
+  EXPECT_EQ(st.st_size, 3);
+  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_NONBLOCK, 0) << "O_NONBLOCK was left set";
+  ::close(fd);
+
+  const std::string fifo = dir_.Join("p");
+  testing::FifoWatchdog watchdog(fifo, 10);
+  Status s = OpenRegular(fifo, O_RDONLY, &fd);
+  EXPECT_FALSE(watchdog.fired()) << "open() blocked on the FIFO";
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(s.message().rfind(fifo + ": not a regular file (FIFO)", 0), 0u) << s.message();
+  EXPECT_EQ(fd, -1);
+
+  s = OpenRegular(dir_.path(), O_RDONLY, &fd);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("not a regular file (directory)"), std::string::npos) << s.message();
+  s = OpenRegular("/dev/null", O_RDONLY, &fd);
+  EXPECT_NE(s.message().find("not a regular file (character device)"), std::string::npos)
+      << s.message();
+  int err = 0;
+  s = OpenRegular(dir_.Join("missing"), O_RDONLY, &fd, nullptr, &err);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_EQ(err, ENOENT);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Decode, resample, PCM conversion and FLAC: the features/ entry points shardify uses.
 #include <sndfile.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -7,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numbers>
 #include <string>
 #include <thread>
@@ -14,12 +17,13 @@
 
 #include <gtest/gtest.h>
 
+#include "../testing/test_util.h"  // tests/features has a test_util.h of its own
+#include "assert_ok.h"
 #include "base/sysio.h"
 #include "features/audio.h"
 #include "features/flac.h"
 #include "features/pcm.h"
 #include "features/resample.h"
-#include "assert_ok.h"
 #include "fuzz_regression.h"
 
 namespace sluice::features {
@@ -147,12 +151,161 @@ TEST_F(AudioTest, OffsetAndDurationSelectTheSpan) {
   ASSERT_EQ(a.samples.size(), 8000u);
   EXPECT_EQ(a.samples.front(), pcm[4000] / 32768.0f);
   EXPECT_EQ(a.samples.back(), pcm[11999] / 32768.0f);
-  // A duration past the end reads to the end.
-  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 10}, &a));
+  // A duration ending within the tolerance (10 ms) past the end reads to the end.
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 0.255}, &a));
   EXPECT_EQ(a.samples.size(), 4000u);
   // Offset only.
   ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.5}, &a));
   EXPECT_EQ(a.samples.size(), 8000u);
+}
+
+// A segment ending well past the end of its file means the manifest describes another file (or
+// another version of it): storing it short without a word trained on a wrong transcript span.
+TEST_F(AudioTest, SegmentEndingPastTheEndIsRejectedNamingOffsetDurationAndLength) {
+  const auto path = Write("p.wav", Ramp(16000), 1, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  const Status s = DecodeFile(path, {.offset_seconds = 0.75, .duration_seconds = 10}, &a);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString() << " (" << a.samples.size() << " samples)";
+  EXPECT_NE(s.message().find(path + ": segment offset 0.750 s + duration 10.000 s ends 9.750 s "
+                                    "past the end of the audio (1.000 s)"),
+            std::string::npos)
+      << s.message();
+  // The same for FLAC and for a buffer.
+  const auto flac = Write("p.flac", Ramp(16000), 1, 16000, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
+  EXPECT_TRUE(
+      DecodeFile(flac, {.offset_seconds = 0.5, .duration_seconds = 0.6}, &a).IsInvalidArgument());
+  const auto bytes = ReadAll(path);
+  EXPECT_TRUE(DecodeMemory(bytes.data(), bytes.size(), "k", {.duration_seconds = 1.02}, &a)
+                  .IsInvalidArgument());
+  // Within the tolerance, or under allow_truncated, the segment keeps what the file holds.
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 0.5, .duration_seconds = 0.509}, &a));
+  EXPECT_EQ(a.samples.size(), 8000u);
+  ASSERT_OK(DecodeFile(
+      path, {.offset_seconds = 0.75, .duration_seconds = 10, .allow_truncated = true}, &a));
+  EXPECT_EQ(a.samples.size(), 4000u);
+}
+
+// A mono PCM16 WAV of `seconds` at `rate` whose samples are a hole (zeros) in a sparse file:
+// hours of audio at no disk cost.
+std::string WriteSparseWav(const fs::path& path, int rate, uint32_t seconds) {
+  const uint32_t data = seconds * static_cast<uint32_t>(rate) * 2;
+  std::string h = "RIFF";
+  auto u32 = [&h](uint32_t v) {
+    for (int i = 0; i < 4; ++i) h += static_cast<char>(v >> (8 * i));
+  };
+  auto u16 = [&h](uint16_t v) {
+    h += static_cast<char>(v);
+    h += static_cast<char>(v >> 8);
+  };
+  u32(36 + data);
+  h += "WAVEfmt ";
+  u32(16);
+  u16(1);  // PCM
+  u16(1);  // mono
+  u32(static_cast<uint32_t>(rate));
+  u32(static_cast<uint32_t>(rate) * 2);
+  u16(2);
+  u16(16);
+  h += "data";
+  u32(data);
+  std::ofstream(path, std::ios::binary) << h;
+  fs::resize_file(path, h.size() + data);
+  return path.string();
+}
+
+// Runs `body` in a child process whose address space may grow by only `headroom` bytes: a decode
+// that reads or decodes a whole long file there dies (bad_alloc) instead of passing. True when
+// the child exited 0.
+bool RunWithMemoryHeadroom(size_t headroom, const std::function<bool()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    struct rlimit lim = {now + headroom, now + headroom};
+    if (pages == 0 || ::setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(3);
+    bool ok = false;
+    try {
+      ok = body();
+    } catch (...) {
+      std::_Exit(4);
+    }
+    std::_Exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A segment of a long recording reads the header and the segment, not the recording: 20
+// segments of a 3 h file used to read the file 20 times over.
+TEST_F(AudioTest, SegmentOfALongFileReadsOnlyTheSegment) {
+  const std::vector<int16_t> pcm = Ramp(600 * 8000);  // 10 min at 8 kHz: 9.6 MB
+  const auto path = Write("long.wav", pcm, 1, 8000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 300, .duration_seconds = 2}, &a));
+  ASSERT_EQ(a.samples.size(), 16000u);
+  for (size_t i = 0; i < a.samples.size(); ++i)
+    ASSERT_EQ(a.samples[i], pcm[300 * 8000 + i] / 32768.0f) << i;
+  // The header's window (64 KiB), the WAV length check and 32 KB of samples.
+  EXPECT_LT(a.bytes_read, 200'000u);
+  ASSERT_OK(DecodeFile(path, {}, &a));
+  EXPECT_EQ(a.samples.size(), pcm.size());
+  EXPECT_GE(a.bytes_read, pcm.size() * 2);
+}
+
+// Peak memory of a segment is the segment's: 1 s of a 1 GiB (18.6 h) file decodes with 64 MiB
+// of headroom, which the whole file in memory would not fit.
+TEST_F(AudioTest, SegmentOfAHugeFileDecodesInMemoryProportionalToTheSegment) {
+  const auto path = WriteSparseWav(dir_ / "huge.wav", 8000, 67000);
+  EXPECT_TRUE(RunWithMemoryHeadroom(64 << 20, [&] {
+    DecodedAudio a;
+    const Status s = DecodeFile(path, {.offset_seconds = 60000, .duration_seconds = 1}, &a);
+    return s.ok() && a.samples.size() == 8000;
+  }));
+}
+
+// --max-duration is checked against the header's length before decoding: a file claiming hours
+// is refused at the cost of its header (a 2 GB WAV cost 6.3 GB of memory to be rejected).
+TEST_F(AudioTest, FileLongerThanMaxSecondsIsRejectedFromItsHeader) {
+  const auto path = WriteSparseWav(dir_ / "hours.wav", 8000, 67000);
+  DecodeOptions opt;
+  opt.max_seconds = 30;
+  opt.max_seconds_name = "--max-duration";
+  EXPECT_TRUE(RunWithMemoryHeadroom(64 << 20, [&] {
+    DecodedAudio a;
+    const Status s = DecodeFile(path, opt, &a);
+    return s.IsInvalidArgument() &&
+           s.message() == path + ": 67000.000 s of audio exceeds --max-duration 30";
+  }));
+  DecodedAudio a;
+  const Status s = DecodeFile(path, opt, &a);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_LT(a.bytes_read, 100'000u);
+  // A segment is measured, not its file; a clip at the limit passes.
+  opt.offset_seconds = 100;
+  opt.duration_seconds = 30;
+  ASSERT_OK(DecodeFile(path, opt, &a));
+  EXPECT_EQ(a.samples.size(), 240000u);
+  // A lossy stream (Ogg-Vorbis: its length an estimate from the last page) is refused too.
+  const auto ogg = Write("l.ogg", Ramp(16000 * 3), 1, 16000, SF_FORMAT_OGG | SF_FORMAT_VORBIS);
+  const Status o = DecodeFile(ogg, {.max_seconds = 2, .max_seconds_name = "--max-duration"}, &a);
+  EXPECT_TRUE(o.IsInvalidArgument()) << o.ToString();
+  EXPECT_NE(o.message().find("exceeds --max-duration 2"), std::string::npos) << o.ToString();
+}
+
+// open() of a FIFO blocks until a writer appears: an audio_filepath naming one hung shardify.
+TEST_F(AudioTest, FifoIsRefusedNotWaitedOn) {
+  const std::string path = (dir_ / "fifo.wav").string();
+  sluice::testing::FifoWatchdog watchdog(path, 10);
+  DecodedAudio a;
+  const Status s = DecodeFile(path, {}, &a);
+  EXPECT_FALSE(watchdog.fired()) << "DecodeFile blocked in open() on a FIFO";
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(s.message().rfind(path + ": not a regular file (FIFO)", 0), 0u) << s.message();
 }
 
 TEST_F(AudioTest, OffsetAndDurationWorkOnFlacToo) {
@@ -189,7 +342,8 @@ TEST_F(AudioTest, DirectoryIsInvalidArgument) {
   DecodedAudio a;
   const Status s = DecodeFile(dir_.string(), {}, &a);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find(": not a regular file (directory)"), std::string::npos)
+      << s.ToString();
 }
 
 // A read error is an IOError naming file, offset and call: never a clip decoded from fewer bytes

@@ -136,6 +136,32 @@ TEST(Allocator, OneLongTranscriptTakesOneBufferNotThePool) {
       << " pooled batches";
 }
 
+// An allocator with nothing to give, as operator new under ulimit -v or a cgroup limit.
+class EmptyAllocator : public BatchAllocator {
+ public:
+  void* Allocate(size_t, size_t) override { return nullptr; }
+  void Free(void*, size_t, size_t) override {}
+};
+
+// Out of memory reserving the batch pool said so, but not which option makes the pool smaller.
+TEST(Allocator, OutOfMemoryAtStartNamesTheOptionsToLower) {
+  sluice::testing::TempDir dir;
+  loader::testing::AudioDatasetSpec spec;
+  spec.records = 8;
+  loader::testing::WriteAudioDataset(dir.path(), spec);
+  LoaderOptions o;
+  o.threads = 1;
+  o.batching.max_frames = 1500;
+  o.allocator = std::make_shared<EmptyAllocator>();
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir.path(), o, &l));
+  const Status st = l->Start(0);
+  ASSERT_FALSE(st.ok());
+  for (const char* want : {"out of memory reserving", "HINT: lower", "--max-frames",
+                           "--open-batches", "--ready", "--memory-budget"})
+    EXPECT_NE(st.message().find(want), std::string::npos) << want << " in " << st.ToString();
+}
+
 // manifest.json "features": what shardify writes, the loader reads back, every option.
 TEST(FeaturesJsonTest, EveryOptionRoundTrips) {
   features::FbankOptions f;

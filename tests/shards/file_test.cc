@@ -54,6 +54,22 @@ TEST_F(FileTest, LineReaderMissingFileIsNotFound) {
   EXPECT_TRUE(st.IsNotFound()) << st.ToString();
 }
 
+// Input manifests and journals (LineReader), tokenizer models and checkpoints
+// (ReadFileToString): a FIFO among them blocked open() until a writer appeared.
+TEST_F(FileTest, FifoIsRefusedByTheLineReaderAndWholeFileReads) {
+  const std::string path = dir_.Join("fifo");
+  testing::FifoWatchdog watchdog(path, 10);
+  Status st;
+  Lines(path, &st);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_EQ(st.message().rfind(path + ": not a regular file (FIFO)", 0), 0u) << st.message();
+  std::string bytes;
+  st = ReadFileToString(path, &bytes);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_EQ(st.message().rfind(path + ": not a regular file (FIFO)", 0), 0u) << st.message();
+  EXPECT_FALSE(watchdog.fired()) << "an open() blocked on the FIFO";
+}
+
 // std::getline takes a read error for the end of the file: a failing disk would silently cut
 // an input manifest short. The reader reports it, naming file and offset.
 TEST_F(FileTest, LineReaderReadErrorIsAnErrorNotTheEnd) {

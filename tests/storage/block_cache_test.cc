@@ -192,6 +192,29 @@ TEST(BlockCache, EntryOfAnotherRangeUnderThisNameIsRejected) {
   EXPECT_EQ(c.storage->Counters().cache_corrupt, 1u);
 }
 
+// A FIFO under an entry's name blocked open() for ever; now it is a bad entry: removed, counted
+// and the block fetched again.
+TEST(BlockCache, FifoUnderAnEntrysNameIsABadEntryNotAHang) {
+  TempDir data, cache;
+  WriteDataset(data.path(), 1);
+  Cached c = Open(data.path(), cache.path());
+  auto f = OpenShard(c, 0);
+  ReadRange(*f, 0);
+  c.storage->Counters();  // the entry is on disk
+  const fs::path entry = Entries(cache.path())[0];
+  fs::remove(entry);
+  sluice::testing::FifoWatchdog watchdog(entry.string(), 10);
+  char buf[kRange];
+  std::string why;
+  EXPECT_EQ(ReadCacheEntry(entry.string(), 0, kRange, 0, buf, &why), EntryRead::kBad);
+  EXPECT_EQ(why.rfind(entry.string() + ": not a regular file (FIFO)", 0), 0u) << why;
+  const uint64_t before = c.remote->reads;
+  EXPECT_EQ(ReadRange(*f, 0), Expected(data.path(), 0, 0));
+  EXPECT_FALSE(watchdog.fired()) << "the cache blocked in open() on a FIFO";
+  EXPECT_EQ(c.remote->reads - before, 1u);
+  EXPECT_EQ(c.storage->Counters().cache_corrupt, 1u);
+}
+
 TEST(BlockCache, LeftoverTemporaryFilesAreIgnoredAndOldOnesSwept) {
   TempDir data, cache;
   WriteDataset(data.path(), 1);

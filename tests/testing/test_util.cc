@@ -3,13 +3,61 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace sluice::testing {
+
+struct FifoWatchdog::State {
+  std::string path;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::atomic<bool> fired{false};
+  std::thread thread;
+};
+
+FifoWatchdog::FifoWatchdog(const std::string& path, double seconds) : state_(new State) {
+  state_->path = path;
+  if (::mkfifo(path.c_str(), 0600) != 0) ADD_FAILURE() << "mkfifo " << path << " failed";
+  state_->thread = std::thread([s = state_, seconds] {
+    std::unique_lock<std::mutex> lock(s->mu);
+    if (s->cv.wait_for(lock, std::chrono::duration<double>(seconds), [s] { return s->done; }))
+      return;
+    // Still running: release an open() blocked on the FIFO, over and over until the test ends
+    // (the code under test may open it more than once).
+    s->fired = true;
+    while (!s->done) {
+      const int fd = ::open(s->path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) ::close(fd);
+      s->cv.wait_for(lock, std::chrono::milliseconds(50), [s] { return s->done; });
+    }
+  });
+}
+
+FifoWatchdog::~FifoWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->done = true;
+  }
+  state_->cv.notify_all();
+  state_->thread.join();
+  delete state_;
+}
+
+bool FifoWatchdog::fired() const { return state_->fired.load(); }
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");

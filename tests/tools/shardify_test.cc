@@ -765,6 +765,210 @@ TEST_F(ShardifyTest, MaxTokensPerSecondRejectsTranscriptsTheAudioCannotAlign) {
   EXPECT_NE(r.out.find("needs --tokenizer"), std::string::npos) << r.out;
 }
 
+// The last line of a run's output: the --json summary (warnings come before it on stderr).
+nlohmann::json Summary(const std::string& out) {
+  const size_t end = out.find_last_not_of('\n');
+  const size_t start = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1), nullptr,
+                               false);
+}
+
+// A 16 kHz mono PCM16 WAV whose data chunk declares `seconds` of samples held in a hole of a
+// sparse file: hours of audio at no disk cost.
+void WriteSparseWav(const std::string& path, uint32_t seconds) {
+  WriteWav(path, seconds * 16000, 0);
+  fs::resize_file(path, 44 + uint64_t{seconds} * 32000);
+}
+
+// A long recording is refused from its header's length, before decoding, and a segment of it
+// reads the segment: both used to read (and decode) the whole file, so under a memory limit the
+// run died (a 2 GB WAV cost 6.3 GB to be rejected).
+TEST_F(ShardifyTest, LongRecordingsAreMeasuredFromTheHeaderAndSegmentsReadAlone) {
+  WriteWav(tmp_.Join("short.wav"), 8000, 8000);
+  WriteSparseWav(tmp_.Join("long.wav"), 30000);  // 8.3 h, 960 MB
+  testing::WriteFile(
+      tmp_.Join("m.jsonl"),
+      "{\"audio_filepath\": \"short.wav\", \"text\": \"a\", \"id\": \"short\"}\n"
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"b\", \"id\": \"whole\"}\n"
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"c\", \"id\": \"seg1\", \"offset\": 20000, "
+      "\"duration\": 2}\n"
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"d\", \"id\": \"seg2\", \"offset\": 29990, "
+      "\"duration\": 5}\n");
+  // 600 MB of address space: the whole file does not fit, the header and a segment do.
+  RunResult r = Sh("ulimit -v 600000 && " + Shardify() + " audio -q --json -j 1 -m " +
+                   tmp_.Join("m.jsonl") + " -o " + tmp_.Join("ds") + " --max-duration 30");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = Summary(r.out);
+  EXPECT_EQ(j["records"], 3) << r.out;
+  // What was read: the short file, the long one's header twice and two segments; not 960 MB.
+  EXPECT_LT(j["input_bytes"].get<uint64_t>(), 1'000'000u) << r.out;
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const std::string reason = nlohmann::json::parse(rejects[0])["reason"];
+  EXPECT_EQ(reason, tmp_.Join("long.wav") + ": 30000.000 s of audio exceeds --max-duration 30");
+  shards::Manifest m;
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("ds"), &m));
+  EXPECT_EQ(m.duration(), 8000u + 2 * 16000u + 5 * 16000u);
+}
+
+// Out of memory said "internal error: std::bad_alloc"; now it names the options that bound what
+// is held at once.
+TEST_F(ShardifyTest, OutOfMemoryNamesTheOptionsToLower) {
+  WriteSparseWav(tmp_.Join("long.wav"), 30000);
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"long.wav\", \"text\": \"b\", \"id\": \"whole\"}\n");
+  // Allowed by --max-duration, but 30000 s decode to 1.9 GB of floats.
+  RunResult r = Sh("ulimit -v 600000 && " + Shardify() + " audio -q -j 1 -m " +
+                   tmp_.Join("m.jsonl") + " -o " + tmp_.Join("ds") + " --max-duration 40000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("shardify: error: out of memory. HINT: lower --threads"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--max-duration"), std::string::npos) << r.out;
+}
+
+// A segment that ends past the end of its file was stored short without a word.
+TEST_F(ShardifyTest, SegmentEndingPastItsFileIsRejectedBeyondTheTolerance) {
+  WriteWav(tmp_.Join("one.wav"), 16000, 16000);
+  testing::WriteFile(
+      tmp_.Join("m.jsonl"),
+      "{\"audio_filepath\": \"one.wav\", \"text\": \"a\", \"id\": \"in\", \"offset\": 0.5, "
+      "\"duration\": 0.505}\n"
+      "{\"audio_filepath\": \"one.wav\", \"text\": \"b\", \"id\": \"out\", \"offset\": 0.5, "
+      "\"duration\": 2}\n");
+  const std::string run = Shardify() + " audio -q --json -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Summary(r.out)["records"], 1) << r.out;
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const std::string reason = nlohmann::json::parse(rejects[0])["reason"];
+  EXPECT_NE(reason.find("one.wav: segment offset 0.500 s + duration 2.000 s ends 1.500 s past the "
+                        "end of the audio (1.000 s)"),
+            std::string::npos)
+      << reason;
+  shards::Manifest m;
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("ds"), &m));
+  EXPECT_EQ(m.duration(), 8000u);  // within 10 ms: kept, short by 5 ms
+  r = Sh(run + tmp_.Join("lenient") + " --allow-truncated-audio");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Summary(r.out)["records"], 2) << r.out;
+}
+
+// A float WAV whose samples go beyond full scale was clipped to int16 silently.
+TEST_F(ShardifyTest, ClippedFloatAudioIsCountedAndNamed) {
+  std::string b = "RIFF";
+  auto u32 = [&b](uint32_t v) {
+    for (int i = 0; i < 4; ++i) b += static_cast<char>(v >> (8 * i));
+  };
+  auto u16 = [&b](uint16_t v) {
+    b += static_cast<char>(v);
+    b += static_cast<char>(v >> 8);
+  };
+  const uint32_t n = 1600;
+  u32(36 + 4 * n);
+  b += "WAVEfmt ";
+  u32(16);
+  u16(3);  // IEEE float
+  u16(1);
+  u32(16000);
+  u32(64000);
+  u16(4);
+  u16(32);
+  b += "data";
+  u32(4 * n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float v = i % 100 == 0 ? 1.5f : 0.25f;  // 16 samples at 1.5
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    u32(bits);
+  }
+  testing::WriteFile(tmp_.Join("loud.wav"), b);
+  WriteWav(tmp_.Join("ok.wav"), 1600, 1600);
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"ok.wav\", \"text\": \"a\", \"id\": \"ok\"}\n"
+                     "{\"audio_filepath\": \"loud.wav\", \"text\": \"b\", \"id\": \"loud\"}\n");
+  const std::string run = Shardify() + " audio -q -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("ds") + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = Summary(r.out);
+  EXPECT_EQ(j["records"], 2) << r.out;
+  EXPECT_EQ(j["clipped_files"], 1) << r.out;
+  EXPECT_EQ(j["clipped_samples"], 16) << r.out;
+  EXPECT_NE(r.out.find("shardify: warning: " + tmp_.Join("loud.wav") +
+                       ": 16 of 1600 samples beyond full scale (peak 1.5) clipped to [-1, 1]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("ok.wav"), std::string::npos) << r.out;
+  r = Sh(run + tmp_.Join("text"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 records had samples beyond full scale, clipped (16 samples"),
+            std::string::npos)
+      << r.out;
+}
+
+// A clip shorter than one 25 ms feature frame became a row of zero frames: --min-duration's
+// default rejects it, and precomputed features with a longer window reject what has no frame.
+TEST_F(ShardifyTest, ClipsShorterThanOneFeatureFrameAreRejected) {
+  WriteWav(tmp_.Join("tiny.wav"), 160, 160);  // 10 ms
+  WriteWav(tmp_.Join("ok.wav"), 1600, 1600);  // 100 ms
+  WriteWav(tmp_.Join("edge.wav"), 480, 480);  // 30 ms: one 25 ms frame, none of 50 ms
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"tiny.wav\", \"text\": \"a\", \"id\": \"tiny\"}\n"
+                     "{\"audio_filepath\": \"ok.wav\", \"text\": \"b\", \"id\": \"ok\"}\n"
+                     "{\"audio_filepath\": \"edge.wav\", \"text\": \"c\", \"id\": \"edge\"}\n");
+  const std::string run = Shardify() + " audio -q --json -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Summary(r.out)["records"], 2) << r.out;
+  auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  std::string reason = nlohmann::json::parse(rejects[0])["reason"];
+  EXPECT_NE(reason.find("tiny.wav: 0.01 s of audio is below --min-duration 0.025"),
+            std::string::npos)
+      << reason;
+  r = Sh(run + tmp_.Join("fb") + " --features fbank --frame-length 50");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Summary(r.out)["records"], 1) << r.out;
+  rejects = Lines(tmp_.Join("fb/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 2u);
+  reason = nlohmann::json::parse(rejects[1])["reason"];
+  EXPECT_NE(reason.find("edge.wav: 0.03 s of audio is shorter than one frame of --features' "
+                        "window"),
+            std::string::npos)
+      << reason;
+}
+
+// open() of a FIFO blocks until a writer appears: an audio_filepath or a tokenizer model naming
+// one hung the run. Both are refused, naming the path.
+TEST_F(ShardifyTest, FifoInputsAreRefusedNotWaitedOn) {
+  WriteWav(tmp_.Join("ok.wav"), 1600, 1600);
+  testing::FifoWatchdog audio(tmp_.Join("pipe.wav"), 30);
+  testing::FifoWatchdog model(tmp_.Join("pipe.model"), 30);
+  testing::WriteFile(tmp_.Join("m.jsonl"),
+                     "{\"audio_filepath\": \"ok.wav\", \"text\": \"a\", \"id\": \"ok\"}\n"
+                     "{\"audio_filepath\": \"pipe.wav\", \"text\": \"b\", \"id\": \"pipe\"}\n");
+  const std::string run =
+      "timeout 20 " + Shardify() + " audio -q --json -m " + tmp_.Join("m.jsonl") + " -o ";
+  RunResult r = Sh(run + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Summary(r.out)["records"], 1) << r.out;
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 1u);
+  const std::string reason = nlohmann::json::parse(rejects[0])["reason"];
+  EXPECT_EQ(reason.rfind(tmp_.Join("pipe.wav") + ": not a regular file (FIFO)", 0), 0u) << reason;
+  r = Sh(run + tmp_.Join("tok") + " --tokenizer spm:" + tmp_.Join("pipe.model"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(tmp_.Join("pipe.model") + ": not a regular file (FIFO)"), std::string::npos)
+      << r.out;
+  // A FIFO as the manifest: refused before the run, saying what it is rather than "no such".
+  r = Sh(Shardify() + " audio -q -m " + tmp_.Join("pipe.model") + " -o " + tmp_.Join("m"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(tmp_.Join("pipe.model") + ": not a regular file"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(audio.fired());
+  EXPECT_FALSE(model.fired());
+}
+
 TEST_F(ShardifyTest, NewFlagsAreInTheHelpAndTheDocs) {
   const std::string help = Sh(Shardify() + " audio --help").out;
   const char* root = std::getenv("SLUICE_SOURCE_ROOT");

@@ -126,6 +126,20 @@ TEST(Checkpoint, MissingFileIsNotFoundNamingIt) {
   EXPECT_NE(s.message().find("/nonexistent/dir/run.ckpt"), std::string::npos);
 }
 
+// sluice-train --resume reads the checkpoint with ReadCheckpoint: a FIFO given there blocked
+// open() until a writer appeared; it is refused at once, naming the path and what it is.
+TEST(Checkpoint, FifoIsRefusedNotWaitedOn) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("run.ckpt");
+  testing::FifoWatchdog watchdog(path, 10);
+  Checkpoint out;
+  const Status s = ReadCheckpoint(path, &out);
+  EXPECT_FALSE(watchdog.fired()) << "ReadCheckpoint blocked in open() on a FIFO";
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(path + ": not a regular file (FIFO)"), std::string::npos)
+      << s.message();
+}
+
 TEST(Checkpoint, MismatchedOptimizerStateIsRefused) {
   Checkpoint c = Sample();
   c.adam_v.pop_back();

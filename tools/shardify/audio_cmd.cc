@@ -29,6 +29,8 @@ namespace sluice::shardify {
 namespace fs = std::filesystem;
 namespace {
 
+constexpr double kDefaultMinDuration = 0.025;  // seconds
+
 struct AudioArgs {
   WriteArgs write;
   TokenizerArgs tokenizer;
@@ -38,7 +40,9 @@ struct AudioArgs {
   int sample_rate = 16000;
   std::string codec = "pcm16";
   double max_duration = 600;
-  double min_duration = 0;
+  // One frame of the default 25 ms feature window: a shorter clip would become a row of zero
+  // feature frames (docs/shardify.md, "Short clips").
+  double min_duration = kDefaultMinDuration;
   double max_tokens_per_second = 0;  // 0: no check
   bool allow_truncated_audio = false;
 };
@@ -73,7 +77,8 @@ struct Scratch {
 };
 
 // The kFeaturesF16 field of docs/formats/shard.md: [frames, bins] float16 (shards/fields.h).
-void AddFeatures(const AudioConfig& cfg, Scratch& s) {
+// False when the clip holds no whole frame (snip_edges and a clip shorter than the window).
+bool AddFeatures(const AudioConfig& cfg, Scratch& s) {
   const bool fbank = cfg.fbank != nullptr;
   s.feature_input.resize(s.pcm.size());
   // fbank takes Kaldi's int16 scale, the spectrogram [-1, 1] (features/*.h).
@@ -84,11 +89,13 @@ void AddFeatures(const AudioConfig& cfg, Scratch& s) {
                                  &s.feats)
             : cfg.spectrogram->Compute(s.feature_input.data(), s.feature_input.size(), &s.workspace,
                                        &s.feats);
+  if (frames <= 0) return false;
   const uint32_t bins = static_cast<uint32_t>(fbank ? cfg.fbank->Dim() : cfg.spectrogram->Dim());
   uint16_t* values = shards::EncodeFeaturesF16(static_cast<uint32_t>(frames), bins, &s.field);
   features::FloatToHalf(s.feats.data(), s.feats.size(), values);
   s.record.AddField(shards::FieldType::kFeaturesF16, s.field.data(),
                     s.field.size() * sizeof(uint16_t));
+  return true;
 }
 
 void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
@@ -102,11 +109,13 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) return reject(why);
   const std::string& rel = line.audio_filepath;
   line.decode.allow_truncated = cfg.allow_truncated_audio;
+  // Checked against the header before decoding: a long recording costs its header, not its size
+  // in memory (the check after decoding stays for formats whose header has no exact length).
+  line.decode.max_seconds = cfg.max_duration;
+  line.decode.max_seconds_name = "--max-duration";
   const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
-  std::error_code ec;
-  r->input_bytes = fs::file_size(path, ec);
-  if (ec) r->input_bytes = 0;
   Status st = features::DecodeFile(path, line.decode, &s.decoded);
+  r->input_bytes = s.decoded.bytes_read;  // a segment counts what it read, not its whole file
   if (st.IsIOError()) {
     r->fault = st;
     return;
@@ -115,6 +124,17 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   if (s.decoded.samples.empty()) return reject(path + ": zero-length audio");
   if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size())) {
     return reject(path + ": NaN or Inf samples");
+  }
+  // Float sources may hold samples beyond full scale; PCM16 clamps them. Kept (the clip is
+  // usable), but counted and named: a warning on stderr and "clipped_files" in the summary.
+  float peak = 0;
+  if (const size_t clipped = features::CountBeyondFullScale(s.decoded.samples.data(),
+                                                            s.decoded.samples.size(), &peak)) {
+    r->clipped_samples = clipped;
+    r->warning = path + ": " + std::to_string(clipped) + " of " +
+                 std::to_string(s.decoded.samples.size()) + " samples beyond full scale (peak " +
+                 FormatSeconds(peak) +
+                 ") clipped to [-1, 1]. HINT: normalise the file's level if that is not wanted";
   }
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   if (seconds > cfg.max_duration) {
@@ -155,7 +175,12 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   } else {
     s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
   }
-  if (cfg.fbank || cfg.spectrogram) AddFeatures(cfg, s);
+  if (cfg.fbank || cfg.spectrogram) {
+    if (!AddFeatures(cfg, s))
+      return reject(path + ": " + FormatSeconds(seconds) +
+                    " s of audio is shorter than one frame of --features' window. HINT: raise "
+                    "--min-duration to the window length");
+  }
   s.record.AddField(shards::FieldType::kText, line.text);
   if (cfg.tokenizer) {
     static_assert(sizeof(int32_t) == sizeof(uint32_t), "token ids are stored as u32");
@@ -193,7 +218,10 @@ int Run(const AudioArgs& a) {
   }
   std::error_code ec;
   if (!fs::is_regular_file(a.manifest, ec))
-    return ReportError(Status::NotFound(a.manifest + ": no such manifest file"));
+    return ReportError(fs::exists(a.manifest, ec)
+                           ? Status::InvalidArgument(a.manifest + ": not a regular file (the "
+                                                                  "manifest is read twice)")
+                           : Status::NotFound(a.manifest + ": no such manifest file"));
   AudioConfig cfg;
   cfg.base_dir = fs::absolute(a.manifest).parent_path().string();
   cfg.sample_rate = a.sample_rate;
@@ -303,7 +331,9 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--max-duration", args->max_duration, "Reject clips longer than this (seconds)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--min-duration", args->min_duration, "Reject clips shorter than this (seconds)")
+  sub->add_option("--min-duration", args->min_duration,
+                  "Reject clips shorter than this (seconds); the default is one frame of the "
+                  "default 25 ms feature window, below which a clip has no feature frame")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("--max-tokens-per-second", args->max_tokens_per_second,

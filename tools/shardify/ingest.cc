@@ -328,7 +328,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   Progress progress(opt.progress_what, end - start, opt.progress);
   std::atomic<bool> stop{false};
   Status failure;
-  uint64_t done = 0, input_bytes = 0, written = 0;
+  uint64_t done = 0, input_bytes = 0, written = 0, clipped_files = 0, clipped_samples = 0;
 
   auto read_stage = [&](tbb::flow_control& fc) -> Work* {
     while (!stop.load(std::memory_order_relaxed)) {
@@ -372,6 +372,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
       }
     }
     if (r.ok) {
+      if (!r.warning.empty()) std::fprintf(stderr, "shardify: warning: %s\n", r.warning.c_str());
+      clipped_files += r.clipped_samples > 0;
+      clipped_samples += r.clipped_samples;
       next_item_after_shard = w->item.index + 1;
       st = writer.Add({r.key, r.duration, r.tokens}, r.payload);
       written++;
@@ -457,6 +460,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   summary->records = manifest.records;
   summary->rejected = manifest.rejected;
   summary->input_bytes = input_bytes;
+  summary->clipped_files = clipped_files;
+  summary->clipped_samples = clipped_samples;
   summary->manifest = manifest;
   summary->wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -485,6 +490,8 @@ void PrintSummary(const IngestSummary& s, bool json) {
                         {"input_mb_per_second", s.input_bytes / 1e6 / wall},
                         {"zstd_ratio", zstd_ratio},
                         {"pcm16_ratio", pcm_ratio},
+                        {"clipped_files", s.clipped_files},
+                        {"clipped_samples", s.clipped_samples},
                         {"resumed", s.resumed},
                         {"already_complete", s.already_complete}};
     std::printf("%s\n", j.dump().c_str());
@@ -506,6 +513,11 @@ void PrintSummary(const IngestSummary& s, bool json) {
                   : "",
               FormatDuration(s.wall_seconds).c_str(), seconds / 3600 / wall, seconds / wall,
               s.input_bytes / 1e6 / wall);
+  if (s.clipped_files > 0) {
+    std::printf("shardify: %" PRIu64 " records had samples beyond full scale, clipped (%" PRIu64
+                " samples; the warnings above name the files)\n",
+                s.clipped_files, s.clipped_samples);
+  }
 }
 
 }  // namespace sluice::shardify

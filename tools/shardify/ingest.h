@@ -40,6 +40,9 @@ struct ItemResult {
   uint32_t tokens = 0;
   std::string payload;     // record fields (shards/record.h)
   uint64_t input_bytes = 0;
+  // Kept, but worth a word: printed to stderr as "shardify: warning: ..." in input order.
+  std::string warning;
+  uint64_t clipped_samples = 0;  // samples beyond full scale, clamped (float sources)
   // A machine fault while reading the item (EIO): stops the run with this error instead of
   // rejecting an item an undisturbed run would keep; --resume then continues.
   Status fault;
@@ -84,6 +87,8 @@ struct IngestSummary {
   uint64_t records = 0;
   uint64_t rejected = 0;
   uint64_t input_bytes = 0;
+  uint64_t clipped_files = 0;  // records of this run with samples clipped (ItemResult)
+  uint64_t clipped_samples = 0;
   double wall_seconds = 0;
   bool resumed = false;
   uint64_t resumed_at_item = 0;

@@ -1,6 +1,7 @@
 // shardify: turns a corpus into a sluice dataset (docs/shardify.md).
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "commands.h"
 #include "part.h"
@@ -128,8 +129,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    // Out of memory (an address-space limit, ulimit -v, or a cgroup's): say which options bound
+    // what is held at once. The output directory is left resumable.
+    std::fprintf(stderr,
+                 "shardify: error: out of memory. HINT: lower --threads (each worker holds up to "
+                 "4 decoded clips in flight), --max-duration (the longest clip held whole) or "
+                 "--block-size (a block is held while it compresses), then rerun with --resume\n");
+    return 2;
   } catch (const std::exception& e) {
-    // Data errors are Status values; an exception here is a bug or out of memory.
+    // Data errors are Status values; an exception here is a bug.
     std::fprintf(stderr, "shardify: internal error: %s\n", e.what());
     return 2;
   }

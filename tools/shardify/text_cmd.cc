@@ -67,7 +67,10 @@ int Run(const TextArgs& a) {
   std::error_code ec;
   for (const auto& f : a.inputs) {
     if (!fs::is_regular_file(f, ec))
-      return ReportError(Status::NotFound(f + ": no such input file"));
+      return ReportError(fs::exists(f, ec)
+                             ? Status::InvalidArgument(f + ": not a regular file (an input is "
+                                                           "read twice: count, then records)")
+                             : Status::NotFound(f + ": no such input file"));
     inputs.push_back({{"file", fs::absolute(f).string()}, {"bytes", fs::file_size(f, ec)}});
   }
   if (!a.store.empty() && a.tokenizer.spec.empty())
