@@ -73,6 +73,14 @@ std::vector<std::pair<uintptr_t, size_t>> Addresses(
   return out;
 }
 
+// A state_dict's JSON as the ResumeState it describes; ValueError naming the problem.
+loader::ResumeState ParseState(const std::string& json) {
+  loader::ResumeState s;
+  const Status st = loader::ResumeState::FromJson(json, &s);
+  if (!st.ok()) throw py::value_error("state_dict: " + st.message());
+  return s;
+}
+
 py::object JsonToPython(const nlohmann::json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
 }
@@ -143,7 +151,7 @@ void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
   }
 }
 
-void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
+void CoreLoader::Start(const loader::ResumeState& state) {
   CheckOpen();
   // Start takes back every batch handed out; a fresh Loader reuses none of them.
   if (AnyHandedOutAlive()) Reopen(std::nullopt);
@@ -152,7 +160,7 @@ void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
   Status st;
   {
     py::gil_scoped_release release;
-    st = loader_->Start(epoch, start_batch);
+    st = loader_->Start(state);
     allocator_->Keep(false);  // after a Reopen: what the new pool did not take back
   }
   Check(st);
@@ -277,14 +285,16 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
                     const py::dict&, bool, bool>(),
            py::arg("sources"), py::arg("epoch_records"), py::arg("options"),
            py::arg("digest") = false, py::arg("pin") = false)
-      .def("start", &CoreLoader::Start, py::arg("epoch"), py::arg("start_batch") = 0)
+      .def(
+          "start",
+          [](CoreLoader& l, const std::string& state_json) { l.Start(ParseState(state_json)); },
+          py::arg("state_json"),
+          "Starts at a ResumeState given as its JSON (ResumeState::ToJson), whole.")
       .def("next", &CoreLoader::Next)
       .def("close", &CoreLoader::Close)
-      .def("state",
-           [](const CoreLoader& l) {
-             const loader::ResumeState s = l.state();
-             return py::make_tuple(s.epoch, s.batches);
-           })
+      .def(
+          "state_json", [](const CoreLoader& l) { return l.state().ToJson(); },
+          "The whole ResumeState (epoch, batches, world, earlier) as JSON (ResumeState::ToJson).")
       .def("stats",
            [](const CoreLoader& l) {
              nlohmann::json j = l.stats().ToJson();

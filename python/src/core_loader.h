@@ -44,7 +44,10 @@ class CoreLoader {
              const py::dict& options, bool digest, bool pin);
   ~CoreLoader();
 
-  void Start(uint64_t epoch, uint64_t start_batch);
+  // Starts where `state` stopped (Loader::Start(ResumeState)): the whole state, world and
+  // earlier stretches included, so that a resume at another world size takes the rest of the
+  // epoch exactly once.
+  void Start(const loader::ResumeState& state);
   // The next batch as a sluice._sluice.Batch, or None at the end of the epoch. Waits without
   // the GIL.
   py::object Next();
