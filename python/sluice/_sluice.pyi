@@ -36,6 +36,7 @@ class Batch:
 
 class Loader:
     restarts: int
+    owner_pid: int
     consumer_batches: int
     def __init__(self, sources: list[tuple[str, float]], epoch_records: int,
                  options: dict[str, Any], digest: bool = ..., pin: bool = ...) -> None: ...

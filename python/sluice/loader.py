@@ -223,7 +223,8 @@ class Loader:
     def close(self):
         """Stops the pipeline; batches and tensors handed out stay valid."""
         self._core.close()
-        self._drain_pins()
+        if os.getpid() == self._core.owner_pid:  # a forked child's copy has no pins to drain
+            self._drain_pins()
 
     def __enter__(self):
         return self

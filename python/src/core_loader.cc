@@ -2,7 +2,10 @@
 
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -89,7 +92,7 @@ py::object JsonToPython(const nlohmann::json& j) {
 
 CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& sources,
                        uint64_t epoch_records, const py::dict& options, bool digest, bool pin)
-    : allocator_(std::make_shared<LeaseAllocator>(pin)) {
+    : allocator_(std::make_shared<LeaseAllocator>(pin)), owner_pid_(getpid()) {
   if (sources.empty()) throw py::value_error("sluice.Loader: no dataset given");
   for (const auto& [location, weight] : sources) mix_.sources.push_back({location, weight});
   mix_.epoch_records = epoch_records;
@@ -115,12 +118,31 @@ Status CoreLoader::OpenLoader() {
 
 void CoreLoader::Close() {
   if (!loader_) return;
+  // A forked child's copy: its threads are the parent's, so stopping it would wait forever
+  // (see the header); the child's memory goes when it exits.
+  if (getpid() != owner_pid_) {
+    (void)loader_.release();
+    started_ = false;
+    return;
+  }
   py::gil_scoped_release release;  // joins the pipeline's threads
   loader_.reset();
   started_ = false;
 }
 
+void CoreLoader::CheckProcess() const {
+  const pid_t pid = getpid();
+  if (pid != owner_pid_)
+    throw std::runtime_error(
+        "sluice.Loader: used in process " + std::to_string(pid) + ", forked from process " +
+        std::to_string(owner_pid_) +
+        " that created it: a forked child has a copy of the loader but not its threads. HINT: "
+        "create the Loader in the process that iterates it (multiprocessing: the 'spawn' start "
+        "method; torch DataLoader: num_workers=0, the loader's own threads decode)");
+}
+
 void CoreLoader::CheckOpen() const {
+  CheckProcess();
   if (!loader_) throw std::runtime_error("sluice.Loader: used after close()");
 }
 
@@ -245,6 +267,7 @@ uint64_t CoreLoader::CountBatches(uint64_t epoch) const {
 }
 
 std::string CoreLoader::digest() const {
+  CheckProcess();
   if (!digest_) throw std::runtime_error("sluice.Loader: digest() needs Loader(..., digest=True)");
   return digest_->hex();
 }
@@ -305,6 +328,8 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
       .def("count_batches", &CoreLoader::CountBatches, py::arg("epoch"))
       .def("digest", &CoreLoader::digest)
       .def_property_readonly("restarts", &CoreLoader::restarts)
+      .def_property_readonly("owner_pid", &CoreLoader::owner_pid,
+                             "The process that created the loader (the only one it runs in).")
       .def_property_readonly("consumer_batches",
                              [](const CoreLoader& l) { return l.options().consumer_batches; })
       .def("feature_info",

@@ -14,7 +14,16 @@
 // exactly the batches the old one would have. So nothing a Python object references is ever
 // overwritten, whatever the user keeps; holding more than consumer_batches batches at once only
 // costs a pipeline restart (counted in restarts()) and the memory of the batches kept.
+//
+// fork(). A child forked while the Loader runs (multiprocessing's "fork", a DataLoader worker)
+// has a copy of the Loader but none of its pipeline threads; their mutexes may be copied locked.
+// Stopping that copy would join threads that do not exist there and wait forever, so in a child
+// every call raises a RuntimeError saying to create the Loader in the child instead, and
+// close() and the destructor abandon the copy (its memory is the child's copy of the parent's,
+// reclaimed when the child exits) without touching its threads or locks.
 #pragma once
+
+#include <sys/types.h>
 
 #include <pybind11/pybind11.h>
 
@@ -58,18 +67,37 @@ class CoreLoader {
   loader::EpochStats stats() const;
   uint64_t num_batches() const;
   uint64_t CountBatches(uint64_t epoch) const;
-  const loader::FeatureInfo& feature_info() const { return loader_->feature_info(); }
-  loader::BatchShape max_batch_shape() const { return loader_->max_batch_shape(); }
-  const loader::LoaderOptions& options() const { return options_; }
-  uint64_t restarts() const { return restarts_; }
+  const loader::FeatureInfo& feature_info() const {
+    CheckOpen();
+    return loader_->feature_info();
+  }
+  loader::BatchShape max_batch_shape() const {
+    CheckOpen();
+    return loader_->max_batch_shape();
+  }
+  const loader::LoaderOptions& options() const {
+    CheckProcess();
+    return options_;
+  }
+  uint64_t restarts() const {
+    CheckProcess();
+    return restarts_;
+  }
   std::string digest() const;
-  LeaseAllocator& allocator() { return *allocator_; }
+  LeaseAllocator& allocator() {
+    CheckProcess();
+    return *allocator_;
+  }
+  // The process that created the Loader: the only one whose threads run it.
+  pid_t owner_pid() const { return owner_pid_; }
 
  private:
   Status OpenLoader();  // loader_ from mix_ and options_; call without the GIL
   // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
   void Reopen(const std::optional<loader::ResumeState>& resume);
   bool AnyHandedOutAlive() const;
+  // RuntimeError in a process forked from the owner; CheckOpen also after close().
+  void CheckProcess() const;
   void CheckOpen() const;
 
   loader::MixOptions mix_;
@@ -82,6 +110,7 @@ class CoreLoader {
   std::deque<std::weak_ptr<BatchLease>> handed_out_;
   uint64_t restarts_ = 0;
   std::optional<loader::BatchDigest> digest_;
+  const pid_t owner_pid_;
 };
 
 void RegisterLoader(py::module_& m);
