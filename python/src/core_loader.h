@@ -49,6 +49,9 @@ class CoreLoader {
   // dataset alone, more make a weighted mixture (loader::MixOptions). options: keyword -> value,
   // the CLI's names (kwargs.h); InvalidArgument from Loader::Open and TypeError/ValueError for a
   // bad keyword raise.
+  // Opening waits without the GIL for the manifest and the shard indexes (over the network for
+  // a URL); Ctrl-C raises KeyboardInterrupt within kSignalPoll (core_loader.cc), and the opening
+  // goes on in the background and drops its result.
   CoreLoader(const std::vector<std::pair<std::string, double>>& sources, uint64_t epoch_records,
              const py::dict& options, bool digest, bool pin);
   ~CoreLoader();
@@ -58,7 +61,9 @@ class CoreLoader {
   // epoch exactly once.
   void Start(const loader::ResumeState& state);
   // The next batch as a sluice._sluice.Batch, or None at the end of the epoch. Waits without
-  // the GIL.
+  // the GIL, looking for signals between short waits: Ctrl-C raises KeyboardInterrupt at once and
+  // takes nothing, so the next call waits for the same batch (and close() still works; at
+  // interpreter exit it abandons a pipeline that may be stuck on a read, as in a forked child).
   py::object Next();
   // Stops the epoch and releases the loader; batches handed out stay valid.
   void Close();
@@ -92,7 +97,9 @@ class CoreLoader {
   pid_t owner_pid() const { return owner_pid_; }
 
  private:
-  Status OpenLoader();  // loader_ from mix_ and options_; call without the GIL
+  // Loader::Open of a dataset or a mixture; call without the GIL.
+  static Status OpenLoader(const loader::MixOptions& mix, const loader::LoaderOptions& options,
+                           std::unique_ptr<loader::Loader>* out);
   // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
   void Reopen(const std::optional<loader::ResumeState>& resume);
   bool AnyHandedOutAlive() const;
@@ -109,6 +116,8 @@ class CoreLoader {
   // consumer_batches): the one at the front is recycled by the next Next().
   std::deque<std::weak_ptr<BatchLease>> handed_out_;
   uint64_t restarts_ = 0;
+  // Ctrl-C cut the last wait of Next() short: the pipeline may be stuck on a read.
+  bool wait_cut_ = false;
   std::optional<loader::BatchDigest> digest_;
   const pid_t owner_pid_;
 };
