@@ -273,18 +273,30 @@ Status LoaderImpl::Start(const ResumeState& state) {
 }
 
 Status LoaderImpl::Next(const Batch** batch) {
+  bool ready = false;
+  return Take(batch, nullptr, &ready);
+}
+
+Status LoaderImpl::NextFor(const Batch** batch, std::chrono::nanoseconds timeout, bool* ready) {
+  return Take(batch, &timeout, ready);
+}
+
+Status LoaderImpl::Take(const Batch** batch, const std::chrono::nanoseconds* timeout, bool* ready) {
   *batch = nullptr;
+  *ready = true;
   if (!started_) return Status::InvalidArgument("Loader::Next before Start");
   if (done_) return error_;  // after the end: nullptr again, or the same error
   // Recycle the batch handed out consumer_batches calls ago: the consumer is done with it.
+  // (After a NextFor that timed out, already done: held_ is below the bound.)
   while (held_.size() >= static_cast<size_t>(options_.consumer_batches)) {
     pool_->Release(held_.front());
     held_.pop_front();
   }
   const auto t0 = std::chrono::steady_clock::now();
   BatchBuffer* b = nullptr;
-  Status st = pipeline_->Pop(&b);
+  Status st = timeout == nullptr ? pipeline_->Pop(&b) : pipeline_->PopFor(*timeout, &b, ready);
   consumer_.wait_seconds += SecondsSince(t0);
+  if (!*ready) return Status::OK();
   if (b == nullptr) {
     done_ = true;
     error_ = st;

@@ -23,6 +23,7 @@
 // header, so that it includes no thread library and no internal header of the loader.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -96,6 +97,11 @@ class Loader {
   // corrupt block under CorruptPolicy::kFail, an I/O error) ends the epoch; it names the shard
   // and the offset. Blocks while the pipeline is behind (that time is EpochStats::wait_seconds).
   virtual Status Next(const Batch** batch) = 0;
+  // Next waiting at most `timeout`: when no batch came by then, *ready is false, *batch nullptr
+  // and nothing was taken; call again to go on waiting. Otherwise *ready is true and it is
+  // Next's result. For a consumer that must react to something else while the pipeline is
+  // behind (the Python binding checks for Ctrl-C between waits).
+  virtual Status NextFor(const Batch** batch, std::chrono::nanoseconds timeout, bool* ready) = 0;
 
   // Epoch, batches taken so far, this world size and the epoch's earlier stretches at other
   // world sizes: save it with a checkpoint, pass it to Start to resume (at any world size).

@@ -34,6 +34,7 @@ class LoaderImpl final : public Loader {
   using Loader::Start;
   Status Start(const ResumeState& state) override;
   Status Next(const Batch** batch) override;
+  Status NextFor(const Batch** batch, std::chrono::nanoseconds timeout, bool* ready) override;
   ResumeState state() const override {
     return {epoch_, start_batch_ + taken_, options_.world, earlier_};
   }
@@ -52,6 +53,8 @@ class LoaderImpl final : public Loader {
  private:
   LoaderImpl() = default;
   void Stop();
+  // Next (timeout nullptr) or NextFor.
+  Status Take(const Batch** batch, const std::chrono::nanoseconds* timeout, bool* ready);
   // The epoch's index (lengths of its speed-perturbed records, in *scratch) and plan.
   Status PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier, IndexColumns* scratch,
                    const IndexColumns** index, EpochPlan* plan) const;

@@ -323,6 +323,14 @@ Status EpochPipeline::Pop(BatchBuffer** out) {
   return status_;
 }
 
+Status EpochPipeline::PopFor(std::chrono::nanoseconds timeout, BatchBuffer** out, bool* ready) {
+  *out = nullptr;
+  *ready = queue_.PopFor(timeout, out);
+  if (!*ready || *out != nullptr) return Status::OK();
+  std::lock_guard<std::mutex> lock(status_mu_);
+  return status_;
+}
+
 void EpochPipeline::Snapshot(EpochStats* s) const {
   auto sec = [](const std::atomic<int64_t>& ns) { return ns.load() * 1e-9; };
   s->batches = batches_;

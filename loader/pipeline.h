@@ -66,6 +66,8 @@ class EpochPipeline {
   // The next finished batch, in plan order; nullptr after the last. Non-OK once the pipeline
   // failed (after the batches finished before the failure).
   Status Pop(BatchBuffer** out);
+  // Pop waiting at most `timeout`: *ready false (nothing taken) when it passed first.
+  Status PopFor(std::chrono::nanoseconds timeout, BatchBuffer** out, bool* ready);
   // Counters so far (the consumer's fields are the Loader's).
   void Snapshot(EpochStats* stats) const;
 

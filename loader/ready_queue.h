@@ -7,6 +7,7 @@
 // small batches at once), which serialised the decode threads behind consumer wake-ups.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -41,6 +42,18 @@ class ReadyQueue {
     BatchBuffer* b = items_.front();
     items_.pop_front();
     return b;
+  }
+  // Pop waiting at most `timeout`: false, with *out untouched, when it passed with the queue
+  // empty and open.
+  bool PopFor(std::chrono::nanoseconds timeout, BatchBuffer** out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); }))
+      return false;
+    *out = nullptr;
+    if (items_.empty()) return true;
+    *out = items_.front();
+    items_.pop_front();
+    return true;
   }
   // No more pushes; Pop drains what is queued, then returns nullptr.
   void Close() {

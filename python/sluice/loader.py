@@ -95,8 +95,11 @@ class Loader:
     registered as pinned (``pin_memory=None`` decides so; True/False forces), so
     ``tensor.to("cuda", non_blocking=True)`` is an asynchronous copy.
 
-    ``state_dict()`` / ``load_state_dict()`` save and restore ``{"epoch": E, "batches": N}``:
-    the next iteration resumes at batch N of epoch E exactly (nothing before it is read).
+    ``state_dict()`` / ``load_state_dict()`` save and restore the C++ ResumeState whole,
+    ``{"epoch": E, "batches": N, "world": W}`` (plus ``"earlier"`` after a change of world size):
+    at the same world size the next iteration resumes at batch N of epoch E exactly (nothing
+    before it is read); at another world size it yields this rank's share of the records the W
+    ranks had not taken, each exactly once over the new ranks (docs/loader.md, "Elastic resume").
     """
 
     def __init__(self, path, *, seed, rank=None, world=None, digest=False, pin_memory=None,
@@ -126,7 +129,7 @@ class Loader:
         self._path = sources[0][0] if len(sources) == 1 else dict(sources)
         self.rank, self.world = rank, world
         self._epoch = 0
-        self._resume = None  # batches to skip in the next iteration of self._epoch
+        self._resume = None  # JSON of the whole state the next iteration of self._epoch starts at
 
     # --- epochs and resume ---------------------------------------------------------------
     @property
@@ -144,20 +147,32 @@ class Loader:
         self._epoch = epoch
 
     def state_dict(self):
-        """{"epoch": E, "batches": N}: N batches of epoch E were handed out."""
+        """The C++ ResumeState as a dict: ``{"epoch": E, "batches": N, "world": W}``, N batches of
+        epoch E handed out on each of W ranks, and ``"earlier"`` stretches of E at other world
+        sizes after an elastic resume. Pass it whole to load_state_dict."""
         if self._resume is not None:
-            return {"epoch": self._epoch, "batches": self._resume}
-        epoch, batches = self._core.state()
-        if epoch != self._epoch:  # set_epoch since the last iteration
-            return {"epoch": self._epoch, "batches": 0}
-        return {"epoch": epoch, "batches": batches}
+            return json.loads(self._resume)
+        state = json.loads(self._core.state_json())
+        if state["epoch"] != self._epoch:  # set_epoch since the last iteration
+            return {"epoch": self._epoch, "batches": 0, "world": self.world}
+        return state
 
     def load_state_dict(self, state):
-        """The next iteration starts at state's batch of state's epoch."""
+        """The next iteration continues where ``state`` (a state_dict(), from any world size)
+        stopped: at the same world size at its batch exactly, at another with the rest of its
+        epoch. A state that took batches must say at which world size (``"world"``): without it,
+        a resume at another size would lose or repeat records, so it is refused."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected dict, got {type(state).__name__}")
-        epoch, batches = _sluice.check_resume_state(json.dumps(state))
-        self._epoch, self._resume = epoch, batches
+        text = _sluice.check_resume_state(json.dumps(state))
+        checked = json.loads(text)
+        if "world" not in checked and (checked["batches"] > 0 or "earlier" in checked):
+            raise ValueError(
+                f"state_dict {state!r} has no \"world\": the number of ranks that took its "
+                f"{checked['batches']} batches is needed to resume them (at world={self.world} "
+                "or any other size) without losing or repeating records. HINT: add "
+                "\"world\": W, the world size of the run that saved it")
+        self._epoch, self._resume = checked["epoch"], text
 
     def __len__(self):
         """Batches of this rank in the current epoch (the same on every rank)."""
@@ -165,8 +180,8 @@ class Loader:
 
     # --- iteration -------------------------------------------------------------------------
     def __iter__(self):
-        start, self._resume = self._resume or 0, None
-        self._core.start(self._epoch, start)
+        state, self._resume = self._resume, None
+        self._core.start(state or json.dumps({"epoch": self._epoch, "batches": 0}))
         self._drain_pins()
         while True:
             batch = self._core.next()
@@ -208,7 +223,8 @@ class Loader:
     def close(self):
         """Stops the pipeline; batches and tensors handed out stay valid."""
         self._core.close()
-        self._drain_pins()
+        if os.getpid() == self._core.owner_pid:  # a forked child's copy has no pins to drain
+            self._drain_pins()
 
     def __enter__(self):
         return self

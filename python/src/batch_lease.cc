@@ -31,6 +31,7 @@ void* LeaseAllocator::Allocate(size_t bytes, size_t alignment) {
 }
 
 void LeaseAllocator::Free(void* p, size_t bytes, size_t alignment) {
+  if (InForkedChild()) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = blocks_.find(p);
   if (it == blocks_.end()) {  // not ours: cannot happen, but never leak or double-free
@@ -76,14 +77,14 @@ void LeaseAllocator::Keep(bool keep) {
 }
 
 void LeaseAllocator::Ref(const void* p) {
-  if (p == nullptr) return;
+  if (p == nullptr || InForkedChild()) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = blocks_.find(p);
   if (it != blocks_.end()) ++it->second.refs;
 }
 
 void LeaseAllocator::Unref(const void* p) {
-  if (p == nullptr) return;
+  if (p == nullptr || InForkedChild()) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = blocks_.find(p);
   if (it == blocks_.end()) return;

@@ -10,7 +10,14 @@
 //     capsule or tensor made from it. CoreLoader (core_loader.h) never lets the loader reuse a
 //     buffer whose lease is alive: it retires that Loader instead (see there).
 // Neither takes the GIL: a tensor's deleter may run on any thread.
+//
+// In a process forked from the allocator's (core_loader.h, "fork()"), leases let go without
+// locking or freeing: a pipeline thread of the parent may have held the lock at the fork, and the
+// child's copy of the memory goes when it exits.
 #pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -66,8 +73,10 @@ class LeaseAllocator : public loader::BatchAllocator {
   };
   // Called with mu_ held; frees now, or queues for unregistration when pinning.
   void Release(void* p, const Block& b);
+  bool InForkedChild() const { return getpid() != owner_pid_; }
 
   const bool pin_;
+  const pid_t owner_pid_ = getpid();
   bool keep_ = false;
   uint64_t allocations_ = 0;
   std::unordered_multimap<size_t, std::pair<void*, Block>> cache_;  // by bytes

@@ -2,7 +2,14 @@
 
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,28 +56,71 @@ bool NotFeatureTable(const FieldInfo& f) {
 
 bool All(const FieldInfo&) { return true; }
 
-loader::LoaderOptions ParseOptions(const std::string& location, const py::dict& kwargs) {
+// The keywords as options; the feature options wait for the dataset's rate (ResolveFeatures).
+loader::LoaderOptions ParseOptions(const py::dict& kwargs, tools::FeatureArgs* features) {
   loader::LoaderOptions o;
-  tools::FeatureArgs features;
   std::set<std::string> unused = KeysOf(kwargs);
   ApplyKwargs(kwargs, &o, NotFeatureTable, &unused);
-  ApplyKwargs(kwargs, &features, All, &unused);
+  ApplyKwargs(kwargs, features, All, &unused);
   ThrowIfUnused(unused, "Loader");
-  // The feature options are checked at the dataset's rate, as sluice-bench and sluice-train do.
-  // (Sources of a mixture must agree on their rate: the first one's serves.)
-  std::shared_ptr<const shards::Storage> storage;
-  Check(storage::OpenStorage(location, o.storage, &storage));
-  shards::Manifest m;
-  Check(shards::LoadManifest(*storage, &m));
-  if (m.kind == "audio") Check(tools::ResolveLoaderFeatures(features, m.sample_rate, &o));
   return o;
 }
+
+// The feature options checked at the dataset's rate, as sluice-bench and sluice-train do.
+// (Sources of a mixture must agree on their rate: the first one's serves.) Reads the manifest:
+// call without the GIL.
+Status ResolveFeatures(const std::string& location, const tools::FeatureArgs& features,
+                       loader::LoaderOptions* o) {
+  std::shared_ptr<const shards::Storage> storage;
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(location, o->storage, &storage));
+  shards::Manifest m;
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*storage, &m));
+  if (m.kind == "audio")
+    SLUICE_RETURN_IF_ERROR(tools::ResolveLoaderFeatures(features, m.sample_rate, o));
+  return Status::OK();
+}
+
+// How often a wait without the GIL looks for a signal: Ctrl-C raises KeyboardInterrupt within
+// this, however long the data takes (remote storage can stall for its whole retry schedule).
+constexpr std::chrono::milliseconds kSignalPoll{100};
+
+// Raises the exception of a signal that arrived (KeyboardInterrupt for SIGINT). Needs the GIL.
+void ThrowIfSignalled() {
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
+bool Finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// Opening a Loader (manifest, shard indexes: over the network for a URL), on a thread of its own
+// so that the caller can stop waiting for it on Ctrl-C. A job given up on finishes in the
+// background and drops what it opened; the job shares nothing with the CoreLoader but this.
+struct OpenJob {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+  std::unique_ptr<loader::Loader> loader;
+};
 
 std::vector<std::pair<uintptr_t, size_t>> Addresses(
     const std::vector<std::pair<void*, size_t>>& blocks) {
   std::vector<std::pair<uintptr_t, size_t>> out;
   for (const auto& [p, n] : blocks) out.emplace_back(reinterpret_cast<uintptr_t>(p), n);
   return out;
+}
+
+// A state_dict's JSON as the ResumeState it describes; ValueError naming the problem.
+loader::ResumeState ParseState(const std::string& json) {
+  loader::ResumeState s;
+  const Status st = loader::ResumeState::FromJson(json, &s);
+  if (!st.ok()) throw py::value_error("state_dict: " + st.message());
+  return s;
 }
 
 py::object JsonToPython(const nlohmann::json& j) {
@@ -81,38 +131,77 @@ py::object JsonToPython(const nlohmann::json& j) {
 
 CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& sources,
                        uint64_t epoch_records, const py::dict& options, bool digest, bool pin)
-    : allocator_(std::make_shared<LeaseAllocator>(pin)) {
+    : allocator_(std::make_shared<LeaseAllocator>(pin)), owner_pid_(getpid()) {
   if (sources.empty()) throw py::value_error("sluice.Loader: no dataset given");
   for (const auto& [location, weight] : sources) mix_.sources.push_back({location, weight});
   mix_.epoch_records = epoch_records;
-  options_ = ParseOptions(sources[0].first, options);
+  tools::FeatureArgs features;
+  options_ = ParseOptions(options, &features);
   options_.allocator = allocator_;
   if (digest) digest_.emplace();
-  Status st;
-  {
-    py::gil_scoped_release release;
-    st = OpenLoader();
+  auto job = std::make_shared<OpenJob>();
+  std::thread([job, mix = mix_, o = options_, features]() mutable {
+    Status st = ResolveFeatures(mix.sources[0].dir, features, &o);
+    std::unique_ptr<loader::Loader> l;
+    if (st.ok()) st = OpenLoader(mix, o, &l);
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->status = st;
+    job->loader = std::move(l);
+    job->done = true;
+    job->cv.notify_all();
+  }).detach();
+  while (true) {
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(job->mu);
+      if (job->cv.wait_for(lock, kSignalPoll, [&] { return job->done; })) break;
+    }
+    ThrowIfSignalled();  // the job goes on alone and drops its Loader
   }
-  Check(st);
-  options_ = loader_->options();  // as Open resolved them (the dataset's tokenizer)
+  std::lock_guard<std::mutex> lock(job->mu);
+  Check(job->status);
+  loader_ = std::move(job->loader);
+  options_ = loader_->options();  // as Open resolved them (features, the dataset's tokenizer)
 }
 
 CoreLoader::~CoreLoader() { Close(); }
 
-Status CoreLoader::OpenLoader() {
-  if (mix_.sources.size() == 1 && mix_.epoch_records == 0)
-    return loader::Loader::Open(mix_.sources[0].dir, options_, &loader_);
-  return loader::Loader::Open(mix_, options_, &loader_);
+Status CoreLoader::OpenLoader(const loader::MixOptions& mix, const loader::LoaderOptions& options,
+                              std::unique_ptr<loader::Loader>* out) {
+  if (mix.sources.size() == 1 && mix.epoch_records == 0)
+    return loader::Loader::Open(mix.sources[0].dir, options, out);
+  return loader::Loader::Open(mix, options, out);
 }
 
 void CoreLoader::Close() {
   if (!loader_) return;
+  // A forked child's copy: its threads are the parent's, so stopping it would wait forever
+  // (see the header); the child's memory goes when it exits. And a process that is exiting
+  // after Ctrl-C cut a wait short need not wait for the data any longer: the read in flight can
+  // take the storage's whole retry schedule to end.
+  if (getpid() != owner_pid_ || (wait_cut_ && Finalizing())) {
+    (void)loader_.release();
+    started_ = false;
+    return;
+  }
   py::gil_scoped_release release;  // joins the pipeline's threads
   loader_.reset();
   started_ = false;
 }
 
+void CoreLoader::CheckProcess() const {
+  const pid_t pid = getpid();
+  if (pid != owner_pid_)
+    throw std::runtime_error(
+        "sluice.Loader: used in process " + std::to_string(pid) + ", forked from process " +
+        std::to_string(owner_pid_) +
+        " that created it: a forked child has a copy of the loader but not its threads. HINT: "
+        "create the Loader in the process that iterates it (multiprocessing: the 'spawn' start "
+        "method; torch DataLoader: num_workers=0, the loader's own threads decode)");
+}
+
 void CoreLoader::CheckOpen() const {
+  CheckProcess();
   if (!loader_) throw std::runtime_error("sluice.Loader: used after close()");
 }
 
@@ -130,7 +219,7 @@ void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
     // for the new Loader's pool, which Start (here, or the caller's) reserves at once.
     allocator_->Keep(true);
     loader_.reset();
-    st = OpenLoader();
+    st = OpenLoader(mix_, options_, &loader_);
     if (st.ok() && resume) st = loader_->Start(*resume);
     if (resume || !st.ok()) allocator_->Keep(false);
   }
@@ -143,7 +232,7 @@ void CoreLoader::Reopen(const std::optional<loader::ResumeState>& resume) {
   }
 }
 
-void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
+void CoreLoader::Start(const loader::ResumeState& state) {
   CheckOpen();
   // Start takes back every batch handed out; a fresh Loader reuses none of them.
   if (AnyHandedOutAlive()) Reopen(std::nullopt);
@@ -152,11 +241,12 @@ void CoreLoader::Start(uint64_t epoch, uint64_t start_batch) {
   Status st;
   {
     py::gil_scoped_release release;
-    st = loader_->Start(epoch, start_batch);
+    st = loader_->Start(state);
     allocator_->Keep(false);  // after a Reopen: what the new pool did not take back
   }
   Check(st);
   started_ = true;
+  wait_cut_ = false;  // the stopped epoch's read, if it was stuck, is over
   if (digest_) digest_.emplace();
 }
 
@@ -173,10 +263,19 @@ py::object CoreLoader::Next() {
   }
   const Batch* b = nullptr;
   Status st;
-  {
-    py::gil_scoped_release release;
-    st = loader_->Next(&b);
+  bool ready = false;
+  while (true) {
+    {
+      py::gil_scoped_release release;
+      st = loader_->NextFor(&b, kSignalPoll, &ready);
+    }
+    if (!st.ok() || ready) break;
+    // Nothing was taken: after the exception, next() goes on waiting for the same batch.
+    wait_cut_ = true;
+    ThrowIfSignalled();
+    wait_cut_ = false;
   }
+  wait_cut_ = false;
   Check(st);
   if (b == nullptr) return py::none();
   if (digest_) digest_->Add(*b);
@@ -237,6 +336,7 @@ uint64_t CoreLoader::CountBatches(uint64_t epoch) const {
 }
 
 std::string CoreLoader::digest() const {
+  CheckProcess();
   if (!digest_) throw std::runtime_error("sluice.Loader: digest() needs Loader(..., digest=True)");
   return digest_->hex();
 }
@@ -277,14 +377,16 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
                     const py::dict&, bool, bool>(),
            py::arg("sources"), py::arg("epoch_records"), py::arg("options"),
            py::arg("digest") = false, py::arg("pin") = false)
-      .def("start", &CoreLoader::Start, py::arg("epoch"), py::arg("start_batch") = 0)
+      .def(
+          "start",
+          [](CoreLoader& l, const std::string& state_json) { l.Start(ParseState(state_json)); },
+          py::arg("state_json"),
+          "Starts at a ResumeState given as its JSON (ResumeState::ToJson), whole.")
       .def("next", &CoreLoader::Next)
       .def("close", &CoreLoader::Close)
-      .def("state",
-           [](const CoreLoader& l) {
-             const loader::ResumeState s = l.state();
-             return py::make_tuple(s.epoch, s.batches);
-           })
+      .def(
+          "state_json", [](const CoreLoader& l) { return l.state().ToJson(); },
+          "The whole ResumeState (epoch, batches, world, earlier) as JSON (ResumeState::ToJson).")
       .def("stats",
            [](const CoreLoader& l) {
              nlohmann::json j = l.stats().ToJson();
@@ -295,6 +397,8 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
       .def("count_batches", &CoreLoader::CountBatches, py::arg("epoch"))
       .def("digest", &CoreLoader::digest)
       .def_property_readonly("restarts", &CoreLoader::restarts)
+      .def_property_readonly("owner_pid", &CoreLoader::owner_pid,
+                             "The process that created the loader (the only one it runs in).")
       .def_property_readonly("consumer_batches",
                              [](const CoreLoader& l) { return l.options().consumer_batches; })
       .def("feature_info",

@@ -14,7 +14,16 @@
 // exactly the batches the old one would have. So nothing a Python object references is ever
 // overwritten, whatever the user keeps; holding more than consumer_batches batches at once only
 // costs a pipeline restart (counted in restarts()) and the memory of the batches kept.
+//
+// fork(). A child forked while the Loader runs (multiprocessing's "fork", a DataLoader worker)
+// has a copy of the Loader but none of its pipeline threads; their mutexes may be copied locked.
+// Stopping that copy would join threads that do not exist there and wait forever, so in a child
+// every call raises a RuntimeError saying to create the Loader in the child instead, and
+// close() and the destructor abandon the copy (its memory is the child's copy of the parent's,
+// reclaimed when the child exits) without touching its threads or locks.
 #pragma once
+
+#include <sys/types.h>
 
 #include <pybind11/pybind11.h>
 
@@ -40,13 +49,21 @@ class CoreLoader {
   // dataset alone, more make a weighted mixture (loader::MixOptions). options: keyword -> value,
   // the CLI's names (kwargs.h); InvalidArgument from Loader::Open and TypeError/ValueError for a
   // bad keyword raise.
+  // Opening waits without the GIL for the manifest and the shard indexes (over the network for
+  // a URL); Ctrl-C raises KeyboardInterrupt within kSignalPoll (core_loader.cc), and the opening
+  // goes on in the background and drops its result.
   CoreLoader(const std::vector<std::pair<std::string, double>>& sources, uint64_t epoch_records,
              const py::dict& options, bool digest, bool pin);
   ~CoreLoader();
 
-  void Start(uint64_t epoch, uint64_t start_batch);
+  // Starts where `state` stopped (Loader::Start(ResumeState)): the whole state, world and
+  // earlier stretches included, so that a resume at another world size takes the rest of the
+  // epoch exactly once.
+  void Start(const loader::ResumeState& state);
   // The next batch as a sluice._sluice.Batch, or None at the end of the epoch. Waits without
-  // the GIL.
+  // the GIL, looking for signals between short waits: Ctrl-C raises KeyboardInterrupt at once and
+  // takes nothing, so the next call waits for the same batch (and close() still works; at
+  // interpreter exit it abandons a pipeline that may be stuck on a read, as in a forked child).
   py::object Next();
   // Stops the epoch and releases the loader; batches handed out stay valid.
   void Close();
@@ -55,18 +72,39 @@ class CoreLoader {
   loader::EpochStats stats() const;
   uint64_t num_batches() const;
   uint64_t CountBatches(uint64_t epoch) const;
-  const loader::FeatureInfo& feature_info() const { return loader_->feature_info(); }
-  loader::BatchShape max_batch_shape() const { return loader_->max_batch_shape(); }
-  const loader::LoaderOptions& options() const { return options_; }
-  uint64_t restarts() const { return restarts_; }
+  const loader::FeatureInfo& feature_info() const {
+    CheckOpen();
+    return loader_->feature_info();
+  }
+  loader::BatchShape max_batch_shape() const {
+    CheckOpen();
+    return loader_->max_batch_shape();
+  }
+  const loader::LoaderOptions& options() const {
+    CheckProcess();
+    return options_;
+  }
+  uint64_t restarts() const {
+    CheckProcess();
+    return restarts_;
+  }
   std::string digest() const;
-  LeaseAllocator& allocator() { return *allocator_; }
+  LeaseAllocator& allocator() {
+    CheckProcess();
+    return *allocator_;
+  }
+  // The process that created the Loader: the only one whose threads run it.
+  pid_t owner_pid() const { return owner_pid_; }
 
  private:
-  Status OpenLoader();  // loader_ from mix_ and options_; call without the GIL
+  // Loader::Open of a dataset or a mixture; call without the GIL.
+  static Status OpenLoader(const loader::MixOptions& mix, const loader::LoaderOptions& options,
+                           std::unique_ptr<loader::Loader>* out);
   // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
   void Reopen(const std::optional<loader::ResumeState>& resume);
   bool AnyHandedOutAlive() const;
+  // RuntimeError in a process forked from the owner; CheckOpen also after close().
+  void CheckProcess() const;
   void CheckOpen() const;
 
   loader::MixOptions mix_;
@@ -78,7 +116,10 @@ class CoreLoader {
   // consumer_batches): the one at the front is recycled by the next Next().
   std::deque<std::weak_ptr<BatchLease>> handed_out_;
   uint64_t restarts_ = 0;
+  // Ctrl-C cut the last wait of Next() short: the pipeline may be stuck on a read.
+  bool wait_cut_ = false;
   std::optional<loader::BatchDigest> digest_;
+  const pid_t owner_pid_;
 };
 
 void RegisterLoader(py::module_& m);

@@ -63,7 +63,8 @@ PYBIND11_MODULE(_sluice, m) {
         sluice::loader::ResumeState s;
         const sluice::Status st = sluice::loader::ResumeState::FromJson(json, &s);
         if (!st.ok()) throw py::value_error("state_dict: " + st.message());
-        return py::make_tuple(s.epoch, s.batches);
+        return s.ToJson();
       },
-      "(epoch, batches) of a ResumeState's JSON; ValueError naming the problem.");
+      "A ResumeState's JSON as ResumeState::ToJson writes it back (every field kept); "
+      "ValueError naming the problem.");
 }

@@ -29,7 +29,7 @@ def test_set_epoch_and_state_dict_pass_through(dataset):
     it = iter(dl)
     next(it)
     next(it)
-    assert ds.state_dict() == {"epoch": 1, "batches": 2}
+    assert ds.state_dict() == {"epoch": 1, "batches": 2, "world": 1}
 
 
 def test_worker_processes_are_refused(dataset):
