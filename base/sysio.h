@@ -31,6 +31,8 @@ int Fsync(int fd, const char* path);
 int Ftruncate(int fd, off_t length, const char* path);
 int Rename(const char* from, const char* to);
 int Link(const char* from, const char* to);
+// flock(2): an injected failure is EIO, never EWOULDBLOCK (that stays "another process holds it").
+int Flock(int fd, int operation, const char* path);
 
 // Reads exactly n bytes at offset (retrying short reads and EINTR). An IOError names `name`, the
 // offset and the length: errno's reason, or "short read" at the end of the file.
@@ -45,7 +47,7 @@ Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, ch
 //     MATCH: count only calls whose path contains MATCH (a checkpoint's name, say).
 // The injected call prints "sluice: fault injection: call N (<call> <path>) fails with
 // <errno text>" to stderr, so a test can tell which call it hit.
-enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink };
+enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink, kLock };
 const char* CallName(Call c);
 
 struct FaultSpec {
