@@ -373,7 +373,7 @@ TEST_F(ShardifyTest, AbsurdOffsetOrDurationRejectsItsLineAndTheRunGoesOn) {
 
 // CLI11 reads "nan" and "inf" as numbers and its checks let NaN through: --min-duration nan
 // rejected nothing, --min-duration inf everything.
-TEST_F(ShardifyTest, DurationFlagsRefuseNanAndInfinity) {
+TEST_F(ShardifyTest, NumericFlagsRefuseNanInfinityAndAbsurdValues) {
   for (const std::string flag : {"--min-duration", "--max-duration", "--max-tokens-per-second"}) {
     for (const std::string value : {"nan", "inf", "-1", "1e300"}) {
       RunResult r = Audio(tmp_.Join("ds"), flag + " " + value);
@@ -382,6 +382,10 @@ TEST_F(ShardifyTest, DurationFlagsRefuseNanAndInfinity) {
       EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json"))) << flag << " " << value;
     }
   }
+  // A billion threads crashed the run in oneTBB (SIGSEGV).
+  RunResult r = Audio(tmp_.Join("ds"), "-j 1000000000");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--threads"), std::string::npos) << r.out;
 }
 
 // Every line rejected exited 0 with an empty dataset, and with --overwrite replaced a good one.
