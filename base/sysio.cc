@@ -1,5 +1,6 @@
 #include "base/sysio.h"
 
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,6 +107,7 @@ const char* CallName(Call c) {
     case Call::kTruncate: return "truncate";
     case Call::kRename: return "rename";
     case Call::kLink: return "link";
+    case Call::kLock: return "lock";
   }
   return "?";
 }
@@ -231,6 +233,10 @@ int Rename(const char* from, const char* to) {
 
 int Link(const char* from, const char* to) {
   return Guarded(Call::kLink, to, 0, [&](size_t) { return ::link(from, to); });
+}
+
+int Flock(int fd, int operation, const char* path) {
+  return Guarded(Call::kLock, path, 0, [&](size_t) { return ::flock(fd, operation); });
 }
 
 namespace {

@@ -32,6 +32,8 @@ int Fsync(int fd, const char* path);
 int Ftruncate(int fd, off_t length, const char* path);
 int Rename(const char* from, const char* to);
 int Link(const char* from, const char* to);
+// flock(2): an injected failure is EIO, never EWOULDBLOCK (that stays "another process holds it").
+int Flock(int fd, int operation, const char* path);
 
 // Opens an input file for reading only when it is a regular file, so a user-supplied path that
 // names a FIFO, socket or device is refused instead of hanging: a plain open() of a FIFO blocks
@@ -59,7 +61,7 @@ Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, ch
 //     MATCH: count only calls whose path contains MATCH (a checkpoint's name, say).
 // The injected call prints "sluice: fault injection: call N (<call> <path>) fails with
 // <errno text>" to stderr, so a test can tell which call it hit.
-enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink };
+enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink, kLock };
 const char* CallName(Call c);
 
 struct FaultSpec {

@@ -1,6 +1,7 @@
 #include "loader/mix.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <string>
 
@@ -15,6 +16,15 @@ constexpr uint64_t kSourceSalt = 0x6d69782d73726300ull;      // "mix-src"
 constexpr uint64_t kInterleaveSalt = 0x6d69782d696c7600ull;  // "mix-ilv"
 
 }  // namespace
+
+Status CheckMixWeight(double weight, const std::string& where) {
+  if (weight > 0 && weight <= kMaxMixWeight) return Status::OK();  // false for NaN too
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", weight);
+  return Status::InvalidArgument(where + ": the weight " + text +
+                                 " is out of range: a mixture weight is a number > 0 and at "
+                                 "most 1e12 (weights are relative: only their ratios matter)");
+}
 
 std::vector<uint64_t> MixCounts(const std::vector<double>& weights, uint64_t total) {
   const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
@@ -55,9 +65,7 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
     units[s].push_back(index.block_first_record[g + 1]);
   }
   for (size_t s = 0; s < ns; ++s) {
-    if (!(weights[s] > 0))
-      return Status::InvalidArgument("mixture: source " + std::to_string(s) + " has weight " +
-                                     std::to_string(weights[s]) + "; weights must be > 0");
+    SLUICE_RETURN_IF_ERROR(CheckMixWeight(weights[s], "mixture: source " + std::to_string(s)));
     for (uint64_t r = index.source_first_record[s]; r < index.source_first_record[s + 1]; ++r)
       selected[s] += index.in_epochs(r);
   }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -30,6 +31,15 @@
 #include "loader/plan.h"
 
 namespace sluice::loader {
+
+// The largest weight a source takes. Weights are relative, so any share is a ratio of two of
+// them; a sum of weights this size stays finite and exact enough to split an epoch, where one
+// infinite weight made every share NaN and the plan asked for a vector of 2^64 records.
+inline constexpr double kMaxMixWeight = 1e12;
+
+// InvalidArgument naming `where` (a --data spec, a source's directory) unless the weight is a
+// number in (0, kMaxMixWeight]: not NaN, not infinite, not negative or zero.
+Status CheckMixWeight(double weight, const std::string& where);
 
 // Step 1: per source, its records in an epoch of `total` records.
 std::vector<uint64_t> MixCounts(const std::vector<double>& weights, uint64_t total);

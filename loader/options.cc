@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "loader/mix.h"
+
 namespace sluice::loader {
 
 const char* FeatureKindName(FeatureKind kind) {
@@ -42,8 +44,7 @@ Status ParseMixSource(const std::string& spec, MixSource* out) {
     const double w = std::strtod(spec.c_str() + colon + 1, &end);
     if (end != spec.c_str() + colon + 1 && *end == '\0') s = {spec.substr(0, colon), w};
   }
-  if (!(s.weight > 0))
-    return Status::InvalidArgument("--data " + spec + ": the weight must be > 0");
+  SLUICE_RETURN_IF_ERROR(CheckMixWeight(s.weight, "--data " + spec));
   if (s.dir.empty()) return Status::InvalidArgument("--data " + spec + ": no dataset");
   *out = std::move(s);
   return Status::OK();

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "loader/mix.h"
 #include "storage/open.h"
 
 namespace sluice::loader {
@@ -58,9 +59,7 @@ Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
   shards::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   for (const MixSource& src : mix.sources) {
-    if (s->mixed_ && !(src.weight > 0))
-      return Status::InvalidArgument("mixture: " + src.dir + " has weight " +
-                                     std::to_string(src.weight) + "; weights must be > 0");
+    if (s->mixed_) SLUICE_RETURN_IF_ERROR(CheckMixWeight(src.weight, "mixture: " + src.dir));
     std::unique_ptr<shards::Dataset> ds;
     SLUICE_RETURN_IF_ERROR(storage::OpenDataset(src.dir, options.storage, ro, &ds));
     if (!s->datasets_.empty()) {

@@ -104,6 +104,9 @@ class LineReader {
   // file or on an error, which *status then holds.
   bool Next(std::string* line, Status* status);
   const std::string& path() const { return path_; }
+  // Bytes searched for a line end so far: each byte of the file once, whatever the line lengths
+  // (what a test checks to prove a long line costs linear time).
+  uint64_t bytes_searched() const { return bytes_searched_; }
 
  private:
   LineReader(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -112,6 +115,8 @@ class LineReader {
   uint64_t offset_ = 0;  // of buf_'s end in the file
   std::string buf_;
   size_t pos_ = 0;
+  size_t scanned_ = 0;  // buf_[pos_, scanned_) holds no "\n"
+  uint64_t bytes_searched_ = 0;
   bool eof_ = false;
 };
 

@@ -65,6 +65,19 @@ nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions&
   return run;
 }
 
+namespace {
+
+// --steps alone runs unlimited epochs, UINT64_MAX inside (tools/train/main.cc): messages say
+// "unlimited", never 18446744073709551615. Both sides alike, so the comparison is unchanged.
+nlohmann::json Shown(nlohmann::json run) {
+  if (run.is_object() && run.contains("epochs") && run["epochs"].is_number_unsigned() &&
+      run["epochs"].get<uint64_t>() == UINT64_MAX)
+    run["epochs"] = "unlimited";
+  return run;
+}
+
+}  // namespace
+
 Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
                       const std::string& checkpoint) {
   if (!stored.contains("loader"))
@@ -84,7 +97,7 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
       then["loader"]["batching"]["max_padded_tokens"] = 0;
   }
   std::string path;
-  const std::string diff = loader::FirstDifference(now, then, "checkpoint", &path);
+  const std::string diff = loader::FirstDifference(Shown(now), Shown(then), "checkpoint", &path);
   if (diff.empty()) return Status::OK();
   // The flag that sets the field, where it has one of its own.
   nlohmann::json flags = loader::FlagsJson(TrainOptions(), loader::Fields::kWhat);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -62,6 +63,23 @@ TEST(MixSourceSpec, UrlsKeepTheirPortsAndTakeWeights) {
   }
   MixSource s;
   EXPECT_TRUE(ParseMixSource("http://host:8080/en:0", &s).IsInvalidArgument());
+}
+
+// "--data en:inf" was taken: every share became NaN and the plan asked for 2^64 records,
+// "internal error: vector::reserve". Every weight is checked where it is parsed, and again where
+// a MixOptions (C++ or Python) reaches the loader.
+TEST(MixSourceSpec, WeightsOutOfRangeAreRefusedNamingTheSpec) {
+  for (const std::string w : {"inf", "-inf", "nan", "1e400", "1e13", "-2", "0"}) {
+    MixSource s;
+    const Status st = ParseMixSource("/data/en:" + w, &s);
+    ASSERT_TRUE(st.IsInvalidArgument()) << w << ": " << st.ToString();
+    EXPECT_NE(st.message().find("--data /data/en:" + w + ": the weight"), std::string::npos)
+        << st.ToString();
+  }
+  MixSource s;
+  ASSERT_OK(ParseMixSource("/data/en:1e12", &s));
+  EXPECT_TRUE(CheckMixWeight(std::numeric_limits<double>::infinity(), "x").IsInvalidArgument());
+  EXPECT_TRUE(CheckMixWeight(std::nan(""), "x").IsInvalidArgument());
 }
 
 TEST(MixPlan, CountsFollowTheWeightsExactly) {
@@ -308,6 +326,12 @@ TEST_F(MixLoader, SourcesThatDisagreeAreRefusedNamingBoth) {
   m = Mix();
   m.sources[0].weight = 0;
   EXPECT_TRUE(Loader::Open(m, Options(), &l).IsInvalidArgument());
+  // What Python's float("inf") hands the loader.
+  m.sources[0].weight = std::numeric_limits<double>::infinity();
+  st = Loader::Open(m, Options(), &l);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.ToString().find("the weight inf is out of range"), std::string::npos)
+      << st.ToString();
 }
 
 }  // namespace

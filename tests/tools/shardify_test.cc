@@ -1,6 +1,7 @@
 // End-to-end: the shardify binary on a generated corpus with broken entries.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -14,21 +15,22 @@
 #include <nlohmann/json.hpp>
 
 #include "assert_ok.h"
+#include "dataset_compare.h"
 #include "features/fbank.h"
 #include "features/flac.h"
 #include "features/half.h"
 #include "features/pcm.h"
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
+#include "fuzz_regression.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
+#include "out_lock.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/fields.h"
 #include "shards/record.h"
-#include "fuzz_regression.h"
-#include "dataset_compare.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -196,6 +198,235 @@ TEST_F(ShardifyTest, InterruptedRunResumesToTheSameBytes) {
   ASSERT_EQ(resumed.code, 0) << resumed.out;
   EXPECT_TRUE(nlohmann::json::parse(resumed.out)["resumed"].get<bool>());
   EXPECT_EQ(DirContents(tmp_.Join("full")), DirContents(tmp_.Join("ds")));
+}
+
+// A resumed run's rates count the work it did: the shards it wrote in its wall time, not the
+// dataset's whole audio (a finished dataset once reported 259510538 h/s).
+TEST_F(ShardifyTest, ResumedRunsReportTheRatesOfTheirOwnWork) {
+  const std::string opts = "--shard-size 200KiB --block-size 32KiB";
+  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " +
+                       manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
+  ASSERT_EQ(crash.code, 3) << crash.out;
+  RunResult resumed = Audio(tmp_.Join("ds"), "--resume --json " + opts);
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  const auto j = nlohmann::json::parse(resumed.out);
+  shards::Manifest m;
+  ASSERT_OK(shards::LoadManifest(tmp_.Join("ds"), &m));
+  ASSERT_GT(m.shards.size(), 2u);
+  uint64_t written = 0;  // samples of the shards after the two the crash left
+  for (size_t i = 2; i < m.shards.size(); ++i) written += m.shards[i].duration;
+  const double hours = j["hours_per_second"].get<double>() * j["wall_seconds"].get<double>();
+  EXPECT_NEAR(hours, written / 16000.0 / 3600, 1e-9) << resumed.out;
+
+  // Over the finished dataset nothing runs: no rates at all.
+  RunResult done = Audio(tmp_.Join("ds"), "--resume --json " + opts);
+  ASSERT_EQ(done.code, 0) << done.out;
+  const auto d = nlohmann::json::parse(done.out);
+  EXPECT_TRUE(d["already_complete"].get<bool>()) << done.out;
+  EXPECT_FALSE(d.contains("hours_per_second")) << done.out;
+  EXPECT_FALSE(d.contains("input_mb_per_second")) << done.out;
+  done = Audio(tmp_.Join("ds"), "--resume " + opts);
+  ASSERT_EQ(done.code, 0) << done.out;
+  EXPECT_NE(done.out.find("already complete"), std::string::npos) << done.out;
+  EXPECT_EQ(done.out.find("h/s"), std::string::npos) << done.out;
+}
+
+// --resume over a complete dataset said "resumed" and exit 0 whatever the command line: another
+// manifest, another rate, no tokenizer. It is compared as a journal or a part's marker is.
+TEST_F(ShardifyTest, ResumeOverACompleteDatasetChecksItsInputAndOptions) {
+  // Beside the audio, which the manifest names by relative paths; edited below.
+  const std::string input = corpus_->Join("resume-input.jsonl");
+  fs::copy_file(corpus_->Join("clean.jsonl"), input, fs::copy_options::overwrite_existing);
+  auto run = [&](const std::string& m, const std::string& extra) {
+    return Sh(Shardify() + " audio -q -m " + m + " -o " + tmp_.Join("ds") + " " + extra);
+  };
+  ASSERT_EQ(run(input, "").code, 0);
+  const auto before = DirContents(tmp_.Join("ds"));
+  struct Case {
+    std::string manifest, extra, says;
+  };
+  const std::vector<Case> cases = {
+      {input, "--sample-rate 8000", "sample_rate: 8000 (the dataset: 16000)"},
+      {input, "--tokenizer char", "tokenizer.spec: \"char\" (the dataset: \"\")"},
+      {manifest_, "", "manifest: \"" + manifest_ + "\""},
+  };
+  for (const Case& c : cases) {
+    RunResult r = run(c.manifest, "--resume " + c.extra);
+    EXPECT_EQ(r.code, 2) << c.extra << r.out;
+    EXPECT_NE(r.out.find("already holds a complete dataset, made with other inputs or options"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+  }
+  // The same path and size, one character of a transcript changed.
+  std::string text = ReadFile(input);
+  const size_t at = text.find("\"text\": \"") + 9;
+  text[at] = text[at] == 'x' ? 'y' : 'x';
+  testing::WriteFile(input, text);
+  RunResult edited = run(input, "--resume");
+  EXPECT_EQ(edited.code, 2) << edited.out;
+  EXPECT_NE(edited.out.find("made from another version of the input (XXH3"), std::string::npos)
+      << edited.out;
+  EXPECT_EQ(before, DirContents(tmp_.Join("ds")));  // refusals touch nothing
+}
+
+// Two runs on one --out both passed its checks: one exited 0 over a shard the other replaced,
+// or both exited 0 with the directory holding the other's dataset, or the loser died on
+// "rename .shardify-journal.jsonl.tmp: No such file". A run holds DIR/.shardify.lock.
+TEST_F(ShardifyTest, ALockedOutputDirectoryIsRefusedNamingItsHolder) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  std::unique_ptr<shardify::OutDirLock> held;
+  ASSERT_OK(shardify::OutDirLock::Acquire(tmp_.Join("ds"), "shardify held-by-the-test", &held));
+  RunResult r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(tmp_.Join("ds") + " is being written by pid " + std::to_string(getpid())),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("shardify held-by-the-test"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json")));
+
+  // merge's --out too.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " +
+                 tmp_.Join("p" + std::to_string(i)) + " --part " + std::to_string(i) + "/2")
+                  .code,
+              0);
+  }
+  std::unique_ptr<shardify::OutDirLock> merge_held;
+  ASSERT_OK(shardify::OutDirLock::Acquire(tmp_.Join("merged"), "shardify merge", &merge_held));
+  const std::string merge = Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") +
+                            " -o " + tmp_.Join("merged");
+  r = Sh(merge);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("is being written by pid"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("merged/manifest.json")));
+
+  held.reset();
+  merge_held.reset();
+  r = Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Sh(merge);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("ds/.shardify.lock")));  // datasets carry no lock file
+  EXPECT_FALSE(fs::exists(tmp_.Join("merged/.shardify.lock")));
+}
+
+// The race itself: two runs of different options started together on one directory, a few
+// times. Whichever order the scheduler gives them, at most one writes at a time: each run either
+// completes its whole dataset or is refused with the lock (or the dataset the other finished),
+// and the directory always ends as exactly one run's verified dataset.
+TEST_F(ShardifyTest, ConcurrentRunsOnOneDirectoryNeverMixTheirFiles) {
+  const std::string clean = corpus_->Join("clean.jsonl");
+  const std::string opts = " --shard-size 100KiB --block-size 32KiB -j 2";
+  auto cmd = [&](const std::string& out, int rate) {
+    return Shardify() + " audio -q -m " + clean + " -o " + out + " --sample-rate " +
+           std::to_string(rate) + opts;
+  };
+  ASSERT_EQ(Sh(cmd(tmp_.Join("ref16"), 16000)).code, 0);
+  ASSERT_EQ(Sh(cmd(tmp_.Join("ref8"), 8000)).code, 0);
+  const auto ref16 = DirContents(tmp_.Join("ref16")), ref8 = DirContents(tmp_.Join("ref8"));
+  for (int round = 0; round < 4; ++round) {
+    const std::string ds = tmp_.Join("ds" + std::to_string(round));
+    // --overwrite: run after run, each would be right to replace the other's dataset.
+    RunResult r =
+        Sh("(" + cmd(ds, 16000) + " --overwrite > " + ds + ".a 2>&1; echo $? >> " + ds + ".a) & (" +
+           cmd(ds, 8000) + " --overwrite > " + ds + ".b 2>&1; echo $? >> " + ds + ".b) & wait");
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const std::string& log : {ds + ".a", ds + ".b"}) {
+      const std::string out = ReadFile(log);
+      const bool ok = out.ends_with("\n0\n") || out == "0\n";
+      EXPECT_TRUE(ok || out.find("is being written by") != std::string::npos) << round << out;
+      EXPECT_EQ(out.find("No such file"), std::string::npos) << round << out;
+    }
+    EXPECT_EQ(Sh(Shardify() + " verify -q " + ds).code, 0) << round;
+    const auto got = DirContents(ds);
+    EXPECT_TRUE(got == ref16 || got == ref8) << round;
+  }
+}
+
+// An offset of 1e15 s stopped the whole run with "internal error: vector::reserve"; it is one
+// rejected line, naming the field.
+TEST_F(ShardifyTest, AbsurdOffsetOrDurationRejectsItsLineAndTheRunGoesOn) {
+  const auto lines = Lines(corpus_->Join("clean.jsonl"));
+  auto with = [&](const std::string& field, const std::string& value) {
+    auto j = nlohmann::json::parse(lines[1]);
+    j[field] = nlohmann::json::parse(value);
+    return j.dump();
+  };
+  const std::string m = corpus_->Join("absurd.jsonl");  // beside the audio
+  testing::WriteFile(m, lines[0] + "\n" + with("offset", "1e15") + "\n" + with("duration", "1e15") +
+                            "\n" + with("offset", "1e300") + "\n");
+  RunResult r = Sh(Shardify() + " audio -q --json -m " + m + " -o " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 1);
+  EXPECT_EQ(j["rejected"], 3);
+  const auto rejects = Lines(tmp_.Join("ds/rejects.jsonl"));
+  ASSERT_EQ(rejects.size(), 3u);
+  const char* fields[] = {"\"offset\"", "\"duration\"", "\"offset\""};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto rj = nlohmann::json::parse(rejects[i]);
+    EXPECT_EQ(rj["line"], i + 2);
+    EXPECT_EQ(rj["reason"].get<std::string>().rfind(fields[i], 0), 0u) << rejects[i];
+  }
+}
+
+// CLI11 reads "nan" and "inf" as numbers and its checks let NaN through: --min-duration nan
+// rejected nothing, --min-duration inf everything.
+TEST_F(ShardifyTest, NumericFlagsRefuseNanInfinityAndAbsurdValues) {
+  for (const std::string flag : {"--min-duration", "--max-duration", "--max-tokens-per-second"}) {
+    for (const std::string value : {"nan", "inf", "-1", "1e300"}) {
+      RunResult r = Audio(tmp_.Join("ds"), flag + " " + value);
+      EXPECT_NE(r.code, 0) << flag << " " << value << ": " << r.out;
+      EXPECT_NE(r.out.find(flag), std::string::npos) << r.out;
+      EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json"))) << flag << " " << value;
+    }
+  }
+  // A billion threads crashed the run in oneTBB (SIGSEGV).
+  RunResult r = Audio(tmp_.Join("ds"), "-j 1000000000");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--threads"), std::string::npos) << r.out;
+}
+
+// Every line rejected exited 0 with an empty dataset, and with --overwrite replaced a good one.
+TEST_F(ShardifyTest, AManifestWhoseEveryLineIsRejectedFailsAndKeepsTheDataset) {
+  const std::string bad = tmp_.Join("bad.jsonl");
+  testing::WriteFile(bad, "not json\n{\"audio_filepath\": \"a.wav\"}\n\n");
+  RunResult r = Sh(Shardify() + " audio -q -m " + bad + " -o " + tmp_.Join("fresh"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("every one of the 3 input items was rejected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("invalid JSON"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("fresh/manifest.json")));
+  EXPECT_EQ(Lines(tmp_.Join("fresh/rejects.jsonl")).size(), 3u);
+
+  ASSERT_EQ(Audio(tmp_.Join("ds")).code, 0);
+  const auto good = DirContents(tmp_.Join("ds"));
+  r = Sh(Shardify() + " audio -q -m " + bad + " -o " + tmp_.Join("ds") + " --overwrite");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("keeps the dataset it held"), std::string::npos) << r.out;
+  EXPECT_EQ(good, DirContents(tmp_.Join("ds")));
+  EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("ds")).code, 0);
+
+  // A part may reject all of its items (exit 0); a merge of parts that rejected everything is
+  // the same empty input as a single run.
+  for (int i = 0; i < 2; ++i) {
+    r = Sh(Shardify() + " audio -q -m " + bad + " -o " + tmp_.Join("p" + std::to_string(i)) +
+           " --part " + std::to_string(i) + "/2");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  r = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " -o " +
+         tmp_.Join("merged"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("every one of the 3 input items of the 2 parts was rejected"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("merged/manifest.json")));
+
+  // The same for text.
+  testing::WriteFile(tmp_.Join("blank.txt"), "\n \n\n");
+  r = Sh(Shardify() + " text -q -i " + tmp_.Join("blank.txt") + " -o " + tmp_.Join("t"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("empty line"), std::string::npos) << r.out;
 }
 
 TEST_F(ShardifyTest, PartsMergeToTheSingleRunsRecords) {

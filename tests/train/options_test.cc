@@ -162,6 +162,24 @@ TEST(TrainOptions, CheckpointFromBeforeMaxPaddedTokensResumesWithTheCapOff) {
   EXPECT_TRUE(CheckRunConfig(RunOf(o, "now"), old, "old.ckpt").ok());
 }
 
+// --steps alone makes the epochs unlimited (UINT64_MAX inside): a resume refused over them said
+// "epochs: 3 (checkpoint: 18446744073709551615)".
+TEST(TrainOptions, UnlimitedEpochsArePrintedAsUnlimited) {
+  TrainOptions unlimited = Base(loader::FeatureKind::kFbank);
+  unlimited.steps = 100;
+  unlimited.epochs = UINT64_MAX;
+  TrainOptions three = unlimited;
+  three.epochs = 3;
+  const Status s = CheckRunConfig(RunOf(three, "three"), RunOf(unlimited, "unlimited"), "run.ckpt");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("epochs: 3 (checkpoint: \"unlimited\") (flag --epochs)"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(s.message().find("18446744073709551615"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(
+      CheckRunConfig(RunOf(unlimited, "again"), RunOf(unlimited, "unlimited"), "run.ckpt").ok());
+}
+
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
   const nlohmann::json old = {{"lr", 0.003}, {"features", {{"kind", "fbank"}}}};
   const Status s =

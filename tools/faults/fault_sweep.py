@@ -171,8 +171,9 @@ def reference(d):
 
 
 def working_file(name):
-    """shardify's journal: how a rerun continues, not an output (docs/shardify.md)."""
-    return name.startswith(".shardify-journal")
+    """shardify's journal (how a rerun continues) and its lock file, which a run whose flock
+    failed cannot remove (another run may hold it): not outputs (docs/shardify.md)."""
+    return name.startswith(".shardify-journal") or name == ".shardify.lock"
 
 
 def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file, prepare=None):

@@ -5,6 +5,7 @@
 // Relative paths resolve against the manifest's folder. The line itself is parsed by
 // manifest_line.cc (the fuzzer's entry point); the audio file is decoded here.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -311,6 +312,19 @@ int Run(const AudioArgs& a) {
   return 0;
 }
 
+// A number in [0, kMaxManifestSeconds]. CLI11 reads "nan" and "inf" as numbers, and its own
+// checks let NaN through (every comparison with it is false): --min-duration nan rejected
+// nothing, and inf everything.
+const CLI::Validator kFiniteNumber(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= kMaxManifestSeconds))
+        return "'" + text + "' is not a number from 0 to " + FormatSeconds(kMaxManifestSeconds);
+      return "";
+    },
+    "FINITE", "finite");
+
 }  // namespace
 
 void RegisterAudio(CLI::App* app, int* exit_code) {
@@ -329,18 +343,20 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
       ->check(CLI::IsMember({"pcm16", "flac"}))
       ->capture_default_str();
   sub->add_option("--max-duration", args->max_duration, "Reject clips longer than this (seconds)")
+      ->check(kFiniteNumber)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--min-duration", args->min_duration,
                   "Reject clips shorter than this (seconds); the default is one frame of the "
                   "default 25 ms feature window, below which a clip has no feature frame")
+      ->check(kFiniteNumber)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("--max-tokens-per-second", args->max_tokens_per_second,
                   "With --tokenizer: reject a clip whose transcript needs more CTC frames (tokens, "
                   "plus one per repeated neighbour) than this many per second of audio; the tiny "
                   "and small models have 25 per second at a 10 ms frame shift (0 = no check)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kFiniteNumber)
       ->capture_default_str();
   sub->add_flag("--allow-truncated-audio", args->allow_truncated_audio,
                 "Keep the samples of a WAV/FLAC/AIFF file whose header declares more than the "

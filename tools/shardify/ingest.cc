@@ -13,10 +13,13 @@
 #include <unordered_map>
 
 #include "base/cpus.h"
+#include "fingerprint.h"
 #include "loader/dataset_tokenizer.h"
+#include "out_lock.h"
 #include "part.h"
 #include "progress.h"
 #include "rejects.h"
+#include "set_aside.h"
 #include "shards/checksum.h"
 #include "shards/file.h"
 #include "shards/shard_reader.h"
@@ -69,9 +72,9 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
       if (lineno == 1) {
         if (j.at("fingerprint") != fingerprint) {
           return Status::InvalidArgument(
-              dir + ": the interrupted run used other inputs or options (" +
-              j.at("fingerprint").dump() +
-              "). HINT: resume with the same command line, or pass --overwrite to start over");
+              dir + ": the interrupted run used other inputs or options: " +
+              FingerprintDifference(fingerprint, j.at("fingerprint"), "the journal") +
+              ". HINT: resume with the same command line, or pass --overwrite to start over");
         }
         continue;
       }
@@ -142,8 +145,9 @@ Status PreparePartDir(const IngestOptions& opt, const std::string& input_xxh3, b
     }
     return Status::InvalidArgument(
         opt.out_dir + " holds part " + PartSpec(marker.part, marker.parts) +
-        ", completed with other inputs or options (" + marker.options.dump() +
-        "). HINT: choose another --out, or pass --overwrite to replace it");
+        ", completed with other inputs or options: " +
+        FingerprintDifference(opt.fingerprint, marker.options, "part.json") +
+        ". HINT: choose another --out, or pass --overwrite to replace it");
   }
   if (!st.IsNotFound()) {
     return Status::InvalidArgument(opt.out_dir + ": " + st.message() +
@@ -179,8 +183,6 @@ Status PreparePartDir(const IngestOptions& opt, const std::string& input_xxh3, b
 Status PrepareOutDir(const IngestOptions& opt, const std::string& input_xxh3, ResumePoint* rp,
                      bool* already_complete) {
   std::error_code ec;
-  fs::create_directories(opt.out_dir, ec);
-  if (ec) return Status::IOError(opt.out_dir + ": cannot create directory: " + ec.message());
   if (opt.is_part && !opt.overwrite) {
     bool handled = false;
     SLUICE_RETURN_IF_ERROR(PreparePartDir(opt, input_xxh3, &handled, already_complete));
@@ -193,13 +195,17 @@ Status PrepareOutDir(const IngestOptions& opt, const std::string& input_xxh3, Re
     if (de.path().filename().string().rfind("shard-", 0) == 0) has_shards = true;
   }
   if (opt.overwrite) {
+    // Kept aside until the new dataset is complete: a run that rejects every input puts it back.
+    if (has_manifest && !opt.is_part) SLUICE_RETURN_IF_ERROR(SetAsideDataset(opt.out_dir));
     RemoveOurFiles(opt.out_dir);
     return Status::OK();
   }
   if (has_manifest) {
     if (opt.resume) {
-      // The manifest is renamed into place only after every shard is durable: complete. A
-      // failure after that (the directory's fsync) can leave the journal, removed here.
+      // The manifest is renamed into place only after every shard is durable: complete, but
+      // only the run's own command line may call it finished.
+      SLUICE_RETURN_IF_ERROR(CheckCompleteDataset(opt.out_dir, opt.fingerprint, input_xxh3));
+      // A failure after the rename (the directory's fsync) can leave the journal, removed here.
       fs::remove(opt.out_dir + "/" + kJournalName, ec);
       *already_complete = true;
       return Status::OK();
@@ -231,11 +237,40 @@ struct Work {
   ItemResult result;
 };
 
+// The error for a run that wrote no record, with the first reasons from rejects.jsonl. The
+// dataset an --overwrite set aside goes back (set_aside.h), and then the rejects with it.
+Status AllRejected(const std::string& dir, uint64_t items) {
+  const std::string rejects_path = dir + "/" + kRejectsName;
+  std::string first;
+  std::unique_ptr<shards::LineReader> in;
+  Status st = shards::LineReader::Open(rejects_path, &in);
+  std::string line;
+  for (int n = 0; st.ok() && n < 3 && in->Next(&line, &st); ++n) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) break;
+    first += "\n  " + j.value("source", std::string("?")) + ":" +
+             std::to_string(j.value("line", uint64_t{0})) + ": " +
+             j.value("reason", std::string("?"));
+  }
+  bool restored = false;
+  SLUICE_RETURN_IF_ERROR(RestoreDataset(dir, &restored));
+  return Status::InvalidArgument(
+      "every one of the " + std::to_string(items) + " input items was rejected, so no dataset " +
+      "was written" +
+      (restored ? "; " + dir + " keeps the dataset it held" : " (" + rejects_path + " lists why)") +
+      ". The first reasons:" + first +
+      "\nHINT: check that the input is the file you meant, in the format the command reads");
+}
+
 }  // namespace
 
 Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
                  shards::Manifest manifest, IngestSummary* summary) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Before anything looks at the directory: a second run must not pass the same checks.
+  std::unique_ptr<OutDirLock> lock;
+  SLUICE_RETURN_IF_ERROR(OutDirLock::Acquire(
+      opt.out_dir, "shardify " + opt.fingerprint.value("command", std::string("ingest")), &lock));
   // The first pass over the input, before the output directory is touched: a part compares
   // the input's digest with its marker's.
   uint64_t total = 0, input_digest = 0;
@@ -249,7 +284,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     summary->records = summary->manifest.records;
     summary->rejected = summary->manifest.rejected;
     summary->resumed = true;
-    summary->already_complete = opt.is_part;
+    summary->already_complete = true;
     if (opt.is_part) {
       std::fprintf(stderr, "shardify: part %s in %s is already complete (%s); nothing to do\n",
                    PartSpec(opt.part, opt.parts).c_str(), opt.out_dir.c_str(), kPartMarkerName);
@@ -349,7 +384,15 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     return nullptr;
   };
   auto process_stage = [&](Work* w) -> Work* {
-    process(w->item, &w->result);
+    try {
+      process(w->item, &w->result);
+    } catch (const std::exception& e) {
+      // One item's failure (an allocation its numbers asked for, a library's exception) is
+      // that item's rejection: it would otherwise cancel the pipeline and stop the whole run
+      // with an error that names no record.
+      w->result = ItemResult();
+      w->result.reason = std::string("internal error while processing this item: ") + e.what();
+    }
     return w;
   };
   auto write_stage = [&](Work* raw) {
@@ -417,6 +460,12 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   manifest.shards = rp.shards;
   for (const auto& e : writer.shards()) manifest.shards.push_back(e);
   manifest.records = records_before + written;
+  if (manifest.records == 0 && end > begin && !opt.is_part) {
+    // Not a dataset: an input whose every item is rejected is the wrong file or format.
+    std::error_code ec;
+    fs::remove(journal_path, ec);
+    return AllRejected(opt.out_dir, end - begin);
+  }
   manifest.rejected = rejects.count();
   manifest.tokens = 0;
   for (const auto& e : manifest.shards) manifest.tokens += e.tokens;
@@ -424,6 +473,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     manifest.source["part"] = PartSpec(opt.part, opt.parts);
     manifest.source["items"] = {begin, end};
   }
+  // What --resume over the complete dataset compares its command line with (fingerprint.h).
+  manifest.source["options"] = opt.fingerprint;
+  manifest.source["input_xxh3"] = shards::ChecksumHex(input_digest);
   for (const auto& [name, bytes] : opt.extra_files) {
     SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt.out_dir + "/" + name, bytes));
   }
@@ -456,12 +508,14 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     pm.created_by = manifest.created_by;
     SLUICE_RETURN_IF_ERROR(WritePartMarker(opt.out_dir, pm));
   }
+  SLUICE_RETURN_IF_ERROR(DiscardSetAside(opt.out_dir));
 
   summary->records = manifest.records;
   summary->rejected = manifest.rejected;
   summary->input_bytes = input_bytes;
   summary->clipped_files = clipped_files;
   summary->clipped_samples = clipped_samples;
+  for (const auto& e : writer.shards()) summary->duration_this_run += e.duration;
   summary->manifest = manifest;
   summary->wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -471,6 +525,8 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
 void PrintSummary(const IngestSummary& s, bool json) {
   const shards::Manifest& m = s.manifest;
   const double seconds = m.seconds();
+  // Rates count this run's work only: a resumed run's earlier shards took no time here.
+  const double seconds_done = m.sample_rate > 0 ? double(s.duration_this_run) / m.sample_rate : 0.0;
   const double wall = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
   const double zstd_ratio = m.bytes() ? double(m.raw_bytes()) / m.bytes() : 0;
   const double pcm_ratio =
@@ -486,14 +542,16 @@ void PrintSummary(const IngestSummary& s, bool json) {
                         {"raw_bytes", m.raw_bytes()},
                         {"input_bytes", s.input_bytes},
                         {"wall_seconds", s.wall_seconds},
-                        {"hours_per_second", seconds / 3600 / wall},
-                        {"input_mb_per_second", s.input_bytes / 1e6 / wall},
                         {"zstd_ratio", zstd_ratio},
                         {"pcm16_ratio", pcm_ratio},
                         {"clipped_files", s.clipped_files},
                         {"clipped_samples", s.clipped_samples},
                         {"resumed", s.resumed},
                         {"already_complete", s.already_complete}};
+    if (!s.already_complete) {  // nothing ran: no rates
+      j["hours_per_second"] = seconds_done / 3600 / wall;
+      j["input_mb_per_second"] = s.input_bytes / 1e6 / wall;
+    }
     std::printf("%s\n", j.dump().c_str());
     return;
   }
@@ -511,8 +569,8 @@ void PrintSummary(const IngestSummary& s, bool json) {
               pcm_ratio > 0
                   ? (", " + std::to_string(pcm_ratio).substr(0, 4) + "x smaller than PCM16").c_str()
                   : "",
-              FormatDuration(s.wall_seconds).c_str(), seconds / 3600 / wall, seconds / wall,
-              s.input_bytes / 1e6 / wall);
+              FormatDuration(s.wall_seconds).c_str(), seconds_done / 3600 / wall,
+              seconds_done / wall, s.input_bytes / 1e6 / wall);
   if (s.clipped_files > 0) {
     std::printf("shardify: %" PRIu64 " records had samples beyond full scale, clipped (%" PRIu64
                 " samples; the warnings above name the files)\n",

@@ -86,13 +86,15 @@ struct IngestSummary {
   uint64_t items = 0;        // inputs of this part
   uint64_t records = 0;
   uint64_t rejected = 0;
-  uint64_t input_bytes = 0;
-  uint64_t clipped_files = 0;  // records of this run with samples clipped (ItemResult)
+  uint64_t input_bytes = 0;        // read by this run
+  uint64_t duration_this_run = 0;  // samples in the shards this run wrote (rates: not resumed ones)
+  uint64_t clipped_files = 0;      // records of this run with samples clipped (ItemResult)
   uint64_t clipped_samples = 0;
   double wall_seconds = 0;
   bool resumed = false;
   uint64_t resumed_at_item = 0;
-  bool already_complete = false;  // a part found complete (part.json): nothing was done
+  // A complete part (part.json) or, with --resume, a complete dataset: nothing was done.
+  bool already_complete = false;
   shards::Manifest manifest;
 };
 

@@ -20,10 +20,11 @@ void AddWriteOptions(CLI::App* sub, WriteArgs* a) {
                   "zstd level, -7 (fastest to read) to 19 (smallest); 0 = -1 for audio, 3 for text")
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
+  // Bounded: a billion threads made oneTBB's arena crash the run (SIGSEGV).
   sub->add_option("-j,--threads", a->threads,
                   "Worker threads (0: the cores this process may use: its CPU affinity and "
                   "cgroup quota); output is identical for any value")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   sub->add_option(
       "--part", a->part,

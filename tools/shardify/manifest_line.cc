@@ -56,6 +56,11 @@ bool ParseManifestLine(const std::string& line, const features::Tokenizer* token
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
       return reject(std::string("\"") + field + "\" must be a non-negative number of seconds");
     }
+    if (it->get<double>() > kMaxManifestSeconds) {
+      return reject(std::string("\"") + field + "\" " + it->dump() +
+                    " s is out of range: at most " + FormatSeconds(kMaxManifestSeconds) +
+                    " s (about 116 days) is accepted");
+    }
     (std::string(field) == "offset" ? dopt.offset_seconds : dopt.duration_seconds) =
         it->get<double>();
   }

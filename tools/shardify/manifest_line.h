@@ -15,6 +15,11 @@
 
 namespace sluice::shardify {
 
+// The largest "offset" or "duration" accepted, in seconds (about 116 days): far beyond any
+// recording, far below what overflows a sample count at any rate (2^63 samples at 384 kHz last
+// 760,000 years). A larger one is a broken line, rejected naming the field.
+inline constexpr double kMaxManifestSeconds = 1e7;
+
 struct ManifestLine {
   std::string audio_filepath;      // as written; relative paths resolve against the manifest
   std::string text;                // the transcript

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "loader/dataset_tokenizer.h"
+#include "out_lock.h"
 #include "part.h"
 #include "shards/dataset_writer.h"
 #include "shards/file.h"
@@ -132,6 +133,22 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   std::vector<CompletePart> parts;
   SLUICE_RETURN_IF_ERROR(CollectParts(dirs, &parts));
   *num_parts = parts.size();
+  uint64_t records = 0, rejected = 0;
+  for (const auto& p : parts) {
+    records += p.marker.records;
+    rejected += p.marker.rejected;
+  }
+  if (records == 0 && rejected > 0) {
+    // A part may reject all of its items; the whole input, as a single run, may not.
+    return Status::InvalidArgument(
+        "every one of the " + std::to_string(rejected) + " input items of the " +
+        std::to_string(parts.size()) + " parts was rejected (see each part's rejects.jsonl), so " +
+        "there is no dataset to merge. HINT: check that the input is the file you meant");
+  }
+  // Before anything looks at --out: a second merge (or shardify run) must not pass the same
+  // checks and interleave its files with ours.
+  std::unique_ptr<OutDirLock> lock;
+  SLUICE_RETURN_IF_ERROR(OutDirLock::Acquire(a.out, "shardify merge", &lock));
   if (fs::exists(a.out + "/" + shards::kManifestName)) {
     bool same = false;
     SLUICE_RETURN_IF_ERROR(AlreadyMerged(a.out, parts, out, &same));
