@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "storage/url.h"
+
 namespace sluice::loader {
 
 const char* FeatureKindName(FeatureKind kind) {
@@ -43,8 +45,10 @@ Status ParseMixSource(const std::string& spec, MixSource* out) {
     if (end != spec.c_str() + colon + 1 && *end == '\0') s = {spec.substr(0, colon), w};
   }
   if (!(s.weight > 0))
-    return Status::InvalidArgument("--data " + spec + ": the weight must be > 0");
-  if (s.dir.empty()) return Status::InvalidArgument("--data " + spec + ": no dataset");
+    return Status::InvalidArgument("--data " + storage::RedactUrl(spec) +
+                                   ": the weight must be > 0");
+  if (s.dir.empty())
+    return Status::InvalidArgument("--data " + storage::RedactUrl(spec) + ": no dataset");
   *out = std::move(s);
   return Status::OK();
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "storage/open.h"
+#include "storage/url.h"
 
 namespace sluice::loader {
 namespace {
@@ -59,7 +60,7 @@ Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
   ro.verify_checksums = options.verify_checksums;
   for (const MixSource& src : mix.sources) {
     if (s->mixed_ && !(src.weight > 0))
-      return Status::InvalidArgument("mixture: " + src.dir + " has weight " +
+      return Status::InvalidArgument("mixture: " + storage::RedactUrl(src.dir) + " has weight " +
                                      std::to_string(src.weight) + "; weights must be > 0");
     std::unique_ptr<shards::Dataset> ds;
     SLUICE_RETURN_IF_ERROR(storage::OpenDataset(src.dir, options.storage, ro, &ds));

@@ -12,6 +12,7 @@
 #include "loader/options.h"
 #include "loader/resume.h"
 #include "loader_flags.h"
+#include "storage/url.h"
 
 namespace sluice::python {
 void RegisterFeatures(py::module_& m);
@@ -66,4 +67,6 @@ PYBIND11_MODULE(_sluice, m) {
         return py::make_tuple(s.epoch, s.batches);
       },
       "(epoch, batches) of a ResumeState's JSON; ValueError naming the problem.");
+  m.def("redact_url", &sluice::storage::RedactUrl, py::arg("text"),
+        "text with the password of every URL in it hidden (storage/url.h), for what Python shows.");
 }
