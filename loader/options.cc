@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "loader/mix.h"
+#include "storage/url.h"
 
 namespace sluice::loader {
 
@@ -44,8 +45,9 @@ Status ParseMixSource(const std::string& spec, MixSource* out) {
     const double w = std::strtod(spec.c_str() + colon + 1, &end);
     if (end != spec.c_str() + colon + 1 && *end == '\0') s = {spec.substr(0, colon), w};
   }
-  SLUICE_RETURN_IF_ERROR(CheckMixWeight(s.weight, "--data " + spec));
-  if (s.dir.empty()) return Status::InvalidArgument("--data " + spec + ": no dataset");
+  SLUICE_RETURN_IF_ERROR(CheckMixWeight(s.weight, "--data " + storage::RedactUrl(spec)));
+  if (s.dir.empty())
+    return Status::InvalidArgument("--data " + storage::RedactUrl(spec) + ": no dataset");
   *out = std::move(s);
   return Status::OK();
 }

@@ -4,6 +4,7 @@
 
 #include "loader/mix.h"
 #include "storage/open.h"
+#include "storage/url.h"
 
 namespace sluice::loader {
 namespace {
@@ -59,7 +60,8 @@ Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
   shards::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   for (const MixSource& src : mix.sources) {
-    if (s->mixed_) SLUICE_RETURN_IF_ERROR(CheckMixWeight(src.weight, "mixture: " + src.dir));
+    if (s->mixed_)
+      SLUICE_RETURN_IF_ERROR(CheckMixWeight(src.weight, "mixture: " + storage::RedactUrl(src.dir)));
     std::unique_ptr<shards::Dataset> ds;
     SLUICE_RETURN_IF_ERROR(storage::OpenDataset(src.dir, options.storage, ro, &ds));
     if (!s->datasets_.empty()) {

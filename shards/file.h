@@ -45,7 +45,8 @@ Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAcces
 class Storage {
  public:
   virtual ~Storage() = default;
-  // The directory or URL prefix as the user gave it.
+  // The directory or URL prefix as the user gave it, a URL's password hidden (storage/url.h,
+  // RedactUrl): this and Where() are what messages, banners and cache keys show.
   virtual const std::string& location() const = 0;
   // "dir/name" or "https://host/prefix/name": what error messages name.
   virtual std::string Where(const std::string& name) const = 0;

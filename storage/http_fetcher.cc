@@ -273,7 +273,7 @@ Status HttpFetcher::AwaitDone(const std::shared_ptr<Job>& job, const std::string
                               std::unique_lock<std::mutex>* l) {
   done_cv_.wait(*l, [&] { return job->state == Job::State::kDone || stop_; });
   if (job->state != Job::State::kDone)
-    return Status::IOError(url + ": the storage was closed while a read waited");
+    return Status::IOError(RedactUrl(url) + ": the storage was closed while a read waited");
   return Status::OK();
 }
 
@@ -398,7 +398,7 @@ void HttpFetcher::Finish(Job* job) {
   }
   if (v != Verdict::kOk) {
     const std::string detail = ErrorDetail(job->error_body);
-    std::string msg = "GET " + job->url;
+    std::string msg = "GET " + RedactUrl(job->url);
     if (!job->whole) msg += " (" + RangeHeaderValue(job->offset, job->size) + ")";
     msg += ": " + why + (detail.empty() ? "" : " " + detail) + ", after " +
            std::to_string(job->attempts) + (job->attempts == 1 ? " attempt" : " attempts");

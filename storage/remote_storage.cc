@@ -99,7 +99,7 @@ Status NewRemoteStorage(const std::string& location, const StorageOptions& optio
     endpoint = ResolveEndpoint(options.endpoint, env);
     region = ResolveRegion(options.region, env);
     AwsCredentials creds;
-    SLUICE_RETURN_IF_ERROR(Prefixed(ResolveCredentials(env, &creds), location));
+    SLUICE_RETURN_IF_ERROR(Prefixed(ResolveCredentials(env, &creds), loc.location));
     if (!creds.empty()) {
       fo.aws_sigv4 = "aws:amz:" + region + ":s3";
       fo.userpwd = creds.access_key_id + ":" + creds.secret_access_key;

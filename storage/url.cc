@@ -1,5 +1,6 @@
 #include "storage/url.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace sluice::storage {
@@ -17,13 +18,42 @@ bool ParseU64(std::string_view s, uint64_t* v) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+bool IsSchemeChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '-' || c == '.';
+}
+
 }  // namespace
+
+std::string RedactUrl(std::string_view text) {
+  std::string out;
+  size_t done = 0;  // text[0, done) is in `out`
+  for (size_t sep = text.find("://"); sep != std::string_view::npos;
+       sep = text.find("://", sep + 3)) {
+    if (sep == 0 || !IsSchemeChar(text[sep - 1])) continue;  // no scheme before it
+    const size_t host = sep + 3;
+    // The authority ends where the path, query or fragment starts, or where the URL ends in a
+    // message. The last '@' in it ends the user info: an unencoded '@' in a password is common.
+    const size_t end = std::min(text.find_first_of("/?#\"\n\t ", host), text.size());
+    const std::string_view authority = text.substr(host, end - host);
+    const size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) continue;
+    const std::string_view user_info = authority.substr(0, at);
+    const size_t colon = user_info.find(':');
+    out.append(text.substr(done, host - done));
+    if (colon == std::string_view::npos) out += "***";
+    else out.append(user_info.substr(0, colon + 1)) += "***";
+    done = host + at;  // from the '@' on
+  }
+  out.append(text.substr(done));
+  return out;
+}
 
 Status ParseRemoteLocation(std::string_view location, RemoteLocation* out) {
   RemoteLocation loc;
   std::string_view rest;
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(std::string(location) + ": " + why +
+    return Status::InvalidArgument(RedactUrl(location) + ": " + why +
                                    ". HINT: use http://host/prefix, https://host/prefix or "
                                    "s3://bucket/prefix");
   };
@@ -45,7 +75,7 @@ Status ParseRemoteLocation(std::string_view location, RemoteLocation* out) {
     if (rest.find_first_of("?#") != std::string_view::npos)
       return bad("a dataset URL has no query or fragment");
     loc.base = std::string(location.substr(0, scheme_end)) + std::string(rest);
-    loc.location = loc.base;
+    loc.location = RedactUrl(loc.base);
   } else {
     return bad("not an http://, https:// or s3:// location");
   }

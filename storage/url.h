@@ -13,11 +13,20 @@ namespace sluice::storage {
 struct RemoteLocation {
   enum class Kind { kHttp, kS3 };
   Kind kind = Kind::kHttp;
-  std::string location;  // as the user gave it, without trailing slashes
-  std::string base;      // http(s): the URL prefix, no trailing slash
+  std::string location;  // as the user gave it, without trailing slashes, password redacted
+                         // (RedactUrl): what messages show
+  std::string base;      // http(s): the URL prefix, no trailing slash (with its user info)
   std::string bucket;    // s3 only
   std::string prefix;    // s3 only: the key prefix, no leading or trailing slash ("" = bucket root)
 };
+
+// `text` with the credentials of every URL in it hidden: the password of "scheme://user:pass@host"
+// becomes "***" ("http://user:***@host/x"), and user info without a password, a token as in
+// "https://TOKEN@host/x", becomes "***" as a whole. Everything else (local paths, URLs without user
+// info, s3:// locations) is unchanged, and redacting twice changes nothing. Every message, banner
+// and run record that shows a location shows it through this, so that a training log never holds
+// a password.
+std::string RedactUrl(std::string_view text);
 
 // Parses "http://host[:port]/prefix", "https://..." or "s3://bucket[/prefix]". InvalidArgument
 // (naming the location and what is wrong) for anything else.

@@ -3,39 +3,70 @@
 #include <cstdio>
 
 #include "loader/dataset_tokenizer.h"
+#include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "storage/open.h"
+#include "storage/url.h"
 #include "trainer/checkpoint.h"
 #include "trainer/held_out.h"
 
 namespace sluice::train {
+namespace {
+
+// The manifest of the dataset at `location`, read without the block cache (the loader's storage
+// has its own; this is one small file).
+Status ReadManifest(const std::string& location, const storage::StorageOptions& storage,
+                    std::shared_ptr<const shards::Storage>* files, shards::Manifest* m) {
+  storage::StorageOptions uncached = storage;
+  uncached.cache_dir.clear();
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(location, uncached, files));
+  return shards::LoadManifest(**files, m);
+}
+
+}  // namespace
+
+uint64_t DatasetFingerprint(const shards::Manifest& m) {
+  nlohmann::json j = shards::ManifestToJson(m);
+  j.erase("created_by");
+  j.erase("source");
+  const std::string canonical = j.dump();  // nlohmann sorts object keys
+  return shards::Checksum(canonical.data(), canonical.size());
+}
+
+Status ReadDatasetFingerprint(const std::string& location, const storage::StorageOptions& storage,
+                              uint64_t* content) {
+  std::shared_ptr<const shards::Storage> files;
+  shards::Manifest m;
+  SLUICE_RETURN_IF_ERROR(ReadManifest(location, storage, &files, &m));
+  *content = DatasetFingerprint(m);
+  return Status::OK();
+}
 
 Status OpenTokenized(const std::string& dir, const storage::StorageOptions& storage,
                      TokenizedDataset* d) {
   d->dir = dir;
-  storage::StorageOptions uncached = storage;
-  uncached.cache_dir.clear();
+  d->name = storage::RedactUrl(dir);
   std::shared_ptr<const shards::Storage> files;
-  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(dir, uncached, &files));
-  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*files, &d->manifest));
+  SLUICE_RETURN_IF_ERROR(ReadManifest(dir, storage, &files, &d->manifest));
   const shards::Manifest& m = d->manifest;
   if (m.kind != "audio")
-    return Status::InvalidArgument(dir + ": a " + m.kind +
+    return Status::InvalidArgument(d->name + ": a " + m.kind +
                                    " dataset; sluice-train needs audio with transcripts");
   if (m.tokenizer.is_null() || !m.has_field("tokens"))
     return Status::InvalidArgument(
-        dir +
+        d->name +
         "/manifest.json: the records carry no token ids, which CTC training needs. "
         "HINT: shardify audio -m MANIFEST.jsonl -o " +
-        dir + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
+        d->name + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
   SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, *files, &d->tokenizer));
   d->fingerprint = TokenizerFingerprint(m.tokenizer);
+  d->content = DatasetFingerprint(m);
   return Status::OK();
 }
 
 Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
                          const Ranks& ranks, loader::LoaderOptions* lo) {
-  SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, d.dir, d.manifest.sample_rate,
+  SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, d.name, d.manifest.sample_rate,
                                             !d.manifest.features.is_null(), training, lo));
   lo->rank = ranks.rank;
   lo->world = ranks.world;
@@ -63,7 +94,7 @@ Status TrainMixture(const TrainOptions& o, loader::MixOptions* mix) {
     if (o.mix_records != 0)
       return Status::InvalidArgument("--mix-records " + std::to_string(o.mix_records) +
                                      ": without --data there is no mixture. HINT: --data " +
-                                     o.dataset + ":1 --mix-records N");
+                                     storage::RedactUrl(o.dataset) + ":1 --mix-records N");
     mix->sources.push_back({o.dataset, 1.0});
     return Status::OK();
   }
@@ -89,8 +120,8 @@ Status CheckHeldOut(const std::string& dir, const storage::StorageOptions& stora
     char f[32];
     std::snprintf(f, sizeof f, "%g", fraction);
     return Status::InvalidArgument("--eval-fraction " + std::string(f) + " holds out " +
-                                   (held ? "all" : "none") + " of " + dir + "'s " +
-                                   std::to_string(total) +
+                                   (held ? "all" : "none") + " of " + storage::RedactUrl(dir) +
+                                   "'s " + std::to_string(total) +
                                    " records. HINT: another fraction, a separate --eval DIR, or "
                                    "--eval-fraction 0 for no evaluation");
   }

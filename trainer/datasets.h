@@ -18,11 +18,23 @@ namespace sluice::train {
 
 // A shardify audio dataset whose records carry token ids, with the tokenizer that made them.
 struct TokenizedDataset {
-  std::string dir;  // the directory or URL as given (storage/open.h)
+  std::string dir;   // the directory or URL as given (storage/open.h)
+  std::string name;  // dir for messages: a URL's password hidden (storage::RedactUrl)
   shards::Manifest manifest;
   std::unique_ptr<features::Tokenizer> tokenizer;
   uint64_t fingerprint = 0;  // TokenizerFingerprint of manifest.tokenizer
+  uint64_t content = 0;      // DatasetFingerprint of manifest
 };
+
+// XXH3-64 of what a dataset holds as its manifest describes it (every shard's name, size, record
+// count and XXH3; kind, rate, fields, tokenizer): the canonical JSON of manifest.json without
+// "created_by" and "source", which say who wrote it from which input path. A copy at another
+// path or URL has the same one, so a resume is bound to the data, not to where it lies.
+uint64_t DatasetFingerprint(const shards::Manifest& m);
+
+// The DatasetFingerprint of the dataset at `location` (its manifest alone, as OpenTokenized).
+Status ReadDatasetFingerprint(const std::string& location, const storage::StorageOptions& storage,
+                              uint64_t* content);
 
 // Opens the manifest and tokenizer of the dataset at `location`: a directory, or an http(s):// or
 // s3:// URL read with `storage` (its block cache is left to the loader: these are two small

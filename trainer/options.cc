@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loader/options_json.h"
+#include "shards/checksum.h"
 
 namespace sluice::train {
 
@@ -41,7 +42,49 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
   return Status::OK();
 }
 
-nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo) {
+namespace {
+
+// The data check of CheckRunConfig: "data_content" of both runs, source by source.
+Status CheckRunData(const nlohmann::json& now, const nlohmann::json& stored,
+                    const std::string& checkpoint, const std::vector<std::string>& sources) {
+  std::string names;
+  for (size_t i = 0; i < sources.size(); ++i) names += (i ? " + " : "") + sources[i];
+  const auto found = stored.find("data_content");
+  if (found == stored.end() || !found->is_array())
+    return Status::InvalidArgument(
+        checkpoint +
+        ": written by a sluice-train that did not record which data it trained on, so this run "
+        "cannot tell whether " +
+        names +
+        " is that data. HINT: start a fresh run, or resume with the sluice-train that wrote it");
+  const nlohmann::json& then = *found;
+  const nlohmann::json& here = now.at("data_content");
+  const std::string hint =
+      ". HINT: resume on the data the checkpoint was trained on (a copy at another path or URL "
+      "will do: its content counts, not where it lies); other data needs a fresh run";
+  if (here.size() != then.size())
+    return Status::InvalidArgument(checkpoint + ": written by a run on " +
+                                   std::to_string(then.size()) +
+                                   " dataset(s), this run trains on " +
+                                   std::to_string(here.size()) + " (" + names + ")" + hint);
+  for (size_t i = 0; i < here.size(); ++i) {
+    if (here[i] == then[i]) continue;
+    const std::string name = i < sources.size() ? sources[i] : "source " + std::to_string(i + 1);
+    return Status::InvalidArgument(
+        checkpoint + ": written by a run on other data: " + name + " holds content " +
+        here[i].dump() + ", the checkpoint's run trained on " + then[i].dump() +
+        (here.size() > 1
+             ? " (source " + std::to_string(i + 1) + " of " + std::to_string(here.size()) + ")"
+             : std::string()) +
+        ": another dataset, not a copy of that one" + hint);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo,
+                             const std::vector<uint64_t>& data_content) {
   nlohmann::json run = loader::ToJson(o, loader::Fields::kWhat);
   // Resolved: a separate --eval dataset leaves the training plan whole whatever the fraction, and
   // the masks' options matter only with --spec-augment (the loader's part has them then).
@@ -56,6 +99,9 @@ nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions&
     }
     run["data"] = std::move(weights);
   }
+  nlohmann::json content = nlohmann::json::array();
+  for (uint64_t c : data_content) content.push_back(shards::ChecksumHex(c));
+  run["data_content"] = std::move(content);
   nlohmann::json loader = loader::LoaderConfigJson(lo);
   // A checkpoint is shared by the ranks (rank 0 writes it), and resumes at any world size (the
   // loader's elastic resume; the config's "world" records the one that wrote it).
@@ -79,13 +125,14 @@ nlohmann::json Shown(nlohmann::json run) {
 }  // namespace
 
 Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
-                      const std::string& checkpoint) {
+                      const std::string& checkpoint, const std::vector<std::string>& sources) {
   if (!stored.contains("loader"))
     return Status::InvalidArgument(
         checkpoint +
         ": written by a sluice-train that recorded only some of its feature options, "
         "so this run cannot tell whether it would train on the same features. HINT: start a "
         "fresh run, or resume with the sluice-train that wrote it");
+  SLUICE_RETURN_IF_ERROR(CheckRunData(now, stored, checkpoint, sources));
   // Checkpoints written before elastic resume record the loader's world here too.
   nlohmann::json then = stored;
   if (then["loader"].is_object()) then["loader"].erase("world");

@@ -21,7 +21,8 @@ struct TrainOptions {
                                   // docs/remote.md) with token ids
   std::vector<std::string> data;  // or "DIR:WEIGHT" sources of a weighted mixture (--data,
                                   // repeated; loader::ParseMixSource); the run records their
-                                  // weights alone (RunConfigJson): directories may move
+                                  // weights and contents, not their paths (RunConfigJson):
+                                  // directories may move
   uint64_t mix_records = 0;       // records per epoch of the mixture (0 = the sources' sum)
   std::string device = "cpu";     // "cpu", "cuda" or "simt" (device_backend.h); not part of the
                                   // run options: a checkpoint resumes on either device
@@ -78,7 +79,7 @@ void VisitFields(O& o, V&& v) {
   using enum Affects;
   v(FieldInfo{"dataset", "dataset",
               "dataset directory or http(s)://, s3:// URL (shardify audio ... --tokenizer ...); "
-              "its identity is checked by the tokenizer fingerprint, so a moved copy resumes",
+              "the run records its content checksum, not its path, so a moved copy resumes",
               kHow},
     o.dataset);
   v(FieldInfo{"device", "--device",
@@ -192,12 +193,18 @@ Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int
 // in the checkpoint's config "run": the "what" fields of `o` and, resolved (defaults applied,
 // the dataset's sample rate, the options of the feature kind in use), the "what" fields of the
 // training loader's options `lo` (loader/options_json.h). Made from the tables, so every field
-// that changes the data or results is in it.
-nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo);
+// that changes the data or results is in it. The data itself is in it as "data_content":
+// `data_content` holds the DatasetFingerprint (datasets.h) of each training source, DATASET's
+// or --data's in their order (with their weights in "data"), so that the same options on another
+// dataset do not pass for the same run, while the dataset may move.
+nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo,
+                             const std::vector<uint64_t>& data_content);
 
 // OK when `stored` (a checkpoint's "run") equals RunConfigJson of this run, else InvalidArgument
-// naming `checkpoint` and the first differing field with both values.
+// naming `checkpoint` and the first differing field with both values; other data is named by
+// `sources` (the training sources' display names, in data_content's order), and a checkpoint that
+// recorded no data_content is refused with a HINT, as one that recorded no loader options.
 Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
-                      const std::string& checkpoint);
+                      const std::string& checkpoint, const std::vector<std::string>& sources);
 
 }  // namespace sluice::train

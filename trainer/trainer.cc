@@ -15,6 +15,7 @@
 #include "reference/schedule.h"
 #include "shards/checksum.h"
 #include "shards/manifest.h"
+#include "storage/url.h"
 #include "trainer/alignment.h"
 #include "trainer/checkpoint.h"
 #include "trainer/cpu_engine.h"
@@ -122,6 +123,8 @@ class Run {
   TokenizedDataset train_set_, eval_set_;
   loader::LoaderOptions train_lo_;  // the training loader's options, recorded in the run config
   std::string data_name_;           // DATASET, or the mixture's "A + B + ..." for messages
+  std::vector<std::string> source_names_;  // each training source's, passwords hidden
+  std::vector<uint64_t> data_content_;     // each training source's DatasetFingerprint
   std::unique_ptr<loader::Loader> loader_, eval_loader_;
   double frame_seconds_ = 0;  // of one feature frame, for the hours of audio reported
   // BuildEngine
@@ -140,11 +143,20 @@ class Run {
 Status Run::OpenData() {
   loader::MixOptions mix;
   SLUICE_RETURN_IF_ERROR(TrainMixture(o_, &mix));
-  data_name_ = mix.sources[0].dir;
-  for (size_t i = 1; i < mix.sources.size(); ++i) data_name_ += " + " + mix.sources[i].dir;
+  for (const loader::MixSource& src : mix.sources) {
+    source_names_.push_back(storage::RedactUrl(src.dir));
+    data_name_ += (data_name_.empty() ? "" : " + ") + source_names_.back();
+  }
   // The first source stands for all in what they must share (tokenizer, rate, features): the
   // loader refuses a mixture whose sources disagree, naming both.
   SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, o_.storage, &train_set_));
+  // What the run trains on, for its record: each source's content, wherever it lies.
+  data_content_.push_back(train_set_.content);
+  for (size_t i = 1; i < mix.sources.size(); ++i) {
+    data_content_.emplace_back();
+    SLUICE_RETURN_IF_ERROR(
+        ReadDatasetFingerprint(mix.sources[i].dir, o_.storage, &data_content_.back()));
+  }
   loader::LoaderOptions& lo = train_lo_;
   SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
   if (const DeviceBackend* device = FindDeviceBackend(o_.device)) device->configure_loader(&lo);
@@ -166,7 +178,7 @@ Status Run::OpenData() {
     SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, o_.storage, &eval_set_));
     if (eval_set_.fingerprint != train_set_.fingerprint)
       return Status::InvalidArgument(
-          o_.eval_dataset + ": its tokenizer differs from " + train_set_.dir +
+          eval_set_.name + ": its tokenizer differs from " + train_set_.name +
           "'s, so its token ids mean other things. HINT: shardify both with the same "
           "--tokenizer (spm:PATH with one model for BPE)");
   }
@@ -207,7 +219,7 @@ Status Run::BuildEngine() {
 }
 
 Status Run::InitOrResume() {
-  run_config_ = RunConfigJson(o_, train_lo_);
+  run_config_ = RunConfigJson(o_, train_lo_, data_content_);
   counters_.seed = o_.seed;
   schedule_.peak_lr = o_.lr;
   schedule_.min_lr = o_.lr * o_.min_lr_ratio;
@@ -262,8 +274,8 @@ Status Run::Resume(const std::string& path) {
         shards::ChecksumHex(train_set_.fingerprint) +
         "). HINT: resume on a dataset shardified with the same --tokenizer; a new vocabulary needs "
         "a fresh run");
-  SLUICE_RETURN_IF_ERROR(
-      CheckRunConfig(run_config_, c.config.value("run", nlohmann::json::object()), path));
+  SLUICE_RETURN_IF_ERROR(CheckRunConfig(
+      run_config_, c.config.value("run", nlohmann::json::object()), path, source_names_));
   if (c.params.size() != num_params_)
     return Status::Corruption(path + ": " + std::to_string(c.params.size()) + " parameters, the " +
                               o_.preset + " model has " + std::to_string(num_params_));
@@ -323,7 +335,7 @@ void Run::PrintHeader() const {
               loader::FeatureKindName(loader_->feature_info().kind), config_.n_mels);
   if (!o_.data.empty()) {
     std::printf("mixture (records above: the first source's):");
-    for (const std::string& spec : o_.data) std::printf(" %s", spec.c_str());
+    for (const std::string& spec : o_.data) std::printf(" %s", storage::RedactUrl(spec).c_str());
     std::printf("; %llu records per epoch%s\n", static_cast<unsigned long long>(o_.mix_records),
                 o_.mix_records ? "" : " (0: the sources' sum)");
   }

@@ -233,5 +233,10 @@ class Loader:
         self.close()
 
     def __repr__(self):
-        return (f"sluice.Loader({self._path!r}, epoch={self._epoch}, rank={self.rank}, "
+        # A URL's password stays out of logs and tracebacks (storage/url.h RedactUrl).
+        if isinstance(self._path, dict):
+            path = {_sluice.redact_url(p): w for p, w in self._path.items()}
+        else:
+            path = _sluice.redact_url(self._path)
+        return (f"sluice.Loader({path!r}, epoch={self._epoch}, rank={self.rank}, "
                 f"world={self.world})")

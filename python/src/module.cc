@@ -12,6 +12,7 @@
 #include "loader/options.h"
 #include "loader/resume.h"
 #include "loader_flags.h"
+#include "storage/url.h"
 
 namespace sluice::python {
 void RegisterFeatures(py::module_& m);
@@ -67,4 +68,6 @@ PYBIND11_MODULE(_sluice, m) {
       },
       "A ResumeState's JSON as ResumeState::ToJson writes it back (every field kept); "
       "ValueError naming the problem.");
+  m.def("redact_url", &sluice::storage::RedactUrl, py::arg("text"),
+        "text with the password of every URL in it hidden (storage/url.h), for what Python shows.");
 }

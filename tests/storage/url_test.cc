@@ -53,6 +53,45 @@ TEST(UrlTest, RejectsWhatIsNotARemoteDataset) {
   }
 }
 
+TEST(UrlTest, RedactUrlHidesThePasswordOfEveryUrlInTheText) {
+  EXPECT_EQ(RedactUrl("http://user:hunter2@host:8080/data/set"),
+            "http://user:***@host:8080/data/set");
+  EXPECT_EQ(RedactUrl("https://u:p@h"), "https://u:***@h");
+  // A password with an unencoded '@' or ':' is hidden whole: the last '@' ends the user info.
+  EXPECT_EQ(RedactUrl("http://u:p@ss:w@h/x"), "http://u:***@h/x");
+  // User info without a password is a token ("https://TOKEN@host").
+  EXPECT_EQ(RedactUrl("https://ghp_token@h/x"), "https://***@h/x");
+  EXPECT_EQ(RedactUrl("http://:secret@h/x?y#z"), "http://:***@h/x?y#z");
+  // Messages: every URL in them, wherever it stands.
+  EXPECT_EQ(RedactUrl("GET http://a:b@h/x/manifest.json (bytes=0-9): HTTP 404; mixture: "
+                      "http://c:d@h2:2/y and /local disagree"),
+            "GET http://a:***@h/x/manifest.json (bytes=0-9): HTTP 404; mixture: "
+            "http://c:***@h2:2/y and /local disagree");
+  EXPECT_EQ(RedactUrl("{\"dir\":\"http://a:b@h\"}"), "{\"dir\":\"http://a:***@h\"}");
+  const std::string once = RedactUrl("http://u:p@h/x http://t@h");
+  EXPECT_EQ(RedactUrl(once), once);
+}
+
+TEST(UrlTest, RedactUrlLeavesWhatHoldsNoCredentials) {
+  for (const char* same :
+       {"", "/data/set", "http://127.0.0.1:8080/data/set", "s3://bucket/prefix",
+        "http://h/path/with@sign", "https://h/x?user=a@b", "no url: here", "://x@y", "a@b:c"})
+    EXPECT_EQ(RedactUrl(same), same);
+}
+
+TEST(UrlTest, ParsedLocationShowsNoPasswordButItsRequestsCarryIt) {
+  RemoteLocation loc;
+  ASSERT_OK(ParseRemoteLocation("http://reader:s3cr3t@127.0.0.1:8080/data/", &loc));
+  EXPECT_EQ(loc.location, "http://reader:***@127.0.0.1:8080/data");
+  EXPECT_EQ(ObjectUrl(loc, "", "", "manifest.json"),
+            "http://reader:s3cr3t@127.0.0.1:8080/data/manifest.json");
+  const Status bad = ParseRemoteLocation("http://reader:s3cr3t@127.0.0.1/x?y=1", &loc);
+  EXPECT_TRUE(bad.IsInvalidArgument()) << bad.ToString();
+  EXPECT_EQ(bad.message().find("s3cr3t"), std::string::npos) << bad.ToString();
+  EXPECT_NE(bad.message().find("http://reader:***@127.0.0.1/x?y=1"), std::string::npos)
+      << bad.ToString();
+}
+
 TEST(UrlTest, RangeHeaderIsInclusive) {
   EXPECT_EQ(RangeHeaderValue(0, 1), "bytes=0-0");
   EXPECT_EQ(RangeHeaderValue(4096, 100), "bytes=4096-4195");

@@ -25,12 +25,19 @@ namespace {
 using testing::Change;
 using testing::ForEachLeaf;
 
-// What the trainer does for a run: the training loader's options, then the run's record.
-nlohmann::json RunOf(const TrainOptions& o, const std::string& what) {
+// What the trainer does for a run: the training loader's options, then the run's record, on a
+// dataset whose content fingerprint is `content`.
+nlohmann::json RunOf(const TrainOptions& o, const std::string& what,
+                     std::vector<uint64_t> content = {0x1234}) {
   loader::LoaderOptions lo;
   const Status s = TrainLoaderOptions(o, "ds", 16000, true, true, &lo);
   EXPECT_TRUE(s.ok()) << what << ": " << s.ToString();
-  return RunConfigJson(o, lo);
+  return RunConfigJson(o, lo, content);
+}
+
+// CheckRunConfig for a run on the dataset "ds".
+Status Check(const nlohmann::json& now, const nlohmann::json& stored, const std::string& ckpt) {
+  return CheckRunConfig(now, stored, ckpt, {"ds"});
 }
 
 // The base run of the tests: SpecAugment on so that its options count, no held-out fraction so
@@ -93,7 +100,7 @@ void EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind kind) {
     FieldInfo f{};
     const std::string path = ChangeLeaf(&o, leaf, &f);
     if (f.flag == nullptr) continue;  // not an input of a run: set from a shared flag or the data
-    const Status s = CheckRunConfig(RunOf(o, path), stored, "run.ckpt");
+    const Status s = Check(RunOf(o, path), stored, "run.ckpt");
     if (!Decides(path, f, kind)) {
       EXPECT_TRUE(s.ok()) << path << " only changes how the run goes: " << s.ToString();
       accepted += s.ok();
@@ -134,14 +141,14 @@ TEST(TrainOptions, ResumeAcceptsOtherLoaderThreadsAndTheDefaultsSpelledOut) {
   o.features.frame_length_ms = 25;  // fbank's default, resolved the same
   o.features.snip_edges = true;
   o.features.window_type = "povey";
-  EXPECT_TRUE(CheckRunConfig(RunOf(o, "same"), RunOf(base, "base"), "run.ckpt").ok());
+  EXPECT_TRUE(Check(RunOf(o, "same"), RunOf(base, "base"), "run.ckpt").ok());
 }
 
 TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
   const TrainOptions base = Base(loader::FeatureKind::kSpectrogram);
   TrainOptions o = base;
   o.features.snip_edges = true;
-  const Status s = CheckRunConfig(RunOf(o, "snip"), RunOf(base, "base"), "run.ckpt");
+  const Status s = Check(RunOf(o, "snip"), RunOf(base, "base"), "run.ckpt");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("spectrogram.frames: \"snip_edges\" (checkpoint: \"center\")"),
             std::string::npos)
@@ -182,11 +189,56 @@ TEST(TrainOptions, UnlimitedEpochsArePrintedAsUnlimited) {
 
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
   const nlohmann::json old = {{"lr", 0.003}, {"features", {{"kind", "fbank"}}}};
-  const Status s =
-      CheckRunConfig(RunOf(Base(loader::FeatureKind::kFbank), "base"), old, "old.ckpt");
+  const Status s = Check(RunOf(Base(loader::FeatureKind::kFbank), "base"), old, "old.ckpt");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("old.ckpt"), std::string::npos);
   EXPECT_NE(s.message().find("HINT"), std::string::npos);
+}
+
+// The data is part of the run by content: the same options on another dataset (another clip set
+// with the same characters, or more clips) are another run, named as such; a moved copy is the
+// same data (the fingerprint does not see the path).
+TEST(TrainOptions, ResumeOnOtherDataIsRefusedNamingTheDataset) {
+  const TrainOptions o = Base(loader::FeatureKind::kFbank);
+  const nlohmann::json stored = RunOf(o, "a", {0xaaaa});
+  EXPECT_TRUE(Check(RunOf(o, "copy of a", {0xaaaa}), stored, "run.ckpt").ok());
+  const Status s = CheckRunConfig(RunOf(o, "b", {0xbbbb}), stored, "run.ckpt", {"/data/b"});
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(s.message().rfind("run.ckpt: written by a run on other data: /data/b holds content "
+                              "\"000000000000bbbb\", the checkpoint's run trained on "
+                              "\"000000000000aaaa\"",
+                              0),
+            0u)
+      << s.message();
+  EXPECT_NE(s.message().find("HINT"), std::string::npos) << s.message();
+  // A mixture: each source by position, with its weight beside it in "data".
+  TrainOptions mix = o;
+  mix.data = {"/a:3", "/b:1"};
+  const nlohmann::json stored_mix = RunOf(mix, "mix", {0xaaaa, 0xbbbb});
+  EXPECT_TRUE(Check(RunOf(mix, "same", {0xaaaa, 0xbbbb}), stored_mix, "run.ckpt").ok());
+  const Status other =
+      CheckRunConfig(RunOf(mix, "other", {0xaaaa, 0xcccc}), stored_mix, "run.ckpt", {"/a", "/c"});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.message().find("/c holds content"), std::string::npos) << other.message();
+  EXPECT_NE(other.message().find("(source 2 of 2)"), std::string::npos) << other.message();
+  const Status fewer = CheckRunConfig(RunOf(o, "one", {0xaaaa}), stored_mix, "run.ckpt", {"/a"});
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_NE(fewer.message().find("a run on 2 dataset(s), this run trains on 1 (/a)"),
+            std::string::npos)
+      << fewer.message();
+}
+
+// A checkpoint of a sluice-train that recorded no data content is refused as one that recorded
+// no loader options: nothing can tell whether the resume is on the same data.
+TEST(TrainOptions, CheckpointWithoutDataContentIsRefusedWithAHint) {
+  nlohmann::json old = RunOf(Base(loader::FeatureKind::kFbank), "old");
+  old.erase("data_content");
+  const Status s = Check(RunOf(Base(loader::FeatureKind::kFbank), "now"), old, "old.ckpt");
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("old.ckpt: written by a sluice-train that did not record which data"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("HINT: start a fresh run"), std::string::npos) << s.message();
 }
 
 TEST(TrainOptions, EveryFieldRoundTripsThroughJson) {

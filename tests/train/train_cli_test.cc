@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +170,57 @@ TEST_F(TrainCli, ResumeRefusesAChangedFeatureOptionOutsideTheOldSubset) {
     const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
     EXPECT_NE(r.out.find(name), std::string::npos) << flag << "\n" << r.out;
   }
+}
+
+// The data is part of the run by its content (trainer/datasets.h, DatasetFingerprint): a resume
+// on other clips with the same characters, or on more clips, is refused naming the data, where the
+// vocabulary check alone let it through; the dataset copied to another path resumes.
+TEST_F(TrainCli, ResumeOnOtherDataIsRefusedAndOnACopyElsewhereAccepted) {
+  TempDir run;
+  // --steps is part of the run: the checkpoint resumed is step 2's of a 3-step run. No held-out
+  // records: which keys a fraction holds out differs between the datasets.
+  const std::string args = "--eval-fraction 0 --steps 3 ";
+  ASSERT_EQ(
+      Train("chars", args + "--checkpoint-every 2 --checkpoint " + run.Join("run-{step}.ckpt"))
+          .code,
+      0);
+  const std::string ckpt = run.Join("run-2.ckpt");
+  // Both keep the vocabulary, the set of characters of the same transcripts: "renamed" holds the
+  // corpus's clips under other ids (other records), "more" the corpus and its first clip again.
+  const std::string corpus = dir_->Join("corpus");
+  {
+    std::ifstream in(corpus + "/manifest.jsonl");
+    std::ofstream renamed(corpus + "/renamed.jsonl"), more(corpus + "/more.jsonl");
+    std::string line;
+    nlohmann::json first;
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (first.is_null()) first = j;
+      more << line << "\n";
+      j["id"] = "renamed-" + j["id"].get<std::string>();
+      renamed << j.dump() << "\n";
+    }
+    first["id"] = "again";
+    more << first.dump() << "\n";
+  }
+  for (const char* name : {"renamed", "more"}) {
+    const std::string out = dir_->Join(std::string("chars-") + name);
+    ASSERT_EQ(Shell(Env("SHARDIFY") + " audio -m " + corpus + "/" + name + ".jsonl -o " + out +
+                    " --tokenizer char")
+                  .code,
+              0);
+    const Result r = Train(std::string("chars-") + name, args + "--resume " + ckpt);
+    EXPECT_EQ(r.code, 1) << name << "\n" << r.out;
+    EXPECT_NE(r.out.find(ckpt + ": written by a run on other data: " + out + " holds content"),
+              std::string::npos)
+        << name << "\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("vocabulary mismatch"), std::string::npos) << name << "\n" << r.out;
+  }
+  ASSERT_EQ(Shell("cp -r " + dir_->Join("chars") + " " + dir_->Join("chars-copied")).code, 0);
+  const Result copy = Train("chars-copied", args + "--resume " + ckpt);
+  EXPECT_EQ(copy.code, 0) << copy.out;
+  EXPECT_NE(copy.out.find("resumed at step 2"), std::string::npos) << copy.out;
 }
 
 TEST_F(TrainCli, SpecAugmentMasksTrainingBatchesButNotEvaluation) {

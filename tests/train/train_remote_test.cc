@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -119,6 +120,72 @@ TEST_F(TrainRemote, MixtureAndEvalDatasetTakeUrls) {
 TEST_F(TrainRemote, SentencePieceDatasetTrainsFromAUrl) {
   TempDir run;
   ExpectSameRun(Dir("bpe"), Url("bpe"), "--eval-fraction 0.25", run);
+}
+
+// A password in a dataset URL goes to the server and nowhere else: the banners of successful runs,
+// their --json records, verify's problem list and the errors show http://sluice:***@host/...
+// (storage/url.h, RedactUrl), so a training log holds no password. A refused connection
+// (127.0.0.1:1) makes the errors; an S3 secret from the environment is never printed either.
+TEST_F(TrainRemote, PasswordInAUrlAndS3SecretAreNeverPrinted) {
+  const std::string marker = "pw-7c41e0-never-printed";
+  const std::string port = std::to_string(nginx_->port());
+  const std::string url = "http://sluice:" + marker + "@127.0.0.1:" + port;
+  const std::string shown = "http://sluice:***@127.0.0.1:" + port;
+  const std::string refused = "http://sluice:" + marker + "@127.0.0.1:1/ds";
+  const std::string refused_shown = "http://sluice:***@127.0.0.1:1/ds";
+  // A copy of "chars" with one byte of its first shard changed, for verify's problem list.
+  ASSERT_EQ(
+      Shell("rm -rf " + Dir("damaged") + " && cp -r " + Dir("chars") + " " + Dir("damaged") +
+            " && python3 -c \"import sys; p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); "
+            "b[100] ^= 0xff; open(p, 'wb').write(b)\" $(ls " +
+            Dir("damaged") + "/shard-* | head -n 1)")
+          .code,
+      0);
+  const std::string shardify = Env("SHARDIFY"), bench = Env("SLUICE_BENCH") + " epoch ";
+  const std::string train_any_eval =
+      Env("SLUICE_TRAIN") + " --device cpu --preset tiny --max-frames 800 --steps 1 ";
+  const std::string train = train_any_eval + "--eval-fraction 0 ";
+  const std::string s3 =
+      "AWS_ACCESS_KEY_ID=AKIDSLUICETEST AWS_SECRET_ACCESS_KEY=" + marker + " AWS_REGION=us-east-1 ";
+  struct Case {
+    std::string command;
+    bool ok;               // exit status 0, or an error
+    std::string expected;  // printed: the location as shown
+  };
+  const std::vector<Case> cases = {
+      {shardify + " info " + url + "/chars", true, "dataset    " + shown + "/chars\n"},
+      {shardify + " verify --json -q " + url + "/damaged", false, shown + "/damaged/shard-"},
+      {bench + url + "/chars", true, shown + "/chars: "},
+      {bench + "--json --data " + url + "/chars:2 --data " + url + "/chars-b:1", true,
+       "\"dir\":\"" + shown + "/chars\""},
+      {train + url + "/chars", true, "sluice-train: " + shown + "/chars: "},
+      {train + "--data " + url + "/chars:2 --data " + url + "/chars-b:1", true,
+       "mixture (records above: the first source's): " + shown + "/chars:2 " + shown +
+           "/chars-b:1;"},
+      {shardify + " info --retries 0 " + refused, false, refused_shown + "/manifest.json"},
+      {shardify + " verify --json --retries 0 " + refused, false, refused_shown},
+      {bench + "--retries 0 " + refused, false, refused_shown + "/manifest.json"},
+      {bench + "--retries 0 --data " + refused + ":2", false, refused_shown},
+      {train + "--retries 0 " + refused, false, refused_shown + "/manifest.json"},
+      {train + "--retries 0 --data " + url + "/chars:1 --data " + refused + ":1", false,
+       refused_shown},
+      {train_any_eval + "--retries 0 " + url + "/chars --eval " + refused, false, refused_shown},
+      // The S3 secret: signed requests to a server that is not there.
+      {s3 + shardify + " info --retries 0 --s3-endpoint http://127.0.0.1:1 s3://bucket/ds", false,
+       "bucket/ds"},
+      {s3 + bench + "--retries 0 --s3-endpoint http://127.0.0.1:1 s3://bucket/ds", false,
+       "bucket/ds"},
+      {s3 + train + "--retries 0 --s3-endpoint http://127.0.0.1:1 s3://bucket/ds", false,
+       "bucket/ds"},
+  };
+  for (const Case& c : cases) {
+    const Result r = Shell(c.command);
+    EXPECT_EQ(r.code == 0, c.ok) << c.command << "\n" << r.out;
+    EXPECT_EQ(r.out.find(marker), std::string::npos) << c.command << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos)
+        << c.command << "\nexpected: " << c.expected << "\n"
+        << r.out;
+  }
 }
 
 TEST_F(TrainRemote, MissingDatasetNamesTheUrl) {

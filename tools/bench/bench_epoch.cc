@@ -33,6 +33,7 @@
 #include "loader/loader.h"
 #include "shards/dataset.h"
 #include "storage/open.h"
+#include "storage/url.h"
 
 namespace sluice::bench {
 namespace {
@@ -252,12 +253,13 @@ int RunEpoch(int argc, char** argv) {
   if (!json) {
     const shards::Manifest& m = target;
     const EpochStats resolved = l->stats();  // the thread and token counts Open chose
-    std::printf("%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
-                "%d blocks in flight, rank %d of %d\n",
-                dir.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
-                m.bytes() / 1e6, m.shards.size(), loader::FeatureKindName(l->feature_info().kind),
-                resolved.threads, resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight,
-                o.rank, o.world);
+    std::printf(
+        "%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
+        "%d blocks in flight, rank %d of %d\n",
+        storage::RedactUrl(dir).c_str(), static_cast<unsigned long long>(m.records),
+        m.seconds() / 3600, m.bytes() / 1e6, m.shards.size(),
+        loader::FeatureKindName(l->feature_info().kind), resolved.threads,
+        resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight, o.rank, o.world);
   }
 
   // The journal is what a consumer that can be killed at any moment keeps: each line is written
@@ -348,7 +350,7 @@ int RunEpoch(int argc, char** argv) {
       j["state"] = nlohmann::json::parse(l->state().ToJson());
       j["taken_batches"] = taken;
       for (size_t i = 0; i < s.sources.size(); ++i) {
-        j["sources"][i]["dir"] = mix.sources[i].dir;
+        j["sources"][i]["dir"] = storage::RedactUrl(mix.sources[i].dir);
         j["sources"][i]["weight"] = mix.sources[i].weight;
       }
       if (demand > 0) {
@@ -401,12 +403,13 @@ int RunEpoch(int argc, char** argv) {
                     io.cache_bytes_written / 1e6,
                     static_cast<unsigned long long>(io.cache_corrupt));
       for (size_t i = 0; i < s.sources.size(); ++i)
-        std::printf("  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
-                    "here\n",
-                    mix.sources[i].dir.c_str(), mix.sources[i].weight,
-                    static_cast<unsigned long long>(s.sources[i].records),
-                    static_cast<unsigned long long>(s.sources[i].repeated),
-                    static_cast<unsigned long long>(s.sources[i].rows));
+        std::printf(
+            "  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
+            "here\n",
+            storage::RedactUrl(mix.sources[i].dir).c_str(), mix.sources[i].weight,
+            static_cast<unsigned long long>(s.sources[i].records),
+            static_cast<unsigned long long>(s.sources[i].repeated),
+            static_cast<unsigned long long>(s.sources[i].rows));
       std::printf("  digest %s; state %s\n", digest.hex().c_str(), l->state().ToJson().c_str());
       if (demand > 0)
         std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",

@@ -38,7 +38,7 @@ int RunInfo(const InspectArgs& a) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  std::printf("dataset    %s\n", a.dir.c_str());
+  std::printf("dataset    %s\n", where->location().c_str());  // a URL's password hidden
   std::printf(
       "kind       %s%s\n", m.kind.c_str(),
       m.kind == "audio" ? (", " + std::to_string(m.sample_rate) + " Hz, " + m.codec).c_str() : "");
