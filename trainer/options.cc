@@ -136,13 +136,6 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
   // Checkpoints written before elastic resume record the loader's world here too.
   nlohmann::json then = stored;
   if (then["loader"].is_object()) then["loader"].erase("world");
-  // Checkpoints written before max_padded_tokens planned without that cap: the same as 0, which
-  // --max-padded-tokens 0 repeats.
-  if (!then.contains("max_padded_tokens")) {
-    then["max_padded_tokens"] = 0;
-    if (then["loader"].is_object() && then["loader"]["batching"].is_object())
-      then["loader"]["batching"]["max_padded_tokens"] = 0;
-  }
   std::string path;
   const std::string diff = loader::FirstDifference(Shown(now), Shown(then), "checkpoint", &path);
   if (diff.empty()) return Status::OK();

@@ -41,7 +41,9 @@ def _sources(path):
     out = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise TypeError(f"path[{i}]: expected a (path, weight) pair, got {pair!r}")
+            # The pair may hold a URL with a password: shown redacted, like every location.
+            raise TypeError(f"path[{i}]: expected a (path, weight) pair, got "
+                            f"{_sluice.redact_url(repr(pair))}")
         where, weight = pair
         if not isinstance(where, (str, os.PathLike)):
             raise TypeError(f"path[{i}]: expected str or os.PathLike, got {type(where).__name__}")

@@ -77,6 +77,13 @@ def test_exception_text_hides_the_password(path):
     assert "http://sluice:***@127.0.0.1:1/ds" in str(e.value)
 
 
+def test_malformed_mixture_pair_hides_the_password():
+    with pytest.raises(TypeError) as e:
+        sluice.Loader([(f"http://sluice:{MARKER}@127.0.0.1:1/ds", 1, "extra")], seed=1)
+    assert MARKER not in str(e.value)
+    assert "http://sluice:***@127.0.0.1:1/ds" in str(e.value)
+
+
 def test_exception_text_of_a_mixture_source_hides_the_password(server, dataset):
     bad = f"http://sluice:{MARKER}@127.0.0.1:1/ds"
     with pytest.raises(sluice.Error) as e:

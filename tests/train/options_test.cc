@@ -155,20 +155,6 @@ TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
       << s.ToString();
 }
 
-// Runs from before the padded-ids cap planned without it: --max-padded-tokens 0 repeats their
-// batches exactly, the default (a cap) may not.
-TEST(TrainOptions, CheckpointFromBeforeMaxPaddedTokensResumesWithTheCapOff) {
-  TrainOptions o = Base(loader::FeatureKind::kFbank);
-  nlohmann::json old = RunOf(o, "base");
-  old.erase("max_padded_tokens");
-  old["loader"]["batching"].erase("max_padded_tokens");
-  const Status s = CheckRunConfig(RunOf(o, "now"), old, "old.ckpt");
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("--max-padded-tokens"), std::string::npos) << s.ToString();
-  o.max_padded_tokens = 0;
-  EXPECT_TRUE(CheckRunConfig(RunOf(o, "now"), old, "old.ckpt").ok());
-}
-
 // --steps alone makes the epochs unlimited (UINT64_MAX inside): a resume refused over them said
 // "epochs: 3 (checkpoint: 18446744073709551615)".
 TEST(TrainOptions, UnlimitedEpochsArePrintedAsUnlimited) {
@@ -177,14 +163,14 @@ TEST(TrainOptions, UnlimitedEpochsArePrintedAsUnlimited) {
   unlimited.epochs = UINT64_MAX;
   TrainOptions three = unlimited;
   three.epochs = 3;
-  const Status s = CheckRunConfig(RunOf(three, "three"), RunOf(unlimited, "unlimited"), "run.ckpt");
+  const Status s = Check(RunOf(three, "three"), RunOf(unlimited, "unlimited"), "run.ckpt");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("epochs: 3 (checkpoint: \"unlimited\") (flag --epochs)"),
             std::string::npos)
       << s.ToString();
   EXPECT_EQ(s.message().find("18446744073709551615"), std::string::npos) << s.ToString();
   EXPECT_TRUE(
-      CheckRunConfig(RunOf(unlimited, "again"), RunOf(unlimited, "unlimited"), "run.ckpt").ok());
+      Check(RunOf(unlimited, "again"), RunOf(unlimited, "unlimited"), "run.ckpt").ok());
 }
 
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <unordered_map>
 
 #include "base/cpus.h"
@@ -386,6 +387,11 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   auto process_stage = [&](Work* w) -> Work* {
     try {
       process(w->item, &w->result);
+    } catch (const std::bad_alloc&) {
+      // Out of memory is the machine's state, not the item's: rejecting it would drop good
+      // records from a run under memory pressure. The run stops (main names the options that
+      // bound memory) and --resume continues it.
+      throw;
     } catch (const std::exception& e) {
       // One item's failure (an allocation its numbers asked for, a library's exception) is
       // that item's rejection: it would otherwise cancel the pipeline and stop the whole run
