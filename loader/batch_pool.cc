@@ -30,7 +30,8 @@ bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, size_t token_by
     bool g1 = false, g2 = false, g3 = false, g4 = false;
     // A buffer still grown for an outlier batch of the last epoch (padded_collator.cc) goes back
     // to the reserved size, so that outliers of successive epochs do not add up.
-    if (token_bytes > 0 && f.tokens.capacity() >= 2 * std::max<size_t>(token_bytes, kBatchArrayUnit))
+    if (token_bytes > 0 &&
+        f.tokens.capacity() >= 2 * std::max<size_t>(token_bytes, kBatchArrayUnit))
       f.tokens.Reset();
     if (!f.features.Reserve(std::max<size_t>(feature_bytes, 1), &g1) ||
         !f.lengths.Reserve(rows * sizeof(int32_t), &g2) ||

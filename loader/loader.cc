@@ -170,9 +170,8 @@ Status LoaderImpl::Start(const ResumeState& state) {
   // Padded ids are reserved up to max_padded_tokens: a batch over it is one record with an
   // outlier transcript (the plan gives it a batch of its own), whose buffer grows in Finish and
   // shrinks back after. Packed rows are seq_len + 1 ids, a size the options set.
-  const uint64_t padded_cap = options_.packing.seq_len == 0
-                                  ? options_.batching.max_padded_tokens * sizeof(int32_t)
-                                  : 0;
+  const uint64_t padded_cap =
+      options_.packing.seq_len == 0 ? options_.batching.max_padded_tokens * sizeof(int32_t) : 0;
   const uint64_t value_bytes = extractor_->dim() * DTypeSize(options_.dtype);
   shape_ = BatchShape();
   for (uint32_t j = 0; j < plan_.batches.size(); ++j) {
@@ -187,10 +186,11 @@ Status LoaderImpl::Start(const ResumeState& state) {
     feature_bytes = std::max<uint64_t>(feature_bytes, pb.rows * pb.max_length * value_bytes);
     max_rows = std::max<uint64_t>(max_rows, pb.rows);
     const uint64_t ids = pb.rows * tokens * sizeof(int32_t);
-    if (padded_cap > 0 && ids > padded_cap)
+    if (padded_cap > 0 && ids > padded_cap) {
       outliers.push_back(ids);
-    else
+    } else {
       token_bytes = std::max(token_bytes, ids);
+    }
   }
   const uint64_t max_bytes = feature_bytes + token_bytes;
   // At most pool_size batches are alive at once, so at most that many outliers, each in a

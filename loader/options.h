@@ -88,12 +88,12 @@ struct BatchingOptions {
   uint64_t max_tokens = 0;          // cap on the sum of the rows' token ids (index `tokens` column)
                                     // in a batch (0 = none): a token budget for ASR transcripts
   uint64_t max_padded_tokens = 65536;  // cap on rows * the longest row's token ids (index `tokens`
-                                    // column), the padded ids tensor (0 = none). Pool buffers are
-                                    // reserved up to it: one record with an outlier transcript
-                                    // gets a batch of its own, and only that batch's buffer grows
-                                    // (then shrinks back), instead of every pooled batch growing
-                                    // to rows * its length. 65536 ids (256 KiB) is 10x what 200 s
-                                    // of speech transcribes to
+                                       // column), the padded ids tensor (0 = none). Pool buffers
+                                       // are reserved up to it: one record with an outlier
+                                       // transcript gets a batch of its own, and only that batch's
+                                       // buffer grows (then shrinks back), instead of every pooled
+                                       // batch growing to rows * its length. 65536 ids (256 KiB) is
+                                       // 10x what 200 s of speech transcribes to
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
                                  // stream is emitted half-full, which bounds how long decoded rows
                                  // wait for their batch (0 = shuffle_window)

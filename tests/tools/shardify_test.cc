@@ -1043,8 +1043,8 @@ TEST_F(ShardifyTest, LongRecordingsAreMeasuredFromTheHeaderAndSegmentsReadAlone)
       "{\"audio_filepath\": \"long.wav\", \"text\": \"d\", \"id\": \"seg2\", \"offset\": 29990, "
       "\"duration\": 5}\n");
   // 600 MB of address space: the whole file does not fit, the header and a segment do.
-  RunResult r = Sh(kLimit600MB + Shardify() + " audio -q --json -j 1 -m " +
-                   tmp_.Join("m.jsonl") + " -o " + tmp_.Join("ds") + " --max-duration 30");
+  RunResult r = Sh(kLimit600MB + Shardify() + " audio -q --json -j 1 -m " + tmp_.Join("m.jsonl") +
+                   " -o " + tmp_.Join("ds") + " --max-duration 30");
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = Summary(r.out);
   EXPECT_EQ(j["records"], 3) << r.out;

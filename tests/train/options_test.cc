@@ -169,8 +169,7 @@ TEST(TrainOptions, UnlimitedEpochsArePrintedAsUnlimited) {
             std::string::npos)
       << s.ToString();
   EXPECT_EQ(s.message().find("18446744073709551615"), std::string::npos) << s.ToString();
-  EXPECT_TRUE(
-      Check(RunOf(unlimited, "again"), RunOf(unlimited, "unlimited"), "run.ckpt").ok());
+  EXPECT_TRUE(Check(RunOf(unlimited, "again"), RunOf(unlimited, "unlimited"), "run.ckpt").ok());
 }
 
 TEST(TrainOptions, CheckpointFromBeforeTheTablesIsRefusedWithAHint) {
