@@ -133,33 +133,8 @@ Status LoaderImpl::CountBatches(uint64_t epoch, uint64_t* batches) const {
   return Status::OK();
 }
 
-Status LoaderImpl::Start(const ResumeState& state) {
-  const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
-  Stop();
-  const uint64_t epoch = state.epoch;
-  // Another world size ends a stretch: its consumed batches join the history, and this world's
-  // plan of the rest starts at its first batch. A stretch that took nothing is left out, so
-  // every state has one history (plan.h, step 4).
-  std::vector<WorldSegment> earlier = state.earlier;
-  uint64_t start_batch = state.batches;
-  if (state.world != 0 && state.world != options_.world) {
-    if (state.batches > 0) earlier.push_back({state.world, state.batches});
-    start_batch = 0;
-  }
-  if (earlier.size() > ResumeState::kMaxSegments)
-    return Status::InvalidArgument(
-        "resume of epoch " + std::to_string(epoch) + ": " + std::to_string(earlier.size()) +
-        " changes of world size, over the limit of " + std::to_string(ResumeState::kMaxSegments) +
-        "; resume at the epoch's start instead");
-  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, earlier, &epoch_index_, &ix_, &plan_));
-  if (start_batch > plan_.batches.size())
-    return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
-                                   std::to_string(epoch) + ", which has " +
-                                   std::to_string(plan_.batches.size()) + " batches on rank " +
-                                   std::to_string(options_.rank));
-  collator_->Bind(ix_, &plan_);
-  MakeReadSchedule(*ix_, plan_, start_batch, tokens_, collator_->OpenBatchCap(tokens_), &schedule_);
-
+Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* pool_bytes,
+                               uint64_t* allocations) {
   // Pool: batches being filled, queued and held by the consumer (schedule.h explains the bound).
   const size_t pool_size = schedule_.max_open_batches + options_.ready_batches +
                            options_.consumer_batches;
@@ -198,11 +173,11 @@ Status LoaderImpl::Start(const ResumeState& state) {
   const size_t alive = std::min(outliers.size(), pool_size);
   std::partial_sort(outliers.begin(), outliers.begin() + alive, outliers.end(),
                     std::greater<uint64_t>());
-  uint64_t pool_bytes = max_bytes * pool_size;
-  for (size_t i = 0; i < alive; ++i) pool_bytes += outliers[i] - token_bytes;
+  *pool_bytes = max_bytes * pool_size;
+  for (size_t i = 0; i < alive; ++i) *pool_bytes += outliers[i] - token_bytes;
   if (options_.memory_budget > 0) {
     const uint64_t budget = options_.memory_budget;
-    const uint64_t need = pool_bytes;
+    const uint64_t need = *pool_bytes;
     // Below one batch no pool size fits: the only remedies are a bigger budget or smaller
     // batches, so the error says that rather than naming the pool's options.
     if (max_bytes > budget)
@@ -222,8 +197,7 @@ Status LoaderImpl::Start(const ResumeState& state) {
   }
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
-  uint64_t allocations = 0;
-  if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, &allocations))
+  if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, allocations))
     return Status::IOError(
         "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
         std::to_string(max_bytes) +
@@ -231,6 +205,38 @@ Status LoaderImpl::Start(const ResumeState& state) {
         "(--max-frames, --max-padded-frames: the largest batch), open_batches (--open-batches) or "
         "ready_batches (--ready: batches in the pool); --memory-budget checks this before "
         "allocating");
+  return Status::OK();
+}
+
+Status LoaderImpl::Start(const ResumeState& state) {
+  const auto t0 = std::chrono::steady_clock::now();  // the epoch's wall time includes planning
+  Stop();
+  const uint64_t epoch = state.epoch;
+  // Another world size ends a stretch: its consumed batches join the history, and this world's
+  // plan of the rest starts at its first batch. A stretch that took nothing is left out, so
+  // every state has one history (plan.h, step 4).
+  std::vector<WorldSegment> earlier = state.earlier;
+  uint64_t start_batch = state.batches;
+  if (state.world != 0 && state.world != options_.world) {
+    if (state.batches > 0) earlier.push_back({state.world, state.batches});
+    start_batch = 0;
+  }
+  if (earlier.size() > ResumeState::kMaxSegments)
+    return Status::InvalidArgument(
+        "resume of epoch " + std::to_string(epoch) + ": " + std::to_string(earlier.size()) +
+        " changes of world size, over the limit of " + std::to_string(ResumeState::kMaxSegments) +
+        "; resume at the epoch's start instead");
+  SLUICE_RETURN_IF_ERROR(PlanEpoch(epoch, earlier, &epoch_index_, &ix_, &plan_));
+  if (start_batch > plan_.batches.size())
+    return Status::InvalidArgument("resume at batch " + std::to_string(start_batch) + " of epoch " +
+                                   std::to_string(epoch) + ", which has " +
+                                   std::to_string(plan_.batches.size()) + " batches on rank " +
+                                   std::to_string(options_.rank));
+  collator_->Bind(ix_, &plan_);
+  MakeReadSchedule(*ix_, plan_, start_batch, tokens_, collator_->OpenBatchCap(tokens_), &schedule_);
+
+  uint64_t pool_bytes = 0, allocations = 0;
+  SLUICE_RETURN_IF_ERROR(ReservePool(epoch, start_batch, &pool_bytes, &allocations));
 
   epoch_ = epoch;
   start_batch_ = start_batch;

@@ -59,6 +59,12 @@ class LoaderImpl final : public Loader {
   Status PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& earlier, IndexColumns* scratch,
                    const IndexColumns** index, EpochPlan* plan) const;
 
+  // Sizes the batch pool for the started plan's batches from start_batch (and shape_ for the
+  // whole plan), checks memory_budget, and reserves every buffer. *pool_bytes: what the pool may
+  // hold, outliers over max_padded_tokens included; *allocations: the allocator calls it made.
+  Status ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* pool_bytes,
+                     uint64_t* allocations);
+
   LoaderOptions options_;
   FeatureInfo info_;
   int threads_ = 1;
