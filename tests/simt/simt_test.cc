@@ -15,14 +15,7 @@
 #include <vector>
 
 #include "gpu/simt/simt.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SLUICE_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SLUICE_TEST_ASAN 1
-#endif
-#endif
+#include "sanitizers.h"
 
 namespace sluice::simt {
 namespace {

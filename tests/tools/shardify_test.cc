@@ -27,6 +27,7 @@
 #include "loader/digest.h"
 #include "loader/loader.h"
 #include "out_lock.h"
+#include "sanitizers.h"
 #include "shards/checksum.h"
 #include "shards/dataset.h"
 #include "shards/fields.h"
@@ -35,13 +36,6 @@
 
 // An address-space limit (ulimit -v) cannot hold a binary built with AddressSanitizer, which
 // reserves terabytes of shadow memory when it starts: those cases run in the release suite.
-#if defined(__SANITIZE_ADDRESS__)
-#define SLUICE_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SLUICE_TEST_ASAN 1
-#endif
-#endif
 #if defined(SLUICE_TEST_ASAN)
 #define SKIP_UNDER_ASAN() GTEST_SKIP() << "ulimit -v cannot hold an AddressSanitizer binary"
 constexpr const char* kLimit600MB = "";  // the rest of the case still runs
