@@ -68,6 +68,62 @@ bool ExactLength(const SF_INFO& info) {
   }
 }
 
+// Positions `sf` at frame `start`: a seek, or reading and dropping frames of an unseekable
+// stream. False when the stream ends first.
+bool SkipTo(SNDFILE* sf, const SF_INFO& info, sf_count_t start) {
+  if (info.seekable && sf_seek(sf, start, SEEK_SET) == start) return true;
+  std::vector<float> skip(4096 * static_cast<size_t>(info.channels));
+  sf_count_t left = start;
+  while (left > 0) {
+    const sf_count_t got = sf_readf_float(sf, skip.data(), std::min<sf_count_t>(left, 4096));
+    if (got <= 0) break;
+    left -= got;
+  }
+  return left == 0;
+}
+
+// Decodes up to `want` frames from the current position into *samples, downmixed to mono; fewer
+// where the stream ends (the caller tells a short file from a read error).
+void ReadDownmixed(SNDFILE* sf, int channels, sf_count_t want, bool length_known,
+                   std::vector<float>* samples) {
+  const sf_count_t kChunk = 8192;  // frames per libsndfile call
+  // The header's length is a claim: reserve it only up to 4 Mi samples (4 min at 16 kHz); longer
+  // audio grows as it decodes. A damaged header claiming 1e11 samples made this reservation fail
+  // (audio_fuzzer, features_input_fuzzer).
+  constexpr sf_count_t kMaxReserve = sf_count_t{1} << 22;
+  if (length_known) samples->reserve(static_cast<size_t>(std::min(want, kMaxReserve)));
+  if (channels == 1) {
+    // Mono (the common PCM16 case): libsndfile converts straight into the output.
+    sf_count_t done = 0;
+    while (done < want) {
+      const sf_count_t ask = std::min(kChunk, want - done);
+      samples->resize(static_cast<size_t>(done + ask));
+      const sf_count_t got = sf_readf_float(sf, samples->data() + done, ask);
+      if (got <= 0) break;
+      done += got;
+    }
+    samples->resize(static_cast<size_t>(done));
+  } else {
+    const int ch = channels;
+    const float inv = 1.0f / static_cast<float>(ch);
+    std::vector<float> buf(static_cast<size_t>(kChunk) * ch);
+    sf_count_t done = 0;
+    while (done < want) {
+      const sf_count_t got = sf_readf_float(sf, buf.data(), std::min(kChunk, want - done));
+      if (got <= 0) break;
+      samples->resize(static_cast<size_t>(done + got));
+      float* dst = samples->data() + done;
+      for (sf_count_t i = 0; i < got; ++i) {
+        const float* frame = buf.data() + i * ch;
+        float sum = 0;
+        for (int c = 0; c < ch; ++c) sum += frame[c];
+        dst[i] = sum * inv;
+      }
+      done += got;
+    }
+  }
+}
+
 // Reads the requested span of an opened file, downmixing to mono. `wav` is what the file's own
 // RIFF header says (wav_length.h): libsndfile has already shortened info.frames to what is there.
 Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
@@ -128,60 +184,12 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
     }
   }
 
-  if (start > 0) {
-    bool seeked = info.seekable && sf_seek(sf, start, SEEK_SET) == start;
-    if (!seeked) {
-      // Unseekable stream: read and drop.
-      std::vector<float> skip(4096 * static_cast<size_t>(info.channels));
-      sf_count_t left = start;
-      while (left > 0) {
-        const sf_count_t got = sf_readf_float(sf, skip.data(), std::min<sf_count_t>(left, 4096));
-        if (got <= 0) break;
-        left -= got;
-      }
-      if (left > 0) {
-        return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
-                                       " is beyond the end of the audio");
-      }
-    }
+  if (start > 0 && !SkipTo(sf, info, start)) {
+    return Status::InvalidArgument(name + ": offset " + Seconds(opt.offset_seconds) +
+                                   " is beyond the end of the audio");
   }
 
-  const sf_count_t kChunk = 8192;  // frames per libsndfile call
-  // The header's length is a claim: reserve it only up to 4 Mi samples (4 min at 16 kHz); longer
-  // audio grows as it decodes. A damaged header claiming 1e11 samples made this reservation fail
-  // (audio_fuzzer, features_input_fuzzer).
-  constexpr sf_count_t kMaxReserve = sf_count_t{1} << 22;
-  if (length_known) out->samples.reserve(static_cast<size_t>(std::min(want, kMaxReserve)));
-  if (info.channels == 1) {
-    // Mono (the common PCM16 case): libsndfile converts straight into the output.
-    sf_count_t done = 0;
-    while (done < want) {
-      const sf_count_t ask = std::min(kChunk, want - done);
-      out->samples.resize(static_cast<size_t>(done + ask));
-      const sf_count_t got = sf_readf_float(sf, out->samples.data() + done, ask);
-      if (got <= 0) break;
-      done += got;
-    }
-    out->samples.resize(static_cast<size_t>(done));
-  } else {
-    const int ch = info.channels;
-    const float inv = 1.0f / static_cast<float>(ch);
-    std::vector<float> buf(static_cast<size_t>(kChunk) * ch);
-    sf_count_t done = 0;
-    while (done < want) {
-      const sf_count_t got = sf_readf_float(sf, buf.data(), std::min(kChunk, want - done));
-      if (got <= 0) break;
-      out->samples.resize(static_cast<size_t>(done + got));
-      float* dst = out->samples.data() + done;
-      for (sf_count_t i = 0; i < got; ++i) {
-        const float* frame = buf.data() + i * ch;
-        float sum = 0;
-        for (int c = 0; c < ch; ++c) sum += frame[c];
-        dst[i] = sum * inv;
-      }
-      done += got;
-    }
-  }
+  ReadDownmixed(sf, info.channels, want, length_known, &out->samples);
   const sf_count_t got = static_cast<sf_count_t>(out->samples.size());
   if (length_known && got < want && ExactLength(info) && !opt.allow_truncated)
     return Truncated(name, info.frames, start + got);
