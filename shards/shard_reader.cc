@@ -119,6 +119,16 @@ Status ShardReader::Init(std::optional<uint64_t> expected_footer_xxh3) {
       file_->ReadVerified(index_offset, index_size, DecodeFixed64(f + 16), index.data()));
   if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16))
     return corrupt(index_offset, "index checksum mismatch");
+  return DecodeIndex(index, index_offset);
+}
+
+// The index's block and record tables, checked against each other and the index's size; every
+// inconsistency is a Corruption at `index_offset` (the index checksum has already matched).
+Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset) {
+  const uint64_t index_size = index.size();
+  auto corrupt = [&](uint64_t offset, const std::string& why) {
+    return Status::Corruption(file_->name() + ": offset " + std::to_string(offset) + ": " + why);
+  };
   const char* p = index.data();
   if (DecodeFixed32(p) != kIndexMagic) return corrupt(index_offset, "bad index magic");
   const uint64_t nblocks = DecodeFixed32(p + 4);

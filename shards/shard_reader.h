@@ -95,6 +95,7 @@ class ShardReader {
  private:
   ShardReader() = default;
   Status Init(std::optional<uint64_t> expected_footer_xxh3);
+  Status DecodeIndex(const std::string& index, uint64_t index_offset);
 
   std::unique_ptr<RandomAccessFile> file_;
   ReadOptions options_;
