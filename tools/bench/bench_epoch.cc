@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 #include "loader_flags.h"
 #include "features/pcm.h"
@@ -186,12 +187,7 @@ bool ParseEpochArgs(int argc, char** argv, EpochArgs* a, int* exit_code) {
   a->o.threads = 0;
   std::vector<std::string> data;
   AddEpochOptions(&app, a, &data);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
-    return false;
-  }
+  if (!ParseCommandLine(app, argc, argv, exit_code)) return false;
   *exit_code = 2;
   if (a->dir.empty() == data.empty()) {
     std::fprintf(stderr,

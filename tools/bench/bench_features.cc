@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 #include "feature_options.h"
 #include "features/audio.h"
@@ -102,13 +103,7 @@ bool ParseFeaturesArgs(int argc, char** argv, FeaturesArgs* a, int* exit_code) {
                  "file listing audio paths (one per line) instead of generated clips");
   tools::AddFeatureOptions(&app, &a->fa);
   app.add_flag("--json", a->json, "print one JSON object");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
-    return false;
-  }
-  return true;
+  return ParseCommandLine(app, argc, argv, exit_code);
 }
 
 // The clips, decoded before the clock starts: --input's files or generated ones, at `rate`, on

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 
 #if SLUICE_HAVE_GPU
@@ -75,13 +76,7 @@ bool ParseFeedArgs(int argc, char** argv, FeedArgs* a, int* exit_code) {
   app.add_option("--max-frames", a->max_frames, "loader cap on frames per batch with --dataset");
   app.add_flag("--no-pageable", a->no_pageable, "skip the pageable-memory feeder run");
   app.add_flag("--json", a->json, "one JSON object on stdout");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
-    return false;
-  }
-  return true;
+  return ParseCommandLine(app, argc, argv, exit_code);
 }
 
 }  // namespace
