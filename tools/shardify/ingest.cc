@@ -329,7 +329,8 @@ class IngestRun {
   std::unique_ptr<shards::DatasetWriter> writer_;
   std::unique_ptr<Progress> progress_;
 
-  // The pipeline's state; the write stage's alone, but for `stop_`.
+  // The pipeline's state: the counters are the write stage's alone; `failure_` and `stop_` are
+  // also set by the read stage, on a read error.
   std::atomic<bool> stop_{false};
   Status failure_;
   uint64_t done_ = 0, input_bytes_ = 0, written_ = 0, clipped_files_ = 0, clipped_samples_ = 0;
