@@ -1,5 +1,6 @@
 #include "base/sysio.h"
 
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -90,6 +91,12 @@ int Decide(Call call, const char* path, size_t* n) {
                  static_cast<unsigned long long>(index), CallName(call), path, *n);
     return 0;
   }
+  if (s.kind == FaultSpec::Kind::kKill) {
+    std::fprintf(stderr, "sluice: fault injection: call %llu (%s %s) kills the process\n",
+                 static_cast<unsigned long long>(index), CallName(call), path);
+    // SIGKILL, not exit: no handler, destructor or buffered write runs, as in a real crash.
+    ::kill(::getpid(), SIGKILL);
+  }
   if (s.kind == FaultSpec::Kind::kError && call == Call::kWrite) err = ENOSPC;
   std::fprintf(stderr, "sluice: fault injection: call %llu (%s %s) fails with %s\n",
                static_cast<unsigned long long>(index), CallName(call), path, std::strerror(err));
@@ -128,7 +135,7 @@ bool ParseFaultSpec(const std::string& text, FaultSpec* spec, std::string* why) 
   // strtoull would take "-1" (as 2^64 - 1) and " 1": digits only.
   if (number.empty() || number[0] < '0' || number[0] > '9' || *end != '\0' || errno != 0 ||
       n == 0) {
-    *why = "expected trace:FILE or N[:error|eio|short[:MATCH]] with N >= 1";
+    *why = "expected trace:FILE or N[:error|eio|short|kill[:MATCH]] with N >= 1";
     return false;
   }
   spec->n = n;
@@ -138,8 +145,9 @@ bool ParseFaultSpec(const std::string& text, FaultSpec* spec, std::string* why) 
   const std::string kind = text.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1);
   if (kind == "eio") spec->kind = FaultSpec::Kind::kEio;
   else if (kind == "short") spec->kind = FaultSpec::Kind::kShort;
+  else if (kind == "kill") spec->kind = FaultSpec::Kind::kKill;
   else if (kind != "error") {
-    *why = "unknown kind '" + kind + "' (error, eio or short)";
+    *why = "unknown kind '" + kind + "' (error, eio, short or kill)";
     return false;
   }
   if (c2 != std::string::npos) spec->match = text.substr(c2 + 1);

@@ -58,14 +58,16 @@ Status PreadFully(int fd, const std::string& name, uint64_t offset, size_t n, ch
 //       error  EIO, or ENOSPC for a write (the default)
 //       eio    EIO for every call, writes too
 //       short  the N-th read or write moves half the bytes asked (only reads and writes count)
+//       kill   the process dies by SIGKILL before making the N-th call: a crash (power cut,
+//              kill -9, a preempted node) at a chosen point, the calls before it all made
 //     MATCH: count only calls whose path contains MATCH (a checkpoint's name, say).
 // The injected call prints "sluice: fault injection: call N (<call> <path>) fails with
-// <errno text>" to stderr, so a test can tell which call it hit.
+// <errno text>" (or "... kills the process") to stderr, so a test can tell which call it hit.
 enum class Call : uint8_t { kOpen, kRead, kWrite, kSync, kTruncate, kRename, kLink, kLock };
 const char* CallName(Call c);
 
 struct FaultSpec {
-  enum class Kind : uint8_t { kNone, kTrace, kError, kEio, kShort };
+  enum class Kind : uint8_t { kNone, kTrace, kError, kEio, kShort, kKill };
   Kind kind = Kind::kNone;
   uint64_t n = 0;          // the call to fail, 1-based
   std::string match;       // only calls whose path contains this count

@@ -3,10 +3,12 @@
 #include "base/sysio.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -56,6 +58,36 @@ TEST(FaultSpecTest, ParsesEveryFormAndRefusesTheRest) {
     EXPECT_FALSE(ParseFaultSpec(bad, &s, &why)) << bad;
     EXPECT_FALSE(why.empty()) << bad;
   }
+  // An unknown kind is refused naming the kinds there are: a test asking for one this build
+  // lacks must not run undisturbed and pass for the wrong reason.
+  EXPECT_FALSE(ParseFaultSpec("3:kil", &s, &why));
+  EXPECT_NE(why.find("unknown kind 'kil'"), std::string::npos) << why;
+  EXPECT_NE(why.find("(error, eio, short or kill)"), std::string::npos) << why;
+}
+
+// A crash at a chosen call (power cut, kill -9, a preempted node): the calls before it are done,
+// the N-th is never made, and the process ends by SIGKILL, so nothing after it runs.
+TEST(FaultKillTest, KillEndsTheProcessBeforeTheNthCall) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("a");
+  EXPECT_EXIT(
+      {
+        FaultSpec s;
+        std::string why;
+        if (!ParseFaultSpec("2:kill:" + path, &s, &why)) {
+          std::fprintf(stderr, "refused: %s\n", why.c_str());
+          std::_Exit(1);
+        }
+        ArmFaults(s);
+        const int fd = Open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // call 1
+        (void)!Write(fd, "12345678", 8, path.c_str());                          // call 2: killed
+        std::_Exit(0);
+      },
+      ::testing::KilledBySignal(SIGKILL),
+      "sluice: fault injection: call 2 \\(write .*/a\\) kills the process");
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0) << "call 1, the open, was made";
+  EXPECT_EQ(st.st_size, 0) << "call 2, the write, was not";
 }
 
 TEST_F(SysioTest, FailsExactlyTheNthCallWithEnospcForAWrite) {

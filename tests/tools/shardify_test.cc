@@ -1,5 +1,6 @@
 // End-to-end: the shardify binary on a generated corpus with broken entries.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +67,18 @@ std::vector<std::string> Lines(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) out.push_back(line);
   return out;
+}
+
+// The crash of a run that SLUICE_FAULT_INJECT=N:kill:FILE ended: SIGKILL before its N-th call on
+// FILE (base/sysio.h). The shell reports 128 + 9, or popen the signal itself when the shell
+// exec'd the program.
+::testing::AssertionResult Killed(const RunResult& r) {
+  if ((r.code == 128 + SIGKILL || r.code == -1) &&
+      r.out.find("fault injection: call") != std::string::npos &&
+      r.out.find("kills the process") != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "not killed by the injector: exit " << r.code << "\n"
+                                       << r.out;
 }
 
 class ShardifyTest : public ::testing::Test {
@@ -190,9 +203,11 @@ TEST_F(ShardifyTest, OutputIsByteIdenticalForAnyThreadCount) {
 TEST_F(ShardifyTest, InterruptedRunResumesToTheSameBytes) {
   const std::string opts = "--shard-size 200KiB --block-size 32KiB";
   ASSERT_EQ(Audio(tmp_.Join("full"), opts).code, 0);
-  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " +
-                       manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
-  ASSERT_EQ(crash.code, 3) << crash.out;
+  // Killed before the first write of the third shard: two are durable, the third begun.
+  RunResult crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + Shardify() + " audio -q -m " +
+         manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
+  ASSERT_TRUE(Killed(crash));
   EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json")));
   EXPECT_TRUE(fs::exists(tmp_.Join("ds/shard-00001.sluice")));
   EXPECT_TRUE(fs::exists(tmp_.Join("ds/shard-00002.sluice.tmp")));  // the shard being written
@@ -211,13 +226,24 @@ TEST_F(ShardifyTest, InterruptedRunResumesToTheSameBytes) {
   EXPECT_EQ(DirContents(tmp_.Join("full")), DirContents(tmp_.Join("ds")));
 }
 
+// A kill kind misspelt must not run undisturbed: the crash test would then pass without a crash.
+TEST_F(ShardifyTest, AnUnknownFaultKindIsRefusedBeforeAnythingIsWritten) {
+  RunResult r = Sh("SLUICE_FAULT_INJECT=2:kil:shard-00000.sluice.tmp " + Shardify() +
+                   " audio -q -m " + manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown kind 'kil' (error, eio, short or kill)"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(tmp_.Join("ds/manifest.json")));
+}
+
 // A resumed run's rates count the work it did: the shards it wrote in its wall time, not the
 // dataset's whole audio (a finished dataset once reported 259510538 h/s).
 TEST_F(ShardifyTest, ResumedRunsReportTheRatesOfTheirOwnWork) {
   const std::string opts = "--shard-size 200KiB --block-size 32KiB";
-  RunResult crash = Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=2 " + Shardify() + " audio -q -m " +
-                       manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
-  ASSERT_EQ(crash.code, 3) << crash.out;
+  RunResult crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + Shardify() + " audio -q -m " +
+         manifest_ + " -o " + tmp_.Join("ds") + " --max-duration 30 " + opts);
+  ASSERT_TRUE(Killed(crash));
   RunResult resumed = Audio(tmp_.Join("ds"), "--resume --json " + opts);
   ASSERT_EQ(resumed.code, 0) << resumed.out;
   const auto j = nlohmann::json::parse(resumed.out);
@@ -495,10 +521,10 @@ TEST_F(ShardifyTest, PartRerunsAreIdempotentAndRedoOnlyIncompleteParts) {
   ASSERT_EQ(Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("single") + opts).code, 0);
   ASSERT_EQ(part(0).code, 0);
   // Part 1 dies with a shard half written; part 2 after its manifest, before its marker.
-  RunResult crash = part(1, "SHARDIFY_TEST_EXIT_AFTER_SHARDS=1");
-  ASSERT_EQ(crash.code, 3) << crash.out;
-  crash = part(2, "SHARDIFY_TEST_EXIT_BEFORE_MARKER=1");
-  ASSERT_EQ(crash.code, 3) << crash.out;
+  RunResult crash = part(1, "SLUICE_FAULT_INJECT=2:kill:shard-00001.sluice.tmp");
+  ASSERT_TRUE(Killed(crash));
+  crash = part(2, "SLUICE_FAULT_INJECT=1:kill:part.json.tmp");
+  ASSERT_TRUE(Killed(crash));
   EXPECT_TRUE(fs::exists(tmp_.Join("parts/2/manifest.json")));
   EXPECT_FALSE(fs::exists(tmp_.Join("parts/2/part.json")));
 
@@ -530,10 +556,8 @@ TEST_F(ShardifyTest, PartRerunsAreIdempotentAndRedoOnlyIncompleteParts) {
   EXPECT_EQ(Sh(Shardify() + " verify -q " + tmp_.Join("merged")).code, 0);
 
   // Part 1's output in part 2's directory: refused, not destroyed.
-  ASSERT_EQ(Sh("SHARDIFY_TEST_EXIT_AFTER_SHARDS=0 " + Shardify() + " audio -q -m " + clean +
-               " -o " + tmp_.Join("x") + " --part 1/3" + opts)
-                .code,
-            3);
+  ASSERT_TRUE(Killed(Sh("SLUICE_FAULT_INJECT=2:kill:shard-00000.sluice.tmp " + Shardify() +
+                        " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --part 1/3" + opts)));
   RunResult wrong =
       Sh(Shardify() + " audio -q -m " + clean + " -o " + tmp_.Join("x") + " --part 2/3" + opts);
   EXPECT_NE(wrong.code, 0);

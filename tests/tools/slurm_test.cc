@@ -69,14 +69,14 @@ class SlurmTest : public ::testing::Test {
 
   static std::string Shardify() { return Env("SHARDIFY", "build/tools/shardify"); }
 
-  // The part job of docs/shardify.md's recipe; SLUICE_TEST_FAIL_ID makes that task crash
-  // after its first record, with a shard half written.
+  // The part job of docs/shardify.md's recipe; SLUICE_TEST_FAIL_ID makes that task die by
+  // SIGKILL as it first writes its first shard, the shard begun (base/sysio.h, kind kill).
   std::string PartScript(const std::string& part_flag) {
     const std::string path = tmp_.Join("part.sbatch");
     WriteFile(path,
               "#!/bin/sh\n#SBATCH --cpus-per-task=1\n"
               "if [ \"${SLUICE_TEST_FAIL_ID:-}\" = \"$SLURM_ARRAY_TASK_ID\" ]; then\n"
-              "  export SHARDIFY_TEST_EXIT_AFTER_SHARDS=0\nfi\n"
+              "  export SLUICE_FAULT_INJECT=2:kill:shard-00000.sluice.tmp\nfi\n"
               "exec " +
                   Shardify() + " audio -q -m " + corpus_->Join("manifest.jsonl") + " -o " +
                   tmp_.Join("parts") + "/$SLURM_ARRAY_TASK_ID --part " + part_flag + kWriteOptions +

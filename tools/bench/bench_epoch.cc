@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 #include "loader_flags.h"
 #include "features/pcm.h"
@@ -129,318 +130,382 @@ Status BareFeatures(const std::string& dir, const LoaderOptions& o, int threads,
   return Status::OK();
 }
 
-}  // namespace
-
-int RunEpoch(int argc, char** argv) {
-  CLI::App app{"Whole loader epochs over a dataset: hours of audio/s, consumer wait, CPU, RSS.",
-               argv[0]};
-  std::string dir;
+// The command line of sluice-bench epoch.
+struct EpochArgs {
+  loader::MixOptions mix;  // the dataset, or the --data sources
+  std::string dir;         // the first source: the flags that depend on the dataset read it
   int epochs = 1;
   uint64_t first_epoch = 0;
   double step_ms = 0;
   double demand = 0;
   bool json = false, bare = false;
-  LoaderOptions o;
-  o.threads = 0;
-  tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
-  app.add_option("dataset", dir, "dataset directory (shardify's output); or --data");
-  std::vector<std::string> data;
-  loader::MixOptions mix;
-  app.add_option("--data", data,
-                 "DIR:WEIGHT, repeated: a weighted mixture of these datasets (docs/loader.md, "
-                 "\"Weighted mixing\"); WEIGHT > 0, 1 when left out");
-  app.add_option("--mix-records", mix.epoch_records,
-                 "records per epoch of the mixture, all sources (0 = the sum of theirs)");
-  app.add_option("--epochs", epochs, "epochs to run")->check(CLI::Range(1, 100000));
-  app.add_option("--first-epoch", first_epoch, "number of the first epoch (keys the shuffle)");
-  app.add_option("--step-ms", step_ms, "simulated trainer step per batch (ms, sleeping)");
-  app.add_option("--demand", demand,
-                 "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
-  app.add_flag("--json", json, "one JSON object per epoch on stdout");
-  app.add_flag("--bare", bare, "also time the feature computation alone on the same records");
   std::string resume_json;
   uint64_t stop_after = 0;
-  app.add_option("--resume-state", resume_json,
-                 "start where this loader state stopped (the JSON of Loader::state(), as printed "
-                 "with --stop-after; saved at any --world): its epoch is the first");
-  app.add_option("--stop-after", stop_after,
-                 "take at most this many batches per epoch and print the state to resume from "
-                 "(0 = whole epochs)");
   std::string journal_path;
-  app.add_option("--journal", journal_path,
-                 "append a line per batch taken (its digest and the state after it) and one per "
-                 "epoch end: a killed run resumes from the last whole line's state "
-                 "(docs/loader.md, \"Benchmark\")");
+  std::string tokenizer_from;
+  LoaderOptions o;
+  tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
+};
+
+// Registers every flag; `data` receives the --data sources, parsed after.
+void AddEpochOptions(CLI::App* app, EpochArgs* a, std::vector<std::string>* data) {
+  app->add_option("dataset", a->dir, "dataset directory (shardify's output); or --data");
+  app->add_option("--data", *data,
+                  "DIR:WEIGHT, repeated: a weighted mixture of these datasets (docs/loader.md, "
+                  "\"Weighted mixing\"); WEIGHT > 0, 1 when left out");
+  app->add_option("--mix-records", a->mix.epoch_records,
+                  "records per epoch of the mixture, all sources (0 = the sum of theirs)");
+  app->add_option("--epochs", a->epochs, "epochs to run")->check(CLI::Range(1, 100000));
+  app->add_option("--first-epoch", a->first_epoch, "number of the first epoch (keys the shuffle)");
+  app->add_option("--step-ms", a->step_ms, "simulated trainer step per batch (ms, sleeping)");
+  app->add_option("--demand", a->demand,
+                  "a GPU's demand in hours of audio per second: prints the cores per GPU needed");
+  app->add_flag("--json", a->json, "one JSON object per epoch on stdout");
+  app->add_flag("--bare", a->bare, "also time the feature computation alone on the same records");
+  app->add_option("--resume-state", a->resume_json,
+                  "start where this loader state stopped (the JSON of Loader::state(), as printed "
+                  "with --stop-after; saved at any --world): its epoch is the first");
+  app->add_option("--stop-after", a->stop_after,
+                  "take at most this many batches per epoch and print the state to resume from "
+                  "(0 = whole epochs)");
+  app->add_option("--journal", a->journal_path,
+                  "append a line per batch taken (its digest and the state after it) and one per "
+                  "epoch end: a killed run resumes from the last whole line's state "
+                  "(docs/loader.md, \"Benchmark\")");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
-  tools::AddLoaderOptions(&app, &o, &feature_args);
-  std::string tokenizer_from;
-  app.add_option("--tokenizer-from", tokenizer_from,
-                 "tokenize records without ids online with the tokenizer of this dataset "
-                 "(directory or URL) (default: the dataset's own, if it names one)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  if (dir.empty() == data.empty()) {
-    std::fprintf(stderr, "sluice-bench epoch: give a dataset directory or --data DIR:WEIGHT ..., "
-                         "not both\n");
-    return 2;
+  tools::AddLoaderOptions(app, &a->o, &a->feature_args);
+  app->add_option("--tokenizer-from", a->tokenizer_from,
+                  "tokenize records without ids online with the tokenizer of this dataset "
+                  "(directory or URL) (default: the dataset's own, if it names one)");
+}
+
+// Parses the command line into *a; false when the program ends here, with *exit_code (--help: 0).
+bool ParseEpochArgs(int argc, char** argv, EpochArgs* a, int* exit_code) {
+  CLI::App app{"Whole loader epochs over a dataset: hours of audio/s, consumer wait, CPU, RSS.",
+               argv[0]};
+  a->o.threads = 0;
+  std::vector<std::string> data;
+  AddEpochOptions(&app, a, &data);
+  if (!ParseCommandLine(app, argc, argv, exit_code)) return false;
+  *exit_code = 2;
+  if (a->dir.empty() == data.empty()) {
+    std::fprintf(stderr,
+                 "sluice-bench epoch: give a dataset directory or --data DIR:WEIGHT ..., "
+                 "not both\n");
+    return false;
   }
   for (const std::string& d : data) {
     loader::MixSource s;
     const Status st = loader::ParseMixSource(d, &s);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.message().c_str());
-      return 2;
+      return false;
     }
-    mix.sources.push_back(s);
+    a->mix.sources.push_back(s);
   }
-  if (data.empty()) mix.sources.push_back({dir, 1.0});
-  dir = mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
+  if (data.empty()) a->mix.sources.push_back({a->dir, 1.0});
+  a->dir =
+      a->mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
+  *exit_code = 0;
+  return true;
+}
+
+// The dataset's manifest, for the flags that depend on it: the feature computer from the flags,
+// checked at the dataset's rate (the loader uses that rate).
+Status ResolveDatasetOptions(EpochArgs* a, shards::Manifest* target) {
+  // The manifest only: no block cache for it (the loader's storage has its own).
+  storage::StorageOptions uncached = a->o.storage;
+  uncached.cache_dir.clear();
+  std::shared_ptr<const shards::Storage> where;
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(a->dir, uncached, &where));
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*where, target));
+  if (target->kind != "audio") return Status::OK();
+  return tools::ResolveLoaderFeatures(a->feature_args, target->sample_rate, &a->o);
+}
+
+// --tokenizer-from: another dataset's tokenizer, applied as the target dataset's records are
+// stored (text datasets end each document with the end-of-document id). Without the option,
+// Loader::Open uses the dataset's own tokenizer when its records hold text without ids.
+Status LoadTokenizerFrom(const EpochArgs& a, const shards::Manifest& target, LoaderOptions* o) {
+  // A directory or a URL, as the dataset (manifest and model only: no block cache).
+  storage::StorageOptions uncached = o->storage;
+  uncached.cache_dir.clear();
+  std::shared_ptr<const shards::Storage> from;
+  shards::Manifest m;
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(a.tokenizer_from, uncached, &from));
+  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*from, &m));
+  return loader::LoadRecordTokenizer(m, *from, target.kind == "text", &o->tokenizer);
+}
+
+// Prints "sluice-bench epoch: <status>" and returns `code`.
+int Fail(const Status& st, int code) {
+  std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+  return code;
+}
+
+// --journal: what a consumer that can be killed at any moment keeps. Each line is written and
+// flushed before the next batch is asked for, so after a SIGKILL the file ends with the last
+// batch taken, or with part of a line the resuming side drops (tools/soak/soak.py).
+class BatchJournal {
+ public:
+  // Opens `path` for appending ("" : no journal); false, with errno, when it cannot.
+  bool Open(const std::string& path) {
+    if (path.empty()) return true;
+    file_.reset(std::fopen(path.c_str(), "a"));
+    return file_ != nullptr;
+  }
+  // A batch taken: its digest and the loader's state after it.
+  bool Batch(uint64_t epoch, const loader::Batch& b, const Loader& l) {
+    return Write({{"epoch", epoch},
+                  {"digest", shards::ChecksumHex(loader::DigestOf(b))},
+                  {"state", nlohmann::json::parse(l.state().ToJson())}});
+  }
+  // An epoch taken to its end (no --stop-after cut).
+  bool End(uint64_t epoch, const Loader& l) {
+    return Write(
+        {{"epoch", epoch}, {"end", true}, {"state", nlohmann::json::parse(l.state().ToJson())}});
+  }
+
+ private:
+  bool Write(const nlohmann::json& line) {
+    if (file_ == nullptr) return true;
+    const std::string text = line.dump() + "\n";
+    return std::fwrite(text.data(), 1, text.size(), file_.get()) == text.size() &&
+           std::fflush(file_.get()) == 0;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+};
+
+// One epoch as the consumer saw it, and the figures printed for it.
+struct EpochResult {
+  uint64_t epoch = 0;
+  uint64_t taken = 0;  // batches taken by the consumer (EpochStats::batches: by the pipeline)
+  loader::BatchDigest digest;
+  EpochStats stats;
+  std::string state;  // Loader::state() after the epoch, as JSON
+  double cpu = 0;     // core-seconds of the process during the epoch
+  uint64_t peak_rss_bytes = 0;
+  double hours = 0, hours_per_second = 0, mb_per_second = 0, tokens_per_second = 0;
+  double cores_per_gpu = 0;  // with --demand
+};
+
+// Takes epoch number `e` of the run (from `resume` for the first one when given): every batch,
+// or --stop-after of them, journaled and digested. The exit code of a failure, printed; else 0.
+int TakeEpoch(const EpochArgs& a, int e, const loader::ResumeState* resume, Loader* l,
+              BatchJournal* journal, EpochResult* r) {
+  r->epoch = a.first_epoch + e;
+  const Usage u0 = GetUsage();
+  Status st = e == 0 && resume != nullptr ? l->Start(*resume) : l->Start(r->epoch);
+  const Batch* b = nullptr;
+  while (st.ok() && (a.stop_after == 0 || r->taken < a.stop_after)) {
+    st = l->Next(&b);
+    if (!st.ok() || b == nullptr) break;
+    ++r->taken;
+    r->digest.Add(*b);
+    if (!journal->Batch(r->epoch, *b, *l)) {
+      st = Status::IOError("--journal " + a.journal_path + ": " + std::strerror(errno));
+      break;
+    }
+    if (a.step_ms > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(a.step_ms));
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "sluice-bench epoch: epoch %llu: %s\n",
+                 static_cast<unsigned long long>(r->epoch), st.ToString().c_str());
+    return 1;
+  }
+  if (b == nullptr && !journal->End(r->epoch, *l)) {
+    std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", a.journal_path.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const Usage u1 = GetUsage();
+  const EpochStats& s = r->stats = l->stats();
+  r->state = l->state().ToJson();
+  r->cpu = u1.cpu_seconds - u0.cpu_seconds;
+  r->peak_rss_bytes = u1.peak_rss_bytes;
+  r->hours = s.audio_seconds / 3600;
+  r->hours_per_second = r->hours / s.wall_seconds;
+  r->mb_per_second = s.bytes_read / 1e6 / s.wall_seconds;
+  r->tokens_per_second = s.tokens / s.wall_seconds;
+  // Cores one GPU needs: CPU seconds per hour of audio times the hours it eats per second.
+  r->cores_per_gpu = r->hours > 0 ? a.demand * r->cpu / r->hours : 0;
+  return 0;
+}
+
+// The line before the first epoch: the dataset, and the thread and token counts Open chose.
+void PrintHeader(const EpochArgs& a, const shards::Manifest& m, const Loader& l) {
+  const EpochStats resolved = l.stats();
+  std::printf(
+      "%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
+      "%d blocks in flight, rank %d of %d\n",
+      storage::RedactUrl(a.dir).c_str(), static_cast<unsigned long long>(m.records),
+      m.seconds() / 3600, m.bytes() / 1e6, m.shards.size(),
+      loader::FeatureKindName(l.feature_info().kind), resolved.threads,
+      resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight, a.o.rank, a.o.world);
+}
+
+void PrintEpochJson(const EpochArgs& a, const EpochResult& r) {
+  const EpochStats& s = r.stats;
+  nlohmann::json j = s.ToJson();
+  j["rank"] = a.o.rank;
+  j["world"] = a.o.world;
+  j["hours"] = r.hours;
+  j["hours_per_second"] = r.hours_per_second;
+  j["realtime_factor"] = s.audio_seconds / s.wall_seconds;
+  j["mb_per_second"] = r.mb_per_second;
+  j["cpu_seconds"] = r.cpu;
+  j["cpu_utilisation"] = r.cpu / s.wall_seconds;
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
+  j["wait_fraction"] = s.wait_seconds / s.wall_seconds;
+  j["tokens_per_second"] = r.tokens_per_second;
+  if (a.o.packing.seq_len > 0) {
+    j["seq_len"] = a.o.packing.seq_len;
+    j["batch_size"] = a.o.packing.batch_size;
+  }
+  j["step_ms"] = a.step_ms;
+  j["digest"] = r.digest.hex();
+  j["state"] = nlohmann::json::parse(r.state);
+  j["taken_batches"] = r.taken;
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    j["sources"][i]["dir"] = storage::RedactUrl(a.mix.sources[i].dir);
+    j["sources"][i]["weight"] = a.mix.sources[i].weight;
+  }
+  if (a.demand > 0) {
+    j["demand_hours_per_second"] = a.demand;
+    j["cores_per_gpu"] = r.cores_per_gpu;
+  }
+  std::printf("%s\n", j.dump().c_str());
+}
+
+// The text lines of an epoch's token ids, remote reads and mixture sources, when it had any.
+void PrintTokensStorageAndSources(const EpochArgs& a, const EpochResult& r) {
+  const EpochStats& s = r.stats;
+  if (s.tokens > 0) {
+    std::printf("  %llu token ids in %.3f s: %.1f M tokens/s, cpu %.0f%%",
+                static_cast<unsigned long long>(s.tokens), s.wall_seconds,
+                r.tokens_per_second / 1e6, 100 * r.cpu / s.wall_seconds);
+    if (a.o.packing.seq_len > 0)
+      std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", a.o.packing.batch_size,
+                  a.o.packing.seq_len + 1, static_cast<unsigned long long>(s.stream_tokens),
+                  static_cast<unsigned long long>(s.wrapped_tokens));
+    std::printf("\n");
+  }
+  bool remote = false;
+  for (const loader::MixSource& m : a.mix.sources) remote = remote || storage::IsRemote(m.dir);
+  const shards::StorageCounters& io = s.storage;
+  if (remote || io.requests > 0 || io.cache_hits + io.cache_misses > 0)
+    std::printf(
+        "  storage: %llu requests (%llu retries), %.1f MB fetched; cache %llu hits, "
+        "%llu misses, %.1f MB read, %.1f MB written, %llu damaged entries\n",
+        static_cast<unsigned long long>(io.requests), static_cast<unsigned long long>(io.retries),
+        io.bytes_fetched / 1e6, static_cast<unsigned long long>(io.cache_hits),
+        static_cast<unsigned long long>(io.cache_misses), io.cache_bytes_read / 1e6,
+        io.cache_bytes_written / 1e6, static_cast<unsigned long long>(io.cache_corrupt));
+  for (size_t i = 0; i < s.sources.size(); ++i)
+    std::printf(
+        "  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
+        "here\n",
+        storage::RedactUrl(a.mix.sources[i].dir).c_str(), a.mix.sources[i].weight,
+        static_cast<unsigned long long>(s.sources[i].records),
+        static_cast<unsigned long long>(s.sources[i].repeated),
+        static_cast<unsigned long long>(s.sources[i].rows));
+}
+
+void PrintEpochText(const EpochArgs& a, const EpochResult& r) {
+  const EpochStats& s = r.stats;
+  std::printf(
+      "epoch %llu: %llu batches, %llu utterances, %.3f h of audio in %.2f s: "
+      "%.3f h/s (%.0fx real time), %.1f MB/s read\n",
+      static_cast<unsigned long long>(r.epoch), static_cast<unsigned long long>(s.batches),
+      static_cast<unsigned long long>(s.utterances), r.hours, s.wall_seconds, r.hours_per_second,
+      s.audio_seconds / s.wall_seconds, r.mb_per_second);
+  std::printf(
+      "  cpu %.0f%% (%.2f core-s), peak RSS %.1f MB, first batch %.3f s, "
+      "consumer wait %.2f s (%.0f%%)\n",
+      100 * r.cpu / s.wall_seconds, r.cpu, r.peak_rss_bytes / 1e6, s.first_batch_seconds,
+      s.wait_seconds, 100 * s.wait_seconds / s.wall_seconds);
+  std::printf(
+      "  busy: read %.3f s, decode %.2f s (all threads), collate %.3f s; padding "
+      "waste %.1f%%; pool %llu batches, %.1f MB; %llu blocks read, %llu again; skipped %llu, "
+      "repeated %llu\n",
+      s.read_busy_seconds, s.decode_busy_seconds, s.collate_busy_seconds, 100 * s.padding_waste(),
+      static_cast<unsigned long long>(s.pool_batches), s.pool_bytes / 1e6,
+      static_cast<unsigned long long>(s.blocks_read),
+      static_cast<unsigned long long>(s.reread_blocks),
+      static_cast<unsigned long long>(s.skipped_records),
+      static_cast<unsigned long long>(s.repeated_records));
+  PrintTokensStorageAndSources(a, r);
+  std::printf("  digest %s; state %s\n", r.digest.hex().c_str(), r.state.c_str());
+  if (a.demand > 0)
+    std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
+                a.demand, r.cores_per_gpu);
+}
+
+// --bare: the feature computation alone on the same records, against the last epoch's rate.
+int RunBare(const EpochArgs& a, int threads, double last_hours_per_second) {
+  double bare_hps = 0, bare_seconds = 0;
+  const Status st = BareFeatures(a.dir, a.o, threads, &bare_hps, &bare_seconds);
+  if (!st.ok()) return Fail(st, 1);
+  if (a.json) {
+    std::printf("%s\n", nlohmann::json{{"bare_hours_per_second", bare_hps},
+                                       {"bare_wall_seconds", bare_seconds},
+                                       {"threads", threads},
+                                       {"pipeline_hours_per_second", last_hours_per_second},
+                                       {"pipeline_over_bare", last_hours_per_second / bare_hps}}
+                            .dump()
+                            .c_str());
+  } else {
+    std::printf(
+        "bare features (records decoded in memory first), %d thread%s: %.3f h/s; "
+        "the last epoch reached %.0f%% of it\n",
+        threads, threads == 1 ? "" : "s", bare_hps, 100 * last_hours_per_second / bare_hps);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunEpoch(int argc, char** argv) {
+  EpochArgs a;
+  int code = 0;
+  if (!ParseEpochArgs(argc, argv, &a, &code)) return code;
   shards::Manifest target;  // the dataset's, for the flags that depend on it
-  {
-    // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
-    // The manifest only: no block cache for it (the loader's storage has its own).
-    storage::StorageOptions uncached = o.storage;
-    uncached.cache_dir.clear();
-    std::shared_ptr<const shards::Storage> where;
-    Status st = storage::OpenStorage(dir, uncached, &where);
-    if (st.ok()) st = shards::LoadManifest(*where, &target);
-    if (st.ok() && target.kind == "audio")
-      st = tools::ResolveLoaderFeatures(feature_args, target.sample_rate, &o);
-    if (!st.ok()) {
-      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
-      return st.IsInvalidArgument() ? 2 : 1;
-    }
+  if (Status st = ResolveDatasetOptions(&a, &target); !st.ok())
+    return Fail(st, st.IsInvalidArgument() ? 2 : 1);
+  if (!a.tokenizer_from.empty()) {
+    if (Status st = LoadTokenizerFrom(a, target, &a.o); !st.ok()) return Fail(st, 1);
   }
-
-  if (!tokenizer_from.empty()) {
-    // Another dataset's tokenizer, applied as the target dataset's records are stored (text
-    // datasets end each document with the end-of-document id). Without the option, Loader::Open
-    // uses the dataset's own tokenizer when its records hold text without ids.
-    // A directory or a URL, as the dataset (manifest and model only: no block cache).
-    storage::StorageOptions uncached = o.storage;
-    uncached.cache_dir.clear();
-    std::shared_ptr<const shards::Storage> from;
-    shards::Manifest m;
-    Status st = storage::OpenStorage(tokenizer_from, uncached, &from);
-    if (st.ok()) st = shards::LoadManifest(*from, &m);
-    if (st.ok()) st = loader::LoadRecordTokenizer(m, *from, target.kind == "text", &o.tokenizer);
-    if (!st.ok()) {
-      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
-      return 1;
-    }
-  }
-
   loader::ResumeState resume;
-  if (!resume_json.empty()) {
-    const Status rs = loader::ResumeState::FromJson(resume_json, &resume);
+  if (!a.resume_json.empty()) {
+    const Status rs = loader::ResumeState::FromJson(a.resume_json, &resume);
     if (!rs.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: --resume-state: %s\n", rs.ToString().c_str());
       return 2;
     }
-    first_epoch = resume.epoch;
+    a.first_epoch = resume.epoch;
   }
 
   std::unique_ptr<Loader> l;
-  Status st = Loader::Open(mix, o, &l);
-  if (!st.ok()) {
-    std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
+  if (Status st = Loader::Open(a.mix, a.o, &l); !st.ok()) return Fail(st, 1);
+  if (!a.json) PrintHeader(a, target, *l);
+  BatchJournal journal;
+  if (!journal.Open(a.journal_path)) {
+    std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", a.journal_path.c_str(),
+                 std::strerror(errno));
     return 1;
   }
-  if (!json) {
-    const shards::Manifest& m = target;
-    const EpochStats resolved = l->stats();  // the thread and token counts Open chose
-    std::printf(
-        "%s: %llu records, %.2f h of audio, %.1f MB in %zu shards; %s, %d thread%s, "
-        "%d blocks in flight, rank %d of %d\n",
-        storage::RedactUrl(dir).c_str(), static_cast<unsigned long long>(m.records),
-        m.seconds() / 3600, m.bytes() / 1e6, m.shards.size(),
-        loader::FeatureKindName(l->feature_info().kind), resolved.threads,
-        resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight, o.rank, o.world);
-  }
-
-  // The journal is what a consumer that can be killed at any moment keeps: each line is written
-  // and flushed before the next batch is asked for, so after a SIGKILL the file ends with the
-  // last batch taken, or with part of a line the resuming side drops (tools/soak/soak.py).
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> journal_file(nullptr, &std::fclose);
-  if (!journal_path.empty()) {
-    journal_file.reset(std::fopen(journal_path.c_str(), "a"));
-    if (journal_file == nullptr) {
-      std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", journal_path.c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
-  }
-  std::FILE* const journal = journal_file.get();
-  const auto journal_line = [&](const nlohmann::json& line) {
-    if (journal == nullptr) return true;
-    const std::string text = line.dump() + "\n";
-    return std::fwrite(text.data(), 1, text.size(), journal) == text.size() &&
-           std::fflush(journal) == 0;
-  };
-
   double last_hours_per_second = 0;
-  for (int e = 0; e < epochs; ++e) {
-    const uint64_t epoch = first_epoch + e;
-    const Usage u0 = GetUsage();
-    st = e == 0 && !resume_json.empty() ? l->Start(resume) : l->Start(epoch);
-    loader::BatchDigest digest;
-    const Batch* b = nullptr;
-    uint64_t taken = 0;  // by the consumer (EpochStats::batches: by the pipeline, read ahead)
-    while (st.ok() && (stop_after == 0 || taken < stop_after)) {
-      st = l->Next(&b);
-      if (!st.ok() || b == nullptr) break;
-      ++taken;
-      digest.Add(*b);
-      if (!journal_line({{"epoch", epoch},
-                         {"digest", shards::ChecksumHex(loader::DigestOf(*b))},
-                         {"state", nlohmann::json::parse(l->state().ToJson())}})) {
-        st = Status::IOError("--journal " + journal_path + ": " + std::strerror(errno));
-        break;
-      }
-      if (step_ms > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
-    }
-    if (!st.ok()) {
-      std::fprintf(stderr, "sluice-bench epoch: epoch %llu: %s\n",
-                   static_cast<unsigned long long>(epoch), st.ToString().c_str());
-      return 1;
-    }
-    // An epoch end is journaled only when the epoch was taken to its end (no --stop-after cut).
-    if (b == nullptr && !journal_line({{"epoch", epoch},
-                                       {"end", true},
-                                       {"state", nlohmann::json::parse(l->state().ToJson())}})) {
-      std::fprintf(stderr, "sluice-bench epoch: --journal %s: %s\n", journal_path.c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
-    const Usage u1 = GetUsage();
-    const EpochStats s = l->stats();
-    const double cpu = u1.cpu_seconds - u0.cpu_seconds;
-    const double hours = s.audio_seconds / 3600;
-    const double hps = hours / s.wall_seconds;
-    const double mbps = s.bytes_read / 1e6 / s.wall_seconds;
-    const double wait_pct = 100 * s.wait_seconds / s.wall_seconds;
-    const double tps = s.tokens / s.wall_seconds;
-    // Cores one GPU needs: CPU seconds per hour of audio times the hours it eats per second.
-    const double cores_per_gpu = hours > 0 ? demand * cpu / hours : 0;
-    last_hours_per_second = hps;
-    if (json) {
-      nlohmann::json j = s.ToJson();
-      j["rank"] = o.rank;
-      j["world"] = o.world;
-      j["hours"] = hours;
-      j["hours_per_second"] = hps;
-      j["realtime_factor"] = s.audio_seconds / s.wall_seconds;
-      j["mb_per_second"] = mbps;
-      j["cpu_seconds"] = cpu;
-      j["cpu_utilisation"] = cpu / s.wall_seconds;
-      j["peak_rss_bytes"] = u1.peak_rss_bytes;
-      j["wait_fraction"] = s.wait_seconds / s.wall_seconds;
-      j["tokens_per_second"] = tps;
-      if (o.packing.seq_len > 0) {
-        j["seq_len"] = o.packing.seq_len;
-        j["batch_size"] = o.packing.batch_size;
-      }
-      j["step_ms"] = step_ms;
-      j["digest"] = digest.hex();
-      j["state"] = nlohmann::json::parse(l->state().ToJson());
-      j["taken_batches"] = taken;
-      for (size_t i = 0; i < s.sources.size(); ++i) {
-        j["sources"][i]["dir"] = storage::RedactUrl(mix.sources[i].dir);
-        j["sources"][i]["weight"] = mix.sources[i].weight;
-      }
-      if (demand > 0) {
-        j["demand_hours_per_second"] = demand;
-        j["cores_per_gpu"] = cores_per_gpu;
-      }
-      std::printf("%s\n", j.dump().c_str());
-    } else {
-      std::printf(
-          "epoch %llu: %llu batches, %llu utterances, %.3f h of audio in %.2f s: "
-          "%.3f h/s (%.0fx real time), %.1f MB/s read\n",
-          static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(s.batches),
-          static_cast<unsigned long long>(s.utterances), hours, s.wall_seconds, hps,
-          s.audio_seconds / s.wall_seconds, mbps);
-      std::printf("  cpu %.0f%% (%.2f core-s), peak RSS %.1f MB, first batch %.3f s, "
-                  "consumer wait %.2f s (%.0f%%)\n",
-                  100 * cpu / s.wall_seconds, cpu, u1.peak_rss_bytes / 1e6, s.first_batch_seconds,
-                  s.wait_seconds, wait_pct);
-      std::printf(
-          "  busy: read %.3f s, decode %.2f s (all threads), collate %.3f s; padding "
-          "waste %.1f%%; pool %llu batches, %.1f MB; %llu blocks read, %llu again; skipped %llu, "
-          "repeated %llu\n",
-          s.read_busy_seconds, s.decode_busy_seconds, s.collate_busy_seconds,
-          100 * s.padding_waste(), static_cast<unsigned long long>(s.pool_batches),
-          s.pool_bytes / 1e6, static_cast<unsigned long long>(s.blocks_read),
-          static_cast<unsigned long long>(s.reread_blocks),
-          static_cast<unsigned long long>(s.skipped_records),
-          static_cast<unsigned long long>(s.repeated_records));
-      if (s.tokens > 0) {
-        std::printf("  %llu token ids in %.3f s: %.1f M tokens/s, cpu %.0f%%",
-                    static_cast<unsigned long long>(s.tokens), s.wall_seconds, tps / 1e6,
-                    100 * cpu / s.wall_seconds);
-        if (o.packing.seq_len > 0)
-          std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", o.packing.batch_size,
-                      o.packing.seq_len + 1,
-                      static_cast<unsigned long long>(s.stream_tokens),
-                      static_cast<unsigned long long>(s.wrapped_tokens));
-        std::printf("\n");
-      }
-      bool remote = false;
-      for (const loader::MixSource& m : mix.sources) remote = remote || storage::IsRemote(m.dir);
-      const shards::StorageCounters& io = s.storage;
-      if (remote || io.requests > 0 || io.cache_hits + io.cache_misses > 0)
-        std::printf("  storage: %llu requests (%llu retries), %.1f MB fetched; cache %llu hits, "
-                    "%llu misses, %.1f MB read, %.1f MB written, %llu damaged entries\n",
-                    static_cast<unsigned long long>(io.requests),
-                    static_cast<unsigned long long>(io.retries), io.bytes_fetched / 1e6,
-                    static_cast<unsigned long long>(io.cache_hits),
-                    static_cast<unsigned long long>(io.cache_misses), io.cache_bytes_read / 1e6,
-                    io.cache_bytes_written / 1e6,
-                    static_cast<unsigned long long>(io.cache_corrupt));
-      for (size_t i = 0; i < s.sources.size(); ++i)
-        std::printf(
-            "  source %s (weight %g): %llu records in the epoch (%llu repeats), %llu rows "
-            "here\n",
-            storage::RedactUrl(mix.sources[i].dir).c_str(), mix.sources[i].weight,
-            static_cast<unsigned long long>(s.sources[i].records),
-            static_cast<unsigned long long>(s.sources[i].repeated),
-            static_cast<unsigned long long>(s.sources[i].rows));
-      std::printf("  digest %s; state %s\n", digest.hex().c_str(), l->state().ToJson().c_str());
-      if (demand > 0)
-        std::printf("  a GPU eating %.3f h of audio per second needs %.2f cores of this machine\n",
-                    demand, cores_per_gpu);
-    }
+  for (int e = 0; e < a.epochs; ++e) {
+    EpochResult r;
+    code = TakeEpoch(a, e, a.resume_json.empty() ? nullptr : &resume, l.get(), &journal, &r);
+    if (code != 0) return code;
+    if (a.json) PrintEpochJson(a, r);
+    else PrintEpochText(a, r);
+    last_hours_per_second = r.hours_per_second;
   }
-
-  if (bare) {
-    double bare_hps = 0, bare_seconds = 0;
-    const int threads = l->stats().threads;
-    st = BareFeatures(dir, o, threads, &bare_hps, &bare_seconds);
-    if (!st.ok()) {
-      std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
-      return 1;
-    }
-    if (json) {
-      std::printf("%s\n", nlohmann::json{{"bare_hours_per_second", bare_hps},
-                                         {"bare_wall_seconds", bare_seconds},
-                                         {"threads", threads},
-                                         {"pipeline_hours_per_second", last_hours_per_second},
-                                         {"pipeline_over_bare", last_hours_per_second / bare_hps}}
-                              .dump()
-                              .c_str());
-    } else {
-      std::printf("bare features (records decoded in memory first), %d thread%s: %.3f h/s; "
-                  "the last epoch reached %.0f%% of it\n",
-                  threads, threads == 1 ? "" : "s", bare_hps,
-                  100 * last_hours_per_second / bare_hps);
-    }
-  }
-  return 0;
+  return a.bare ? RunBare(a, l->stats().threads, last_hours_per_second) : 0;
 }
 
 }  // namespace sluice::bench

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 
 #if SLUICE_HAVE_GPU
@@ -34,6 +35,51 @@
 #endif
 
 namespace sluice::bench {
+
+namespace {
+
+// The command line of sluice-bench feed.
+struct FeedArgs {
+  double step_ms = 20;
+  uint64_t steps = 200;
+  size_t rows = 32;
+  int64_t frames = 1600;
+  int dim = 80;
+  int buffers = 3, holds = 2;
+  double copy_mb = 256;
+  std::string dataset;
+  int threads = 0;
+  uint64_t max_frames = 20000;
+  bool json = false, no_pageable = false;
+};
+
+// Parses the command line into *a; false when the program ends here, with *exit_code (--help: 0).
+bool ParseFeedArgs(int argc, char** argv, FeedArgs* a, int* exit_code) {
+  CLI::App app{
+      "Host-to-device feed: data wait per step, H2D GB/s pinned vs pageable, step time "
+      "with the feeder over step time with resident data.",
+      argv[0]};
+  app.add_option("--step-ms", a->step_ms, "GPU time the synthetic consumer spends per batch (ms)");
+  app.add_option("--steps", a->steps, "batches per measured run (synthetic)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--rows", a->rows, "synthetic batch rows")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--frames", a->frames, "synthetic batch frames (T)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--dim", a->dim, "synthetic batch feature dim (F)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--buffers", a->buffers, "device buffers of the feeder")->check(CLI::Range(2, 64));
+  app.add_option("--holds", a->holds, "batches the feeder may hold (loader consumer_batches)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--copy-mb", a->copy_mb, "size of the bandwidth test copy (MiB)");
+  app.add_option("--dataset", a->dataset,
+                 "feed a shardify dataset through the real loader instead");
+  app.add_option("--threads", a->threads, "loader threads with --dataset (0 = the usable cores)");
+  app.add_option("--max-frames", a->max_frames, "loader cap on frames per batch with --dataset");
+  app.add_flag("--no-pageable", a->no_pageable, "skip the pageable-memory feeder run");
+  app.add_flag("--json", a->json, "one JSON object on stdout");
+  return ParseCommandLine(app, argc, argv, exit_code);
+}
+
+}  // namespace
 
 #if SLUICE_HAVE_GPU
 namespace {
@@ -206,153 +252,141 @@ void PrintFeed(const char* name, const FeedResult& r, double step_s, nlohmann::j
       static_cast<unsigned long long>(s.device_allocations));
 }
 
+int Fail(const Status& st) {
+  std::fprintf(stderr, "sluice-bench feed: %s\n", st.ToString().c_str());
+  return 1;
+}
+
+// 1. H2D bandwidth: cudaMemcpy and cudaMemcpyAsync from pinned and from pageable memory.
+Status MeasureBandwidth(const FeedArgs& a, nlohmann::json* j) {
+  const size_t bytes = static_cast<size_t>(a.copy_mb * (1 << 20));
+  auto pinned = gpu::MakePinnedAllocator();
+  void* hp = pinned->Allocate(bytes, 4096);
+  std::vector<char> pageable(bytes, 1);
+  std::unique_ptr<gpu::DeviceBuffer> dev;
+  Status st = gpu::DeviceBuffer::Allocate(bytes, &dev);
+  if (!st.ok() || hp == nullptr) return st.ok() ? Status::IOError("pinned allocation failed") : st;
+  std::memset(hp, 1, bytes);
+  std::unique_ptr<gpu::Stream> stream;
+  SLUICE_RETURN_IF_ERROR(gpu::Stream::Create(&stream));
+  double memcpy_pinned = 0, async_pinned = 0, memcpy_pageable = 0, async_pageable = 0;
+  SLUICE_RETURN_IF_ERROR(Bandwidth(hp, dev->data(), bytes, false, nullptr, 5, &memcpy_pinned));
+  SLUICE_RETURN_IF_ERROR(
+      Bandwidth(hp, dev->data(), bytes, true, stream->handle(), 5, &async_pinned));
+  SLUICE_RETURN_IF_ERROR(
+      Bandwidth(pageable.data(), dev->data(), bytes, false, nullptr, 3, &memcpy_pageable));
+  SLUICE_RETURN_IF_ERROR(
+      Bandwidth(pageable.data(), dev->data(), bytes, true, stream->handle(), 3, &async_pageable));
+  pinned->Free(hp, bytes, 4096);
+  const double best = std::max({memcpy_pinned, async_pinned, memcpy_pageable, async_pageable});
+  (*j)["h2d_gbps"] = {{"bytes", bytes},
+                      {"cudaMemcpy_pinned", memcpy_pinned},
+                      {"cudaMemcpyAsync_pinned", async_pinned},
+                      {"cudaMemcpy_pageable", memcpy_pageable},
+                      {"cudaMemcpyAsync_pageable", async_pageable},
+                      {"feeder_path_vs_best", async_pinned / best}};
+  if (!a.json)
+    std::printf(
+        "H2D %.0f MiB: cudaMemcpy pinned %.2f GB/s, cudaMemcpyAsync pinned %.2f GB/s "
+        "(%.1f%% of best), pageable %.2f / %.2f GB/s\n",
+        a.copy_mb, memcpy_pinned, async_pinned, 100.0 * async_pinned / best, memcpy_pageable,
+        async_pageable);
+  return Status::OK();
+}
+
+// 2a. The feeder over the real loader on --dataset, with pinned batch memory.
+Status FeedLoader(const FeedArgs& a, double step_s, uint64_t warmup, nlohmann::json* j) {
+  loader::LoaderOptions o;
+  o.threads = a.threads;
+  o.batching.max_frames = a.max_frames;
+  o.consumer_batches = a.holds;
+  o.allocator = gpu::MakePinnedAllocator();
+  std::unique_ptr<loader::Loader> l;
+  SLUICE_RETURN_IF_ERROR(loader::Loader::Open(a.dataset, o, &l));
+  SLUICE_RETURN_IF_ERROR(l->Start(0));
+  gpu::LoaderSource source(l.get());
+  FeedResult r;
+  uint64_t epoch = 0;
+  SLUICE_RETURN_IF_ERROR(RunFeeder(
+      &source, gpu::CapacityForPlan(*l), a.buffers, step_s, warmup,
+      [&] { return l->Start(++epoch); }, &r));
+  PrintFeed("loader", r, step_s, j, a.json);
+  const loader::EpochStats es = l->stats();
+  (*j)["loader"]["loader_wait_seconds"] = es.wait_seconds;
+  return Status::OK();
+}
+
+// 2b. The feeder over synthetic batches in pinned, then (unless --no-pageable) pageable memory.
+Status FeedSynthetic(const FeedArgs& a, double step_s, uint64_t warmup, nlohmann::json* j) {
+  const size_t per_batch = a.rows * a.frames * a.dim * sizeof(float);
+  gpu::FeedCapacity cap;
+  cap.feature_bytes = per_batch;
+  cap.rows = a.rows;
+  (*j)["batch_bytes"] = per_batch;
+  if (!a.json)
+    std::printf("synthetic batches of %zu x %lld x %d float32 = %.2f MB\n", a.rows,
+                static_cast<long long>(a.frames), a.dim, per_batch / 1e6);
+  for (bool pinned : {true, false}) {
+    if (!pinned && a.no_pageable) continue;
+    SyntheticSource source(gpu::MakePinnedAllocator(/*force_fallback=*/!pinned), a.holds, a.steps,
+                           a.rows, a.frames, a.dim);
+    if (!source.ok()) return Status::IOError("host batch allocation failed");
+    FeedResult r;
+    SLUICE_RETURN_IF_ERROR(RunFeeder(
+        &source, cap, a.buffers, step_s, warmup,
+        [&] {
+          source.Restart();
+          return Status::OK();
+        },
+        &r));
+    PrintFeed(pinned ? "pinned" : "pageable", r, step_s, j, a.json);
+  }
+  return Status::OK();
+}
+
+// Everything but the parse, on the first GPU; a machine without one is told so and exits 0.
+int MeasureFeed(const FeedArgs& a) {
+  int devices = 0;
+  const Status probe = gpu::ProbeDevices(&devices);
+  if (!probe.ok()) {
+    std::printf(
+        "sluice-bench feed: %s.\nThis benchmark measures host-to-device copies and needs a "
+        "GPU; nothing to measure here. The loader side alone: sluice-bench epoch "
+        "--step-ms %.1f\n",
+        probe.message().c_str(), a.step_ms);
+    return 0;
+  }
+  const double step_s = a.step_ms * 1e-3;
+  nlohmann::json j;
+  j["device"] = gpu::DeviceDescription(0);
+  j["step_ms"] = a.step_ms;
+  if (!a.json)
+    std::printf("device: %s, consumer step %.3f ms\n", j["device"].get<std::string>().c_str(),
+                a.step_ms);
+  if (Status st = MeasureBandwidth(a, &j); !st.ok()) return Fail(st);
+  const uint64_t warmup = std::min<uint64_t>(a.steps, 10);
+  const Status st =
+      a.dataset.empty() ? FeedSynthetic(a, step_s, warmup, &j) : FeedLoader(a, step_s, warmup, &j);
+  if (!st.ok()) return Fail(st);
+  if (a.json) std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
 }  // namespace
 #endif  // SLUICE_HAVE_GPU
 
 int RunFeed(int argc, char** argv) {
-  CLI::App app{"Host-to-device feed: data wait per step, H2D GB/s pinned vs pageable, step time "
-               "with the feeder over step time with resident data.", argv[0]};
-  double step_ms = 20;
-  uint64_t steps = 200;
-  size_t rows = 32;
-  int64_t frames = 1600;
-  int dim = 80;
-  int buffers = 3, holds = 2;
-  double copy_mb = 256;
-  std::string dataset;
-  int threads = 0;
-  uint64_t max_frames = 20000;
-  bool json = false, no_pageable = false;
-  app.add_option("--step-ms", step_ms, "GPU time the synthetic consumer spends per batch (ms)");
-  app.add_option("--steps", steps, "batches per measured run (synthetic)")
-      ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--rows", rows, "synthetic batch rows")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--frames", frames, "synthetic batch frames (T)")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--dim", dim, "synthetic batch feature dim (F)")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--buffers", buffers, "device buffers of the feeder")->check(CLI::Range(2, 64));
-  app.add_option("--holds", holds, "batches the feeder may hold (loader consumer_batches)")
-      ->check(CLI::Range(1, 64));
-  app.add_option("--copy-mb", copy_mb, "size of the bandwidth test copy (MiB)");
-  app.add_option("--dataset", dataset, "feed a shardify dataset through the real loader instead");
-  app.add_option("--threads", threads, "loader threads with --dataset (0 = the usable cores)");
-  app.add_option("--max-frames", max_frames, "loader cap on frames per batch with --dataset");
-  app.add_flag("--no-pageable", no_pageable, "skip the pageable-memory feeder run");
-  app.add_flag("--json", json, "one JSON object on stdout");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  FeedArgs a;
+  int code = 0;
+  if (!ParseFeedArgs(argc, argv, &a, &code)) return code;
 #if !SLUICE_HAVE_GPU
   std::printf(
       "sluice-bench feed: built without CUDA (gpu/ needs nvcc: meson setup -Dcuda=enabled); "
       "nothing to measure. The loader side alone: sluice-bench epoch --step-ms %.1f\n",
-      step_ms);
+      a.step_ms);
   return 0;
 #else
-  int devices = 0;
-  const Status probe = gpu::ProbeDevices(&devices);
-  if (!probe.ok()) {
-    std::printf("sluice-bench feed: %s.\nThis benchmark measures host-to-device copies and needs a "
-                "GPU; nothing to measure here. The loader side alone: sluice-bench epoch "
-                "--step-ms %.1f\n", probe.message().c_str(), step_ms);
-    return 0;
-  }
-  const double step_s = step_ms * 1e-3;
-  nlohmann::json j;
-  j["device"] = gpu::DeviceDescription(0);
-  j["step_ms"] = step_ms;
-  if (!json)
-    std::printf("device: %s, consumer step %.3f ms\n", j["device"].get<std::string>().c_str(),
-                step_ms);
-  auto fail = [&](const Status& st) {
-    std::fprintf(stderr, "sluice-bench feed: %s\n", st.ToString().c_str());
-    return 1;
-  };
-
-  // 1. Bandwidth.
-  {
-    const size_t bytes = static_cast<size_t>(copy_mb * (1 << 20));
-    auto pinned = gpu::MakePinnedAllocator();
-    void* hp = pinned->Allocate(bytes, 4096);
-    std::vector<char> pageable(bytes, 1);
-    std::unique_ptr<gpu::DeviceBuffer> dev;
-    Status st = gpu::DeviceBuffer::Allocate(bytes, &dev);
-    if (!st.ok() || hp == nullptr)
-      return fail(st.ok() ? Status::IOError("pinned allocation failed") : st);
-    std::memset(hp, 1, bytes);
-    std::unique_ptr<gpu::Stream> stream;
-    if (!(st = gpu::Stream::Create(&stream)).ok()) return fail(st);
-    double memcpy_pinned = 0, async_pinned = 0, memcpy_pageable = 0, async_pageable = 0;
-    if (!(st = Bandwidth(hp, dev->data(), bytes, false, nullptr, 5, &memcpy_pinned)).ok())
-      return fail(st);
-    if (!(st = Bandwidth(hp, dev->data(), bytes, true, stream->handle(), 5, &async_pinned)).ok())
-      return fail(st);
-    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, false, nullptr, 3, &memcpy_pageable))
-             .ok())
-      return fail(st);
-    if (!(st = Bandwidth(pageable.data(), dev->data(), bytes, true, stream->handle(), 3,
-                         &async_pageable))
-             .ok())
-      return fail(st);
-    pinned->Free(hp, bytes, 4096);
-    const double best = std::max({memcpy_pinned, async_pinned, memcpy_pageable, async_pageable});
-    j["h2d_gbps"] = {{"bytes", bytes},
-                     {"cudaMemcpy_pinned", memcpy_pinned},
-                     {"cudaMemcpyAsync_pinned", async_pinned},
-                     {"cudaMemcpy_pageable", memcpy_pageable},
-                     {"cudaMemcpyAsync_pageable", async_pageable},
-                     {"feeder_path_vs_best", async_pinned / best}};
-    if (!json)
-      std::printf(
-          "H2D %.0f MiB: cudaMemcpy pinned %.2f GB/s, cudaMemcpyAsync pinned %.2f GB/s "
-          "(%.1f%% of best), pageable %.2f / %.2f GB/s\n",
-          copy_mb, memcpy_pinned, async_pinned, 100.0 * async_pinned / best, memcpy_pageable,
-          async_pageable);
-  }
-
-  // 2. Feeder runs.
-  const uint64_t warmup = std::min<uint64_t>(steps, 10);
-  if (!dataset.empty()) {
-    loader::LoaderOptions o;
-    o.threads = threads;
-    o.batching.max_frames = max_frames;
-    o.consumer_batches = holds;
-    o.allocator = gpu::MakePinnedAllocator();
-    std::unique_ptr<loader::Loader> l;
-    Status st = loader::Loader::Open(dataset, o, &l);
-    if (!st.ok() || !(st = l->Start(0)).ok()) return fail(st);
-    gpu::LoaderSource source(l.get());
-    FeedResult r;
-    uint64_t epoch = 0;
-    st = RunFeeder(&source, gpu::CapacityForPlan(*l), buffers, step_s, warmup,
-                   [&] { return l->Start(++epoch); }, &r);
-    if (!st.ok()) return fail(st);
-    PrintFeed("loader", r, step_s, &j, json);
-    const loader::EpochStats es = l->stats();
-    j["loader"]["loader_wait_seconds"] = es.wait_seconds;
-  } else {
-    const size_t per_batch = rows * frames * dim * sizeof(float);
-    gpu::FeedCapacity cap;
-    cap.feature_bytes = per_batch;
-    cap.rows = rows;
-    j["batch_bytes"] = per_batch;
-    if (!json) std::printf("synthetic batches of %zu x %lld x %d float32 = %.2f MB\n", rows,
-                           static_cast<long long>(frames), dim, per_batch / 1e6);
-    for (bool pinned : {true, false}) {
-      if (!pinned && no_pageable) continue;
-      SyntheticSource source(gpu::MakePinnedAllocator(/*force_fallback=*/!pinned), holds, steps,
-                             rows, frames, dim);
-      if (!source.ok()) return fail(Status::IOError("host batch allocation failed"));
-      FeedResult r;
-      const Status st = RunFeeder(&source, cap, buffers, step_s, warmup,
-                                  [&] { source.Restart(); return Status::OK(); }, &r);
-      if (!st.ok()) return fail(st);
-      PrintFeed(pinned ? "pinned" : "pageable", r, step_s, &j, json);
-    }
-  }
-  if (json) std::printf("%s\n", j.dump().c_str());
-  return 0;
+  return MeasureFeed(a);
 #endif
 }
 

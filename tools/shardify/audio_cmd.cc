@@ -99,33 +99,32 @@ bool AddFeatures(const AudioConfig& cfg, Scratch& s) {
   return true;
 }
 
-void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
-  thread_local Scratch s;
-  auto reject = [&](std::string why) {
-    r->ok = false;
-    r->reason = std::move(why);
-  };
-  ManifestLine line;
-  std::string why;
-  if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) return reject(why);
-  const std::string& rel = line.audio_filepath;
-  line.decode.allow_truncated = cfg.allow_truncated_audio;
+// Rejects the item for `why`; false, for the caller to return.
+bool Reject(ItemResult* r, std::string why) {
+  r->ok = false;
+  r->reason = std::move(why);
+  return false;
+}
+
+// Decodes the clip of `line` into s.decoded and checks its samples; false when the item ends
+// here (r rejected, or r->fault for a machine fault). Clipped samples are kept with a warning.
+bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path, Scratch& s,
+                ItemResult* r) {
+  line->decode.allow_truncated = cfg.allow_truncated_audio;
   // Checked against the header before decoding: a long recording costs its header, not its size
   // in memory (the check after decoding stays for formats whose header has no exact length).
-  line.decode.max_seconds = cfg.max_duration;
-  line.decode.max_seconds_name = "--max-duration";
-  const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
-  Status st = features::DecodeFile(path, line.decode, &s.decoded);
+  line->decode.max_seconds = cfg.max_duration;
+  line->decode.max_seconds_name = "--max-duration";
+  Status st = features::DecodeFile(path, line->decode, &s.decoded);
   r->input_bytes = s.decoded.bytes_read;  // a segment counts what it read, not its whole file
   if (st.IsIOError()) {
     r->fault = st;
-    return;
+    return false;
   }
-  if (!st.ok()) return reject(st.message());
-  if (s.decoded.samples.empty()) return reject(path + ": zero-length audio");
-  if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size())) {
-    return reject(path + ": NaN or Inf samples");
-  }
+  if (!st.ok()) return Reject(r, st.message());
+  if (s.decoded.samples.empty()) return Reject(r, path + ": zero-length audio");
+  if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size()))
+    return Reject(r, path + ": NaN or Inf samples");
   // Float sources may hold samples beyond full scale; PCM16 clamps them. Kept (the clip is
   // usable), but counted and named: a warning on stderr and "clipped_files" in the summary.
   float peak = 0;
@@ -137,14 +136,19 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
                  FormatSeconds(peak) +
                  ") clipped to [-1, 1]. HINT: normalise the file's level if that is not wanted";
   }
-  const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
+  return true;
+}
+
+// Why a decoded clip of `seconds` is rejected for its length or its transcript's; "" if kept.
+std::string CheckLengths(const AudioConfig& cfg, const Scratch& s, const std::string& path,
+                         double seconds) {
   if (seconds > cfg.max_duration) {
-    return reject(path + ": " + FormatSeconds(seconds) + " s of audio exceeds --max-duration " +
-                  FormatSeconds(cfg.max_duration));
+    return path + ": " + FormatSeconds(seconds) + " s of audio exceeds --max-duration " +
+           FormatSeconds(cfg.max_duration);
   }
   if (seconds < cfg.min_duration) {
-    return reject(path + ": " + FormatSeconds(seconds) + " s of audio is below --min-duration " +
-                  FormatSeconds(cfg.min_duration));
+    return path + ": " + FormatSeconds(seconds) + " s of audio is below --min-duration " +
+           FormatSeconds(cfg.min_duration);
   }
   if (cfg.tokenizer && cfg.max_tokens_per_second > 0) {
     // What CTC needs: one output frame per token plus one blank between equal neighbours
@@ -153,16 +157,23 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     size_t needed = s.ids.size();
     for (size_t i = 1; i < s.ids.size(); ++i) needed += s.ids[i] == s.ids[i - 1];
     if (static_cast<double>(needed) > cfg.max_tokens_per_second * seconds)
-      return reject(path + ": " + std::to_string(s.ids.size()) + " tokens (" +
-                    std::to_string(needed) + " CTC frames with repeats) in " + FormatSeconds(seconds) +
-                    " s of audio is " + FormatSeconds(static_cast<double>(needed) / seconds) +
-                    " per second, over --max-tokens-per-second " +
-                    FormatSeconds(cfg.max_tokens_per_second));
+      return path + ": " + std::to_string(s.ids.size()) + " tokens (" + std::to_string(needed) +
+             " CTC frames with repeats) in " + FormatSeconds(seconds) + " s of audio is " +
+             FormatSeconds(static_cast<double>(needed) / seconds) +
+             " per second, over --max-tokens-per-second " +
+             FormatSeconds(cfg.max_tokens_per_second);
   }
-  st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(), s.decoded.sample_rate,
-                          cfg.sample_rate, &s.resampled);
-  if (!st.ok()) return reject(path + ": resample: " + st.message());
-  if (s.resampled.empty()) return reject(path + ": zero-length audio after resampling");
+  return "";
+}
+
+// The record of a checked clip in s.record: audio at the dataset's rate and codec, features,
+// text and token ids. Why it cannot be made, or "".
+std::string BuildRecord(const AudioConfig& cfg, const ManifestLine& line, const std::string& path,
+                        double seconds, Scratch& s) {
+  Status st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(),
+                                 s.decoded.sample_rate, cfg.sample_rate, &s.resampled);
+  if (!st.ok()) return path + ": resample: " + st.message();
+  if (s.resampled.empty()) return path + ": zero-length audio after resampling";
   s.pcm.resize(s.resampled.size());
   features::FloatToPcm16(s.resampled.data(), s.resampled.size(), s.pcm.data());
 
@@ -171,23 +182,43 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     // Features only: the record keeps no audio (no speed perturbation later).
   } else if (cfg.flac) {
     st = features::EncodeFlac(s.pcm.data(), s.pcm.size(), cfg.sample_rate, &s.flac);
-    if (!st.ok()) return reject(path + ": FLAC encode: " + st.message());
+    if (!st.ok()) return path + ": FLAC encode: " + st.message();
     s.record.AddField(shards::FieldType::kAudioFlac, s.flac.data(), s.flac.size());
   } else {
     s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data(), s.pcm.size() * sizeof(int16_t));
   }
-  if (cfg.fbank || cfg.spectrogram) {
-    if (!AddFeatures(cfg, s))
-      return reject(path + ": " + FormatSeconds(seconds) +
-                    " s of audio is shorter than one frame of --features' window. HINT: raise "
-                    "--min-duration to the window length");
-  }
+  if ((cfg.fbank || cfg.spectrogram) && !AddFeatures(cfg, s))
+    return path + ": " + FormatSeconds(seconds) +
+           " s of audio is shorter than one frame of --features' window. HINT: raise "
+           "--min-duration to the window length";
   s.record.AddField(shards::FieldType::kText, line.text);
   if (cfg.tokenizer) {
     static_assert(sizeof(int32_t) == sizeof(uint32_t), "token ids are stored as u32");
     s.record.AddField(shards::FieldType::kTokens, s.ids.data(), s.ids.size() * sizeof(int32_t));
-    r->tokens = static_cast<uint32_t>(s.ids.size());
   }
+  return "";
+}
+
+void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
+  thread_local Scratch s;
+  ManifestLine line;
+  std::string why;
+  if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) {
+    Reject(r, std::move(why));
+    return;
+  }
+  const std::string& rel = line.audio_filepath;
+  const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
+  if (!DecodeClip(cfg, &line, path, s, r)) return;
+  const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
+  // Each reason names the path: never empty.
+  if (why = CheckLengths(cfg, s, path, seconds); why.empty())
+    why = BuildRecord(cfg, line, path, seconds, s);
+  if (!why.empty()) {
+    Reject(r, std::move(why));
+    return;
+  }
+  if (cfg.tokenizer) r->tokens = static_cast<uint32_t>(s.ids.size());
   r->ok = true;
   r->key = std::move(line.key);
   r->duration = s.pcm.size();
@@ -209,64 +240,85 @@ Status CollectTranscripts(const std::string& manifest, std::vector<std::string>*
   return st;
 }
 
-int Run(const AudioArgs& a) {
-  IngestOptions opt;
-  Status st = MakeIngestOptions(a.write, kDefaultAudioZstdLevel, &opt);
-  if (!st.ok()) return ReportError(st);
-  if (a.codec != "pcm16" && a.codec != "flac") {
-    return ReportError(
-        Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac"));
-  }
+// The checks of the arguments that need no file but the manifest's existence.
+Status CheckAudioArgs(const AudioArgs& a) {
+  if (a.codec != "pcm16" && a.codec != "flac")
+    return Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac");
   std::error_code ec;
   if (!fs::is_regular_file(a.manifest, ec))
-    return ReportError(fs::exists(a.manifest, ec)
-                           ? Status::InvalidArgument(a.manifest + ": not a regular file (the "
-                                                                  "manifest is read twice)")
-                           : Status::NotFound(a.manifest + ": no such manifest file"));
-  AudioConfig cfg;
-  cfg.base_dir = fs::absolute(a.manifest).parent_path().string();
-  cfg.sample_rate = a.sample_rate;
-  cfg.flac = a.codec == "flac";
-  cfg.max_duration = a.max_duration;
-  cfg.min_duration = a.min_duration;
-  cfg.max_tokens_per_second = a.max_tokens_per_second;
-  cfg.allow_truncated_audio = a.allow_truncated_audio;
+    return fs::exists(a.manifest, ec)
+               ? Status::InvalidArgument(a.manifest +
+                                         ": not a regular file (the manifest is read twice)")
+               : Status::NotFound(a.manifest + ": no such manifest file");
   if (a.max_tokens_per_second > 0 && a.tokenizer.spec.empty())
-    return ReportError(Status::InvalidArgument(
-        "--max-tokens-per-second counts token ids: it needs --tokenizer"));
+    return Status::InvalidArgument(
+        "--max-tokens-per-second counts token ids: it needs --tokenizer");
+  return Status::OK();
+}
 
+// What AudioConfig points at: the tokenizer and the feature computer, when asked for.
+struct AudioModels {
   DatasetTokenizer tok;
-  if (!a.tokenizer.spec.empty()) {
-    std::vector<std::string> texts;
-    st = CollectTranscripts(a.manifest, &texts);
-    if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
-    if (!st.ok()) return ReportError(st);
-    cfg.tokenizer = tok.tokenizer.get();
-    if (!tok.model_bytes.empty())
-      opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
-  }
-
   tools::FeatureConfig fconf;
   std::unique_ptr<features::FbankComputer> fbank;
   std::unique_ptr<features::SpectrogramComputer> spectrogram;
-  if (!a.features.kind.empty()) {
-    st = tools::MakeFeatureConfig(a.features, a.sample_rate, &fconf);
-    if (!st.ok()) return ReportError(st);
-    if (fconf.is_fbank) {
-      fbank = std::make_unique<features::FbankComputer>(fconf.fbank);
-      cfg.fbank = fbank.get();
-    } else {
-      spectrogram = std::make_unique<features::SpectrogramComputer>(fconf.spectrogram);
-      cfg.spectrogram = spectrogram.get();
-    }
-  } else if (a.drop_audio) {
-    return ReportError(
-        Status::InvalidArgument("--drop-audio needs --features: records would be empty"));
-  }
-  cfg.drop_audio = a.drop_audio;
+};
 
-  opt.progress_what = "files";
-  opt.fingerprint = {
+// --tokenizer: trained or loaded over the manifest's transcripts; its model file travels with the
+// dataset.
+Status LoadTokenizer(const AudioArgs& a, AudioModels* models, AudioConfig* cfg,
+                     IngestOptions* opt) {
+  std::vector<std::string> texts;
+  SLUICE_RETURN_IF_ERROR(CollectTranscripts(a.manifest, &texts));
+  SLUICE_RETURN_IF_ERROR(PrepareTokenizer(a.tokenizer, texts, &models->tok));
+  cfg->tokenizer = models->tok.tokenizer.get();
+  if (!models->tok.model_bytes.empty())
+    opt->extra_files.emplace_back(loader::kTokenizerModelName, models->tok.model_bytes);
+  return Status::OK();
+}
+
+// --features: the computer of the precomputed features, at the dataset's rate.
+Status MakeFeatureComputer(const AudioArgs& a, AudioModels* models, AudioConfig* cfg) {
+  if (a.features.kind.empty()) {
+    if (a.drop_audio)
+      return Status::InvalidArgument("--drop-audio needs --features: records would be empty");
+    return Status::OK();
+  }
+  SLUICE_RETURN_IF_ERROR(tools::MakeFeatureConfig(a.features, a.sample_rate, &models->fconf));
+  if (models->fconf.is_fbank) {
+    models->fbank = std::make_unique<features::FbankComputer>(models->fconf.fbank);
+    cfg->fbank = models->fbank.get();
+  } else {
+    models->spectrogram =
+        std::make_unique<features::SpectrogramComputer>(models->fconf.spectrogram);
+    cfg->spectrogram = models->spectrogram.get();
+  }
+  return Status::OK();
+}
+
+// Everything a run needs before the first item: options, configuration and models.
+Status PrepareAudio(const AudioArgs& a, IngestOptions* opt, AudioConfig* cfg, AudioModels* models) {
+  SLUICE_RETURN_IF_ERROR(MakeIngestOptions(a.write, kDefaultAudioZstdLevel, opt));
+  SLUICE_RETURN_IF_ERROR(CheckAudioArgs(a));
+  cfg->base_dir = fs::absolute(a.manifest).parent_path().string();
+  cfg->sample_rate = a.sample_rate;
+  cfg->flac = a.codec == "flac";
+  cfg->max_duration = a.max_duration;
+  cfg->min_duration = a.min_duration;
+  cfg->max_tokens_per_second = a.max_tokens_per_second;
+  cfg->allow_truncated_audio = a.allow_truncated_audio;
+  if (!a.tokenizer.spec.empty()) SLUICE_RETURN_IF_ERROR(LoadTokenizer(a, models, cfg, opt));
+  SLUICE_RETURN_IF_ERROR(MakeFeatureComputer(a, models, cfg));
+  cfg->drop_audio = a.drop_audio;
+  opt->progress_what = "files";
+  return Status::OK();
+}
+
+// The inputs and options --resume and a part's marker compare (fingerprint.h).
+nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
+                                const tools::FeatureConfig& fconf) {
+  std::error_code ec;
+  nlohmann::json f = {
       {"command", "audio"},
       {"manifest", fs::absolute(a.manifest).string()},
       {"manifest_bytes", fs::file_size(a.manifest, ec)},
@@ -282,9 +334,13 @@ int Run(const AudioArgs& a) {
       {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
       {"drop_audio", a.drop_audio}};
   // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
-  if (a.max_tokens_per_second > 0)
-    opt.fingerprint["max_tokens_per_second"] = a.max_tokens_per_second;
-  if (a.allow_truncated_audio) opt.fingerprint["allow_truncated_audio"] = true;
+  if (a.max_tokens_per_second > 0) f["max_tokens_per_second"] = a.max_tokens_per_second;
+  if (a.allow_truncated_audio) f["allow_truncated_audio"] = true;
+  return f;
+}
+
+// The dataset-level fields of the manifest; RunIngest adds the shards and counts.
+shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models) {
   shards::Manifest m;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
@@ -293,20 +349,29 @@ int Run(const AudioArgs& a) {
   if (!a.drop_audio) m.fields.insert(m.fields.begin(), "audio");
   if (!a.features.kind.empty()) {
     m.fields.push_back("features");
-    m.features = tools::FeatureConfigToJson(fconf);
+    m.features = tools::FeatureConfigToJson(models.fconf);
   }
-  if (cfg.tokenizer) {
+  if (models.tok.tokenizer) {
     m.fields.push_back("tokens");
-    m.tokenizer = tok.description;
+    m.tokenizer = models.tok.description;
   }
   m.created_by = kVersion;
   m.source = {{"manifest", a.manifest}};
+  return m;
+}
 
+int Run(const AudioArgs& a) {
+  IngestOptions opt;
+  AudioConfig cfg;
+  AudioModels models;
+  Status st = PrepareAudio(a, &opt, &cfg, &models);
+  if (!st.ok()) return ReportError(st);
+  opt.fingerprint = AudioFingerprint(a, opt, models.fconf);
   LineSource source({a.manifest}, /*docs=*/false);
   IngestSummary summary;
   st = RunIngest(
-      &source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt, m,
-      &summary);
+      &source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt,
+      AudioManifest(a, models), &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <new>
 #include <unordered_map>
@@ -238,6 +237,18 @@ struct Work {
   ItemResult result;
 };
 
+// A journal line: a durable shard and how far the input, the rejects file and the reject count
+// had got when it was written (LoadJournal reads these back).
+std::string JournalLine(const shards::ShardEntry& e, uint64_t next_item, uint64_t rejects_bytes,
+                        uint64_t rejected) {
+  return nlohmann::json{{"shard", shards::ShardEntryToJson(e)},
+                        {"next_item", next_item},
+                        {"rejects_bytes", rejects_bytes},
+                        {"rejected", rejected}}
+             .dump() +
+         "\n";
+}
+
 // The error for a run that wrote no record, with the first reasons from rejects.jsonl. The
 // dataset an --overwrite set aside goes back (set_aside.h), and then the rejects with it.
 Status AllRejected(const std::string& dir, uint64_t items) {
@@ -263,186 +274,156 @@ Status AllRejected(const std::string& dir, uint64_t items) {
       "\nHINT: check that the input is the file you meant, in the format the command reads");
 }
 
-}  // namespace
+// One run of RunIngest: the output directory prepared (or found complete), then
+//
+//   ReadStage (serial, in order) -> ProcessStage (parallel) -> WriteStage (serial, in order)
+//
+// on a oneTBB parallel_pipeline, as loader/pipeline.cc runs an epoch, then the manifest and a
+// part's marker. The write stage alone touches the writer, the rejects, the journal and the
+// counters, so they need no lock.
+class IngestRun {
+ public:
+  IngestRun(ItemSource* source, const ProcessFn& process, const IngestOptions& opt)
+      : source_(source), process_(process), opt_(opt) {}
 
-Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
-                 shards::Manifest manifest, IngestSummary* summary) {
-  const auto t0 = std::chrono::steady_clock::now();
+  Status Run(shards::Manifest manifest, IngestSummary* summary);
+
+ private:
+  // Takes the directory's lock, counts the input and prepares the directory; *done when there is
+  // nothing to do (a complete part or, with --resume, a complete dataset).
+  Status Prepare(IngestSummary* summary, bool* done);
+  // Rejects file and journal, both continued from the resume point; the keys of its shards.
+  Status OpenOutputs();
+  Status RunPipeline();
+  Work* ReadStage(tbb::flow_control& fc);
+  Work* ProcessStage(Work* w) const;
+  void WriteStage(Work* raw);
+  // After each durable shard: the rejects before it made durable too, then its journal line.
+  Status OnShardDone(const shards::ShardEntry& e);
+  // manifest.json (and the extra files before it); InvalidArgument when every item was rejected.
+  Status WriteManifest(shards::Manifest* manifest);
+  // Last: the marker vouches for everything above (part.h).
+  Status WriteMarker(const shards::Manifest& manifest);
+  void Summarize(const shards::Manifest& manifest, IngestSummary* summary) const;
+
+  ItemSource* const source_;
+  const ProcessFn& process_;
+  const IngestOptions& opt_;
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+
+  std::unique_ptr<OutDirLock> lock_;
+  uint64_t total_ = 0, input_digest_ = 0;  // the input's items and digest (ItemSource::Count)
+  ResumePoint rp_;
+  uint64_t begin_ = 0, end_ = 0;  // this part's items
+  uint64_t start_ = 0;            // the first item this run reads (past a resume point)
+
+  RejectsWriter rejects_;
+  std::string journal_path_;
+  std::unique_ptr<shards::WritableFile> journal_;
+  // Keys already written, to reject duplicates; the journal's shards seed it. Each maps to where
+  // it was written ("record 3 of shard-00000.sluice"), which a resumed run can tell as well as an
+  // uninterrupted one.
+  std::unordered_map<std::string, std::string> seen_keys_;
+  uint64_t records_before_ = 0;  // in the resumed shards
+  uint64_t next_item_after_shard_ = 0;
+  std::unique_ptr<shards::DatasetWriter> writer_;
+  std::unique_ptr<Progress> progress_;
+
+  // The pipeline's state: the counters are the write stage's alone; `failure_` and `stop_` are
+  // also set by the read stage, on a read error.
+  std::atomic<bool> stop_{false};
+  Status failure_;
+  uint64_t done_ = 0, input_bytes_ = 0, written_ = 0, clipped_files_ = 0, clipped_samples_ = 0;
+};
+
+Status IngestRun::Run(shards::Manifest manifest, IngestSummary* summary) {
+  bool done = false;
+  SLUICE_RETURN_IF_ERROR(Prepare(summary, &done));
+  if (done) return Status::OK();
+  SLUICE_RETURN_IF_ERROR(OpenOutputs());
+  SLUICE_RETURN_IF_ERROR(RunPipeline());
+  SLUICE_RETURN_IF_ERROR(WriteManifest(&manifest));
+  if (opt_.is_part) SLUICE_RETURN_IF_ERROR(WriteMarker(manifest));
+  SLUICE_RETURN_IF_ERROR(DiscardSetAside(opt_.out_dir));
+  Summarize(manifest, summary);
+  return Status::OK();
+}
+
+Status IngestRun::Prepare(IngestSummary* summary, bool* done) {
   // Before anything looks at the directory: a second run must not pass the same checks.
-  std::unique_ptr<OutDirLock> lock;
   SLUICE_RETURN_IF_ERROR(OutDirLock::Acquire(
-      opt.out_dir, "shardify " + opt.fingerprint.value("command", std::string("ingest")), &lock));
+      opt_.out_dir, "shardify " + opt_.fingerprint.value("command", std::string("ingest")),
+      &lock_));
   // The first pass over the input, before the output directory is touched: a part compares
   // the input's digest with its marker's.
-  uint64_t total = 0, input_digest = 0;
-  SLUICE_RETURN_IF_ERROR(source->Count(&total, &input_digest));
-  ResumePoint rp;
+  SLUICE_RETURN_IF_ERROR(source_->Count(&total_, &input_digest_));
   bool already_complete = false;
   SLUICE_RETURN_IF_ERROR(
-      PrepareOutDir(opt, shards::ChecksumHex(input_digest), &rp, &already_complete));
+      PrepareOutDir(opt_, shards::ChecksumHex(input_digest_), &rp_, &already_complete));
   if (already_complete) {
-    SLUICE_RETURN_IF_ERROR(shards::LoadManifest(opt.out_dir, &summary->manifest));
+    SLUICE_RETURN_IF_ERROR(shards::LoadManifest(opt_.out_dir, &summary->manifest));
     summary->records = summary->manifest.records;
     summary->rejected = summary->manifest.rejected;
     summary->resumed = true;
     summary->already_complete = true;
-    if (opt.is_part) {
+    if (opt_.is_part) {
       std::fprintf(stderr, "shardify: part %s in %s is already complete (%s); nothing to do\n",
-                   PartSpec(opt.part, opt.parts).c_str(), opt.out_dir.c_str(), kPartMarkerName);
+                   PartSpec(opt_.part, opt_.parts).c_str(), opt_.out_dir.c_str(), kPartMarkerName);
     }
+    *done = true;
     return Status::OK();
   }
+  begin_ = total_ * opt_.part / opt_.parts;
+  end_ = total_ * (opt_.part + 1) / opt_.parts;
+  start_ = std::max(begin_, rp_.next_item);
+  summary->items = end_ - begin_;
+  summary->resumed = rp_.active && !rp_.shards.empty();
+  summary->resumed_at_item = start_;
+  return Status::OK();
+}
 
-  const uint64_t begin = total * opt.part / opt.parts;
-  const uint64_t end = total * (opt.part + 1) / opt.parts;
-  const uint64_t start = std::max(begin, rp.next_item);
-  summary->items = end - begin;
-  summary->resumed = rp.active && !rp.shards.empty();
-  summary->resumed_at_item = start;
-
-  RejectsWriter rejects;
+Status IngestRun::OpenOutputs() {
   SLUICE_RETURN_IF_ERROR(
-      rejects.Open(opt.out_dir + "/" + kRejectsName, rp.active ? rp.rejects_bytes : 0));
-  rejects.set_count(rp.active ? rp.rejected : 0);
+      rejects_.Open(opt_.out_dir + "/" + kRejectsName, rp_.active ? rp_.rejects_bytes : 0));
+  rejects_.set_count(rp_.active ? rp_.rejected : 0);
 
-  const std::string journal_path = opt.out_dir + "/" + kJournalName;
+  journal_path_ = opt_.out_dir + "/" + kJournalName;
   // The journal is rewritten from what was loaded, which drops a torn last line.
   std::string journal_text =
-      nlohmann::json{{"journal", 1}, {"fingerprint", opt.fingerprint}}.dump() + "\n";
-  // Keys already written, to reject duplicates; the journal's shards seed it.
-  // Each maps to where it was written ("record 3 of shard-00000.sluice"), which
-  // a resumed run can tell as well as an uninterrupted one.
-  std::unordered_map<std::string, std::string> seen_keys;
-  uint64_t records_before = 0;
-  for (auto& e : rp.shards) {
+      nlohmann::json{{"journal", 1}, {"fingerprint", opt_.fingerprint}}.dump() + "\n";
+  for (auto& e : rp_.shards) {
     std::unique_ptr<shards::ShardReader> r;
-    SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(opt.out_dir + "/" + e.file, {}, &r));
+    SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(opt_.out_dir + "/" + e.file, {}, &r));
     // A journal written before manifests recorded footers: the manifest still gets one.
     if (!e.footer_xxh3) e.footer_xxh3 = r->footer_xxh3();
     for (size_t i = 0; i < r->num_records(); ++i) {
-      seen_keys.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
+      seen_keys_.emplace(std::string(r->key(i)), "record " + std::to_string(i) + " of " + e.file);
     }
-    records_before += e.records;
-    journal_text += nlohmann::json{{"shard", shards::ShardEntryToJson(e)},
-                                   {"next_item", rp.next_item},
-                                   {"rejects_bytes", rp.rejects_bytes},
-                                   {"rejected", rp.rejected}}
-                        .dump() +
-                    "\n";
+    records_before_ += e.records;
+    journal_text += JournalLine(e, rp_.next_item, rp_.rejects_bytes, rp_.rejected);
   }
-  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path, journal_text));
-  std::unique_ptr<shards::WritableFile> journal;
+  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path_, journal_text));
   SLUICE_RETURN_IF_ERROR(
-      shards::WritableFile::OpenForAppend(journal_path, journal_text.size(), &journal));
+      shards::WritableFile::OpenForAppend(journal_path_, journal_text.size(), &journal_));
 
-  // Fault injection for the interrupted-run test (docs/shardify.md): exit
-  // abruptly once N shards are durable and the next one has been started.
-  const char* fault = std::getenv("SHARDIFY_TEST_EXIT_AFTER_SHARDS");
-  const long exit_after_shards = fault ? std::atol(fault) : -1;
-  long shards_done = 0;
+  next_item_after_shard_ = start_;
+  shards::DatasetWriterOptions wopt = opt_.writer;
+  wopt.first_shard_index = static_cast<uint32_t>(rp_.shards.size());
+  writer_ = std::make_unique<shards::DatasetWriter>(
+      opt_.out_dir, wopt, [this](const shards::ShardEntry& e) { return OnShardDone(e); });
+  return Status::OK();
+}
 
-  uint64_t next_item_after_shard = start;
-  auto on_shard_done = [&](const shards::ShardEntry& e) -> Status {
-    SLUICE_RETURN_IF_ERROR(rejects.Flush());
-    const std::string line = nlohmann::json{{"shard", shards::ShardEntryToJson(e)},
-                                            {"next_item", next_item_after_shard},
-                                            {"rejects_bytes", rejects.bytes()},
-                                            {"rejected", rejects.count()}}
-                                 .dump() +
-                             "\n";
-    SLUICE_RETURN_IF_ERROR(journal->Append(line));
-    SLUICE_RETURN_IF_ERROR(journal->Sync());
-    ++shards_done;
-    return Status::OK();
-  };
+Status IngestRun::OnShardDone(const shards::ShardEntry& e) {
+  SLUICE_RETURN_IF_ERROR(rejects_.Flush());
+  SLUICE_RETURN_IF_ERROR(
+      journal_->Append(JournalLine(e, next_item_after_shard_, rejects_.bytes(), rejects_.count())));
+  return journal_->Sync();
+}
 
-  shards::DatasetWriterOptions wopt = opt.writer;
-  wopt.first_shard_index = static_cast<uint32_t>(rp.shards.size());
-  shards::DatasetWriter writer(opt.out_dir, wopt, on_shard_done);
-
-  const int threads = opt.threads > 0 ? opt.threads : UsableCores();
-  Progress progress(opt.progress_what, end - start, opt.progress);
-  std::atomic<bool> stop{false};
-  Status failure;
-  uint64_t done = 0, input_bytes = 0, written = 0, clipped_files = 0, clipped_samples = 0;
-
-  auto read_stage = [&](tbb::flow_control& fc) -> Work* {
-    while (!stop.load(std::memory_order_relaxed)) {
-      auto w = std::make_unique<Work>();
-      Status st;
-      if (!source->Next(&w->item, &st)) {
-        if (!st.ok()) {
-          failure = st;
-          stop = true;
-        }
-        break;
-      }
-      if (w->item.index < start) continue;
-      if (w->item.index >= end) break;
-      return w.release();
-    }
-    fc.stop();
-    return nullptr;
-  };
-  auto process_stage = [&](Work* w) -> Work* {
-    try {
-      process(w->item, &w->result);
-    } catch (const std::bad_alloc&) {
-      // Out of memory is the machine's state, not the item's: rejecting it would drop good
-      // records from a run under memory pressure. The run stops (main names the options that
-      // bound memory) and --resume continues it.
-      throw;
-    } catch (const std::exception& e) {
-      // One item's failure (an allocation its numbers asked for, a library's exception) is
-      // that item's rejection: it would otherwise cancel the pipeline and stop the whole run
-      // with an error that names no record.
-      w->result = ItemResult();
-      w->result.reason = std::string("internal error while processing this item: ") + e.what();
-    }
-    return w;
-  };
-  auto write_stage = [&](Work* raw) {
-    std::unique_ptr<Work> w(raw);
-    if (stop.load(std::memory_order_relaxed)) return;
-    ItemResult& r = w->result;
-    if (!r.fault.ok()) {
-      failure = r.fault;
-      stop = true;
-      return;
-    }
-    Status st;
-    if (r.ok) {
-      const auto [shard, record] = writer.NextPosition();
-      auto [it, inserted] = seen_keys.emplace(
-          r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
-      if (!inserted) {
-        r.ok = false;
-        r.reason = "duplicate key '" + r.key + "', already written as " + it->second;
-      }
-    }
-    if (r.ok) {
-      if (!r.warning.empty()) std::fprintf(stderr, "shardify: warning: %s\n", r.warning.c_str());
-      clipped_files += r.clipped_samples > 0;
-      clipped_samples += r.clipped_samples;
-      next_item_after_shard = w->item.index + 1;
-      st = writer.Add({r.key, r.duration, r.tokens}, r.payload);
-      written++;
-      if (exit_after_shards >= 0 && shards_done >= exit_after_shards &&
-          writer.pending_records() > 0) {
-        std::fprintf(stderr, "shardify: SHARDIFY_TEST_EXIT_AFTER_SHARDS: exiting abruptly\n");
-        std::_Exit(3);
-      }
-    } else {
-      st = rejects.Add(w->item.source, w->item.line, r.reason, w->item.text);
-    }
-    input_bytes += r.input_bytes;
-    progress.Update(++done, input_bytes);
-    if (!st.ok()) {
-      failure = st;
-      stop = true;
-    }
-  };
-
+Status IngestRun::RunPipeline() {
+  const int threads = opt_.threads > 0 ? opt_.threads : UsableCores();
+  progress_ = std::make_unique<Progress>(opt_.progress_what, end_ - start_, opt_.progress);
   tbb::task_arena arena(threads);
   arena.execute([&] {
     // Items in flight: enough to keep every thread busy while the in-order
@@ -450,82 +431,166 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     // one decoded clip).
     tbb::parallel_pipeline(
         static_cast<size_t>(threads) * 4,
-        tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, read_stage) &
-            tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, process_stage) &
-            tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, write_stage));
+        tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order,
+                                      [this](tbb::flow_control& fc) { return ReadStage(fc); }) &
+            tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel,
+                                           [this](Work* w) { return ProcessStage(w); }) &
+            tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order,
+                                          [this](Work* w) { WriteStage(w); }));
   });
-  progress.Finish();
-  if (failure.ok()) {
-    next_item_after_shard = end;
-    failure = writer.Finish();
+  progress_->Finish();
+  if (failure_.ok()) {
+    next_item_after_shard_ = end_;
+    failure_ = writer_->Finish();
   }
-  if (Status st = journal->Close(); failure.ok()) failure = st;
-  SLUICE_RETURN_IF_ERROR(failure);
-  SLUICE_RETURN_IF_ERROR(rejects.Close());
+  if (Status st = journal_->Close(); failure_.ok()) failure_ = st;
+  SLUICE_RETURN_IF_ERROR(failure_);
+  return rejects_.Close();
+}
 
-  manifest.shards = rp.shards;
-  for (const auto& e : writer.shards()) manifest.shards.push_back(e);
-  manifest.records = records_before + written;
-  if (manifest.records == 0 && end > begin && !opt.is_part) {
+Work* IngestRun::ReadStage(tbb::flow_control& fc) {
+  while (!stop_.load(std::memory_order_relaxed)) {
+    auto w = std::make_unique<Work>();
+    Status st;
+    if (!source_->Next(&w->item, &st)) {
+      if (!st.ok()) {
+        failure_ = st;
+        stop_ = true;
+      }
+      break;
+    }
+    if (w->item.index < start_) continue;
+    if (w->item.index >= end_) break;
+    return w.release();
+  }
+  fc.stop();
+  return nullptr;
+}
+
+Work* IngestRun::ProcessStage(Work* w) const {
+  try {
+    process_(w->item, &w->result);
+  } catch (const std::bad_alloc&) {
+    // Out of memory is the machine's state, not the item's: rejecting it would drop good
+    // records from a run under memory pressure. The run stops (main names the options that
+    // bound memory) and --resume continues it.
+    throw;
+  } catch (const std::exception& e) {
+    // One item's failure (an allocation its numbers asked for, a library's exception) is
+    // that item's rejection: it would otherwise cancel the pipeline and stop the whole run
+    // with an error that names no record.
+    w->result = ItemResult();
+    w->result.reason = std::string("internal error while processing this item: ") + e.what();
+  }
+  return w;
+}
+
+void IngestRun::WriteStage(Work* raw) {
+  std::unique_ptr<Work> w(raw);
+  if (stop_.load(std::memory_order_relaxed)) return;
+  ItemResult& r = w->result;
+  if (!r.fault.ok()) {
+    failure_ = r.fault;
+    stop_ = true;
+    return;
+  }
+  Status st;
+  if (r.ok) {
+    const auto [shard, record] = writer_->NextPosition();
+    auto [it, inserted] = seen_keys_.emplace(
+        r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
+    if (!inserted) {
+      r.ok = false;
+      r.reason = "duplicate key '" + r.key + "', already written as " + it->second;
+    }
+  }
+  if (r.ok) {
+    if (!r.warning.empty()) std::fprintf(stderr, "shardify: warning: %s\n", r.warning.c_str());
+    clipped_files_ += r.clipped_samples > 0;
+    clipped_samples_ += r.clipped_samples;
+    next_item_after_shard_ = w->item.index + 1;
+    st = writer_->Add({r.key, r.duration, r.tokens}, r.payload);
+    written_++;
+  } else {
+    st = rejects_.Add(w->item.source, w->item.line, r.reason, w->item.text);
+  }
+  input_bytes_ += r.input_bytes;
+  progress_->Update(++done_, input_bytes_);
+  if (!st.ok()) {
+    failure_ = st;
+    stop_ = true;
+  }
+}
+
+Status IngestRun::WriteManifest(shards::Manifest* manifest) {
+  shards::Manifest& m = *manifest;
+  m.shards = rp_.shards;
+  for (const auto& e : writer_->shards()) m.shards.push_back(e);
+  m.records = records_before_ + written_;
+  if (m.records == 0 && end_ > begin_ && !opt_.is_part) {
     // Not a dataset: an input whose every item is rejected is the wrong file or format.
     std::error_code ec;
-    fs::remove(journal_path, ec);
-    return AllRejected(opt.out_dir, end - begin);
+    fs::remove(journal_path_, ec);
+    return AllRejected(opt_.out_dir, end_ - begin_);
   }
-  manifest.rejected = rejects.count();
-  manifest.tokens = 0;
-  for (const auto& e : manifest.shards) manifest.tokens += e.tokens;
-  if (opt.is_part) {
-    manifest.source["part"] = PartSpec(opt.part, opt.parts);
-    manifest.source["items"] = {begin, end};
+  m.rejected = rejects_.count();
+  m.tokens = 0;
+  for (const auto& e : m.shards) m.tokens += e.tokens;
+  if (opt_.is_part) {
+    m.source["part"] = PartSpec(opt_.part, opt_.parts);
+    m.source["items"] = {begin_, end_};
   }
   // What --resume over the complete dataset compares its command line with (fingerprint.h).
-  manifest.source["options"] = opt.fingerprint;
-  manifest.source["input_xxh3"] = shards::ChecksumHex(input_digest);
-  for (const auto& [name, bytes] : opt.extra_files) {
-    SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt.out_dir + "/" + name, bytes));
+  m.source["options"] = opt_.fingerprint;
+  m.source["input_xxh3"] = shards::ChecksumHex(input_digest_);
+  for (const auto& [name, bytes] : opt_.extra_files) {
+    SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt_.out_dir + "/" + name, bytes));
   }
-  SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt.out_dir, manifest));
+  SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt_.out_dir, m));
   std::error_code ec;
-  fs::remove(journal_path, ec);
-  if (opt.is_part) {
-    // Last: the marker vouches for everything above (part.h).
-    if (const char* f = std::getenv("SHARDIFY_TEST_EXIT_BEFORE_MARKER"); f && *f == '1') {
-      std::fprintf(stderr, "shardify: SHARDIFY_TEST_EXIT_BEFORE_MARKER: exiting abruptly\n");
-      std::_Exit(3);
-    }
-    PartMarker pm;
-    pm.part = opt.part;
-    pm.parts = opt.parts;
-    pm.first_item = begin;
-    pm.end_item = end;
-    pm.input_items = total;
-    pm.input_xxh3 = shards::ChecksumHex(input_digest);
-    pm.options = opt.fingerprint;
-    pm.writer = {{"shard_size", opt.writer.shard_size},
-                 {"block_size", opt.writer.shard.block_size},
-                 {"zstd_level", opt.writer.shard.zstd_level}};
-    pm.records = manifest.records;
-    pm.rejected = manifest.rejected;
-    std::string written;
-    SLUICE_RETURN_IF_ERROR(
-        shards::ReadFileToString(opt.out_dir + "/" + shards::kManifestName, &written));
-    pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
-    pm.created_by = manifest.created_by;
-    SLUICE_RETURN_IF_ERROR(WritePartMarker(opt.out_dir, pm));
-  }
-  SLUICE_RETURN_IF_ERROR(DiscardSetAside(opt.out_dir));
+  fs::remove(journal_path_, ec);
+  return Status::OK();
+}
 
+Status IngestRun::WriteMarker(const shards::Manifest& manifest) {
+  PartMarker pm;
+  pm.part = opt_.part;
+  pm.parts = opt_.parts;
+  pm.first_item = begin_;
+  pm.end_item = end_;
+  pm.input_items = total_;
+  pm.input_xxh3 = shards::ChecksumHex(input_digest_);
+  pm.options = opt_.fingerprint;
+  pm.writer = {{"shard_size", opt_.writer.shard_size},
+               {"block_size", opt_.writer.shard.block_size},
+               {"zstd_level", opt_.writer.shard.zstd_level}};
+  pm.records = manifest.records;
+  pm.rejected = manifest.rejected;
+  std::string written;
+  SLUICE_RETURN_IF_ERROR(
+      shards::ReadFileToString(opt_.out_dir + "/" + shards::kManifestName, &written));
+  pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
+  pm.created_by = manifest.created_by;
+  return WritePartMarker(opt_.out_dir, pm);
+}
+
+void IngestRun::Summarize(const shards::Manifest& manifest, IngestSummary* summary) const {
   summary->records = manifest.records;
   summary->rejected = manifest.rejected;
-  summary->input_bytes = input_bytes;
-  summary->clipped_files = clipped_files;
-  summary->clipped_samples = clipped_samples;
-  for (const auto& e : writer.shards()) summary->duration_this_run += e.duration;
+  summary->input_bytes = input_bytes_;
+  summary->clipped_files = clipped_files_;
+  summary->clipped_samples = clipped_samples_;
+  for (const auto& e : writer_->shards()) summary->duration_this_run += e.duration;
   summary->manifest = manifest;
   summary->wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return Status::OK();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+}  // namespace
+
+Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptions& opt,
+                 shards::Manifest manifest, IngestSummary* summary) {
+  return IngestRun(source, process, opt).Run(std::move(manifest), summary);
 }
 
 void PrintSummary(const IngestSummary& s, bool json) {

@@ -1,0 +1,20 @@
+// The command-line parse every sluice-bench subcommand ends its Parse*Args with.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace sluice::bench {
+
+// Parses a subcommand's command line with `app`; false when the program ends here, with
+// *exit_code: 0 after --help, CLI11's code for a bad flag (its message printed).
+inline bool ParseCommandLine(CLI::App& app, int argc, char** argv, int* exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sluice::bench
