@@ -329,10 +329,12 @@ class IngestRun {
   std::unique_ptr<shards::DatasetWriter> writer_;
   std::unique_ptr<Progress> progress_;
 
-  // The pipeline's state: the counters are the write stage's alone; `failure_` and `stop_` are
-  // also set by the read stage, on a read error.
+  // The pipeline's state: the counters and `failure_` are the write stage's alone, and
+  // `read_failure_` the read stage's: the two stages run on different threads at once, so each
+  // keeps its own status (RunPipeline reads both once the pipeline has ended). `stop_` is set by
+  // either.
   std::atomic<bool> stop_{false};
-  Status failure_;
+  Status failure_, read_failure_;
   uint64_t done_ = 0, input_bytes_ = 0, written_ = 0, clipped_files_ = 0, clipped_samples_ = 0;
 };
 
@@ -439,6 +441,8 @@ Status IngestRun::RunPipeline() {
                                           [this](Work* w) { WriteStage(w); }));
   });
   progress_->Finish();
+  // A write failure is an earlier item's than a read failure (the reader is ahead): it wins.
+  if (failure_.ok()) failure_ = read_failure_;
   if (failure_.ok()) {
     next_item_after_shard_ = end_;
     failure_ = writer_->Finish();
@@ -454,7 +458,7 @@ Work* IngestRun::ReadStage(tbb::flow_control& fc) {
     Status st;
     if (!source_->Next(&w->item, &st)) {
       if (!st.ok()) {
-        failure_ = st;
+        read_failure_ = st;
         stop_ = true;
       }
       break;
