@@ -22,7 +22,7 @@ is a prefix of the reference's, never a wrong batch), cache (the block cache's f
 there must cost a fetch, never an epoch or a batch), train (sluice-train's checkpoint saves,
 counted on the checkpoint's files only, and the read of the checkpoint a run resumes from).
 
-  tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
+  tests/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
 Exit status 0 when every fault point held; the summary line counts the fault points exercised.
 """

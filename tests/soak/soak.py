@@ -16,7 +16,7 @@ Every time a run reaches its end, what it leaves must equal the reference byte f
 
 After a run ends the next cycle starts from nothing. Exit status 0 when every comparison held.
 
-  tools/soak/soak.py --build build --program train --kills 50 --seed 1 --work /tmp/soak
+  tests/soak/soak.py --build build --program train --kills 50 --seed 1 --work /tmp/soak
 """
 import argparse
 import hashlib

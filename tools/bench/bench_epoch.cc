@@ -264,7 +264,7 @@ int RunEpoch(int argc, char** argv) {
 
   // The journal is what a consumer that can be killed at any moment keeps: each line is written
   // and flushed before the next batch is asked for, so after a SIGKILL the file ends with the
-  // last batch taken, or with part of a line the resuming side drops (tools/soak/soak.py).
+  // last batch taken, or with part of a line the resuming side drops (tests/soak/soak.py).
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> journal_file(nullptr, &std::fclose);
   if (!journal_path.empty()) {
     journal_file.reset(std::fopen(journal_path.c_str(), "a"));
