@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exhaustive fault injection (issue 17, docs/testing.md "Fault injection").
+"""Exhaustive fault injection (docs/testing.md, "Fault injection").
 
 Every file access of sluice goes through base/sysio.h, whose injector fails the N-th call of a
 process when SLUICE_FAULT_INJECT=N[:KIND[:MATCH]] is set. For each scenario this script runs the

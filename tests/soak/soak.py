@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Kill/resume soak of sluice-train and sluice-bench epoch (issue 17, docs/testing.md "Soak").
+"""Kill/resume soak of sluice-train and sluice-bench epoch (docs/testing.md, "Soak").
 
 Runs a program once uninterrupted (the reference), then again and again with SIGKILL at seeded
 random moments, resuming after each kill the way a user would, until --kills kills have landed.
