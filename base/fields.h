@@ -1,4 +1,5 @@
-// One description per options struct (issue 12). Beside each options struct sits a
+// One description per options struct, so its flags, JSON and checks cannot drift apart.
+// Beside each options struct sits a
 //
 //   template <OptionsOf<S> O, class V> void VisitFields(O& o, V&& v)
 //

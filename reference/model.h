@@ -1,4 +1,4 @@
-// The CTC speech encoder of issue 7, fp32 on the CPU: the reference for the CUDA trainer and a
+// sluice-train's CTC speech encoder, fp32 on the CPU: the reference for the CUDA trainer and a
 // trainer in its own right for the tiny preset. docs/model.md draws it; in short:
 //
 //   features [B, T, F] -> Conv2d subsampling (3x3/2 conv, ReLU, 3x3/2 conv, ReLU, linear to C;

@@ -1,4 +1,4 @@
-// The issue 7 CTC encoder on one GPU: reference::Model's forward and backward with bf16 GEMMs
+// sluice-train's CTC encoder on one GPU: reference::Model's forward and backward with bf16 GEMMs
 // (cuBLASLt, fp32 accumulation), fp32 master weights, activations and gradients, and the same
 // flat parameter layout (reference::ParameterLayout: reverse layer order, so Backward finishes
 // the gradient buffer from offset 0 upward). docs/model.md ("CUDA implementation") lists the

@@ -34,7 +34,7 @@ std::vector<float> ComputeFbank(const FbankOptions& opt, const std::vector<float
   return out;
 }
 
-// The acceptance: 99.9% of values within 1e-3 of torchaudio, none beyond 0.05.
+// Acceptance: 99.9% of values within 1e-3 of torchaudio, none beyond 0.05.
 void ExpectMatchesTorchaudio(const FbankOptions& opt, const std::string& reference,
                              int64_t frames) {
   const auto x = Speech16k();

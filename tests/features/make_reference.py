@@ -51,7 +51,7 @@ def main():
     for name, opts in FBANK.items():
         lines.append(save(name, kaldi.fbank(wave32, dither=0.0, **opts).numpy()))
     # The default configuration again in float64, to measure how far float32 results are from
-    # the exact ones (the "no further from float64 than torchaudio" criterion).
+    # the exact ones (the criterion: no further from float64 than torchaudio).
     lines.append(save("fbank_default_f64",
                       kaldi.fbank(wave64, dither=0.0, **FBANK["fbank_default"]).numpy()))
 

@@ -1,4 +1,4 @@
-// A dataset of hundreds of shards under `ulimit -n 64` (issue 17, "Limits"): the loader used to
+// A dataset of hundreds of shards under `ulimit -n 64`: the loader used to
 // keep one descriptor per shard open and failed with "Too many open files"; local shard files
 // now borrow descriptors from a bounded cache (shards/fd_cache.h). The epoch runs in a process of
 // its own (tests/loader/epoch_digest.cc) so the limit binds nothing else.

@@ -772,7 +772,7 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   EXPECT_EQ(decoded, "hello world second line here");
 }
 
-// Issue 5's contract: ids stored by shardify equal the ids the loader makes
+// The token-id contract: ids stored by shardify equal the ids the loader makes
 // online from the same tokenizer, batch for batch.
 TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   const std::string clean = corpus_->Join("clean.jsonl");

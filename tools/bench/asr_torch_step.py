@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""sluice's CTC speech encoder (docs/model.md) in PyTorch eager: the step-time baseline of issue 7
-and an independent cross-check of the C++ reference (reference/).
+"""sluice's CTC speech encoder (docs/model.md) in PyTorch eager: the step-time baseline of sluice's
+CUDA trainer and an independent cross-check of the C++ reference (reference/).
 
 The module is exactly sluice's model: Conv2d subsampling (two 3x3/2 convs + ReLU, linear C*F'->C),
 sinusoidal positions, n pre-LayerNorm encoder layers (masked MHA, GELU erf FFN, residual dropout),

@@ -246,7 +246,7 @@ int Fail(const Status& st, int code) {
 
 // --journal: what a consumer that can be killed at any moment keeps. Each line is written and
 // flushed before the next batch is asked for, so after a SIGKILL the file ends with the last
-// batch taken, or with part of a line the resuming side drops (tools/soak/soak.py).
+// batch taken, or with part of a line the resuming side drops (tests/soak/soak.py).
 class BatchJournal {
  public:
   // Opens `path` for appending ("" : no journal); false, with errno, when it cannot.

@@ -20,7 +20,7 @@ disk (so the digests match pairwise), and one epoch of the URL without a cache (
 costs); it prints each epoch's storage counters (requests, bytes, cache hits, misses, bytes read
 and written), CPU seconds and the read stage's busy time.
 
-Goals (issue 15, docs/remote.md): the remote epoch at >= 90% of the local one at 2 threads; the
+Goals (docs/remote.md): the remote epoch at >= 90% of the local one at 2 threads; the
 second epoch from the cache at least local speed.
 """
 import argparse

@@ -1,4 +1,4 @@
-// sluice-train: trains the CTC speech encoder of issue 7 on a shardify dataset (docs/train.md).
+// sluice-train: trains a CTC speech encoder (docs/model.md) on a shardify dataset (docs/train.md).
 //
 //   sluice-train DATASET --device cpu --preset tiny [--epochs E] [--steps N] [--lr X] [--seed S]
 //                [--replicas R] [--threads T] [--max-frames N] [--eval DIR | --eval-fraction F]

@@ -1,4 +1,4 @@
-// Data parallelism of the CUDA model on the SIMT layer (issue 13): N ranks as threads of this
+// Data parallelism of the CUDA model on the SIMT layer: N ranks as threads of this
 // process, each on its own simulated device with its own stream, CudaModel, CudaAdamW and
 // NcclCommunicator over the in-process NCCL, end a few training steps with the same parameters as
 // one rank that trained on the whole batch. Each rank's step is trainer/cuda_engine.cc's

@@ -1,4 +1,4 @@
-// Every kernel of gpu/model/ runs in this suite (issue 13), checked on the SIMT build only: the
+// Every kernel of gpu/model/ runs in this suite, checked on the SIMT build only: the
 // SIMT runtime counts launches by kernel name (sluice::simt::LaunchCounts), and the kernels are
 // the `__global__ void Name` definitions of gpu/model's sources, read at run time, so a kernel
 // added without a test fails here. After the last test a global environment compares the two

@@ -1,4 +1,4 @@
-// sluice-train --device simt end to end (suite 'train', every build with the SIMT trainer): the
+// sluice-train --device simt end to end (suite 'trainer', every build with the SIMT trainer): the
 // CUDA engine -- loader into pinned buffers, feeder, gpu/model's kernels on the SIMT layer, the
 // GEMM calls on the CPU cuBLASLt, CTC, AdamW, checkpoints -- runs on the CPU and its loss follows
 // the CPU engine's step by step on the 24-clip corpus, and falls.

@@ -1,7 +1,6 @@
-// sluice-train's options table (trainer/options.h) and the resume check made from it
-// (issue 12): every option that changes the data or results is refused on resume, naming it;
-// options that only change speed or output are accepted; every table flag is in --help and in
-// the docs.
+// sluice-train's options table (trainer/options.h) and the resume check made from it: every
+// option that changes the data or results is refused on resume, naming it; options that only
+// change speed or output are accepted; every table flag is in --help and in the docs.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -156,7 +156,7 @@ TEST_F(TrainCli, ResumeWithOtherOptionsSaysWhich) {
   EXPECT_NE(r.out.find("--lr"), std::string::npos) << r.out;
 }
 
-// Every feature option is part of the run (issue 12): the resume check once compared a hand-kept
+// Every feature option is part of the run: the resume check once compared a hand-kept
 // subset, so --use-log-fbank (say) could change between a run and its resume unnoticed.
 TEST_F(TrainCli, ResumeRefusesAChangedFeatureOptionOutsideTheOldSubset) {
   TempDir run;

@@ -1,6 +1,6 @@
-// Data at the edges of what training can use (issue 17, "Limits" and "Data that cannot train is
-// never silent"): an utterance whose transcript has more tokens than the model has output frames
-// is counted and named per epoch; a dataset on a read-only filesystem opens, reads and trains.
+// Data at the edges of what training can use, none of it dropped silently: an utterance whose
+// transcript has more tokens than the model has output frames is counted and named per epoch; a
+// dataset on a read-only filesystem opens, reads and trains.
 #include <gtest/gtest.h>
 
 #include <fstream>

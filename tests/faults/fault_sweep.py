@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exhaustive fault injection (issue 17, docs/testing.md "Fault injection").
+"""Exhaustive fault injection (docs/testing.md, "Fault injection").
 
 Every file access of sluice goes through base/sysio.h, whose injector fails the N-th call of a
 process when SLUICE_FAULT_INJECT=N[:KIND[:MATCH]] is set. For each scenario this script runs the
@@ -22,7 +22,7 @@ is a prefix of the reference's, never a wrong batch), cache (the block cache's f
 there must cost a fetch, never an epoch or a batch), train (sluice-train's checkpoint saves,
 counted on the checkpoint's files only, and the read of the checkpoint a run resumes from).
 
-  tools/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
+  tests/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
 Exit status 0 when every fault point held; the summary line counts the fault points exercised.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Kill/resume soak of sluice-train and sluice-bench epoch (issue 17, docs/testing.md "Soak").
+"""Kill/resume soak of sluice-train and sluice-bench epoch (docs/testing.md, "Soak").
 
 Runs a program once uninterrupted (the reference), then again and again with SIGKILL at seeded
 random moments, resuming after each kill the way a user would, until --kills kills have landed.
@@ -16,7 +16,7 @@ Every time a run reaches its end, what it leaves must equal the reference byte f
 
 After a run ends the next cycle starts from nothing. Exit status 0 when every comparison held.
 
-  tools/soak/soak.py --build build --program train --kills 50 --seed 1 --work /tmp/soak
+  tests/soak/soak.py --build build --program train --kills 50 --seed 1 --work /tmp/soak
 """
 import argparse
 import hashlib
