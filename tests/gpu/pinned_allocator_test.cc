@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "gpu/device.h"
+#include "require_gpu.h"
 
 namespace sluice::gpu {
 namespace {
@@ -59,7 +60,7 @@ TEST(PinnedAllocator, WithoutADeviceFallsBackWithOneNoticeAndNeverCrashes) {
 }
 
 TEST(PinnedAllocator, WithADeviceGivesPageLockedMemory) {
-  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!HaveDevice()) SLUICE_GPU_UNAVAILABLE("no CUDA device");
   auto a = MakePinnedAllocator();
   ASSERT_TRUE(a->pinned());
   for (size_t align : {loader::kBatchAlignment, size_t{65536}}) {
