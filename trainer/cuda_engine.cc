@@ -398,6 +398,12 @@ class CudaEngine : public Engine {
     return norm_.Download(grad_norm, 1, stream());
   }
 
+  GemmCounts gemm_counts() const override {
+    if (model_ == nullptr) return {};
+    return {static_cast<int64_t>(model_->gemm_fallback_calls()),
+            static_cast<int64_t>(model_->gemm_under_aligned_calls())};
+  }
+
   Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows,
                       const RowFn& fn) override {
     SLUICE_RETURN_IF_ERROR(

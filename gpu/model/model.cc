@@ -257,6 +257,8 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   return Status::OK();
 }
 
+size_t CudaModel::gemm_fallback_calls() const { return s_->gemm->fallback_calls(); }
+size_t CudaModel::gemm_under_aligned_calls() const { return s_->gemm->under_aligned_calls(); }
 const reference::ModelConfig& CudaModel::config() const { return s_->config; }
 const std::vector<ParamTensor>& CudaModel::layout() const { return s_->layout; }
 size_t CudaModel::num_parameters() const { return s_->P; }

@@ -78,6 +78,10 @@ class CudaModel {
 
   // Of the last Forward. log_probs: device [B, T', vocab]; the downloads synchronise.
   const float* log_probs() const;
+  // The GEMM calls so far that ran the fallback kernel, and those with operands aligned to fewer
+  // than 16 bytes (gpu/model/gemm.h).
+  size_t gemm_fallback_calls() const;
+  size_t gemm_under_aligned_calls() const;
   int output_frames() const;
   Status DownloadLogProbs(std::vector<float>* out);
   Status DownloadLosses(std::vector<float>* out);
