@@ -386,6 +386,14 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
                                       s.flags.data() + 1, st));
   SLUICE_RETURN_IF_ERROR(MeanOf(s.mean_loss.data(), s.losses.data(), B, st));
 
+  if (mean_loss == nullptr) return Status::OK();
+  return ReadForward(mean_loss);
+}
+
+Status CudaModel::ReadForward(float* mean_loss) {
+  State& s = *s_;
+  void* st = s.stream;
+  const int T = s.T, V = s.config.vocab;
   int32_t flags[2];
   SLUICE_RETURN_IF_ERROR(s.flags.Download(flags, 2, st));
   if (flags[0] != 0)
