@@ -90,6 +90,15 @@ bool IsPinnedHostPointer(const void* p) {
   return attr.type == cudaMemoryTypeHost;
 }
 
+int PinnedHostPointerDevice(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attr.type == cudaMemoryTypeHost ? attr.device : -1;
+}
+
 Status Stream::Create(std::unique_ptr<Stream>* out) {
   std::unique_ptr<Stream> s(new Stream());
   cudaStream_t stream = nullptr;

@@ -25,6 +25,9 @@ Status SetDevice(int device);
 
 // True when `p` is page-locked host memory registered with CUDA (cudaHostAlloc or registered).
 bool IsPinnedHostPointer(const void* p);
+// The device that was current on the thread that allocated the page-locked memory `p` (whose
+// context holds it), or -1 when `p` is not page-locked.
+int PinnedHostPointerDevice(const void* p);
 
 // A non-blocking CUDA stream (it does not synchronise with the legacy default stream).
 class Stream {

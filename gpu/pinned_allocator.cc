@@ -21,7 +21,7 @@ void* AlignUp(void* p, size_t alignment) {
 
 }  // namespace
 
-PinnedAllocator::PinnedAllocator(bool pinned) : pinned_(pinned) {}
+PinnedAllocator::PinnedAllocator(bool pinned, int device) : pinned_(pinned), device_(device) {}
 
 PinnedAllocator::~PinnedAllocator() {
   // The loader frees every block before dropping its allocator; whatever is left is a leak in
@@ -44,7 +44,13 @@ void* PinnedAllocator::Allocate(size_t bytes, size_t alignment) {
   if (pinned_) {
     const size_t extra = alignment > kPage ? alignment : 0;
     void* base = nullptr;
-    const cudaError_t err = cudaHostAlloc(&base, bytes + extra, cudaHostAllocPortable);
+    // Per thread and cheap once the context exists; a loader thread does no other CUDA work.
+    const char* call = "cudaSetDevice";
+    cudaError_t err = cudaSetDevice(device_);
+    if (err == cudaSuccess) {
+      call = "cudaHostAlloc";
+      err = cudaHostAlloc(&base, bytes + extra, cudaHostAllocPortable);
+    }
     if (err == cudaSuccess) {
       b.base = base;
       b.bytes = bytes + extra;
@@ -53,7 +59,7 @@ void* PinnedAllocator::Allocate(size_t bytes, size_t alignment) {
     } else {
       // Out of page-locked memory (it is a limited resource): serve the batch from ordinary memory
       // rather than failing the epoch; the copy of this batch is then staged by the runtime.
-      internal::LogCudaError(err, "cudaHostAlloc", __FILE__, __LINE__);
+      internal::LogCudaError(err, call, __FILE__, __LINE__);
       (void)cudaGetLastError();
       pinned_failed = true;
     }
@@ -111,7 +117,12 @@ std::shared_ptr<PinnedAllocator> MakePinnedAllocator(bool force_fallback) {
     });
     return std::make_shared<PinnedAllocator>(false);
   }
-  return std::make_shared<PinnedAllocator>(true);
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = 0;
+  }
+  return std::make_shared<PinnedAllocator>(true, device);
 }
 
 }  // namespace sluice::gpu

@@ -374,9 +374,9 @@ class CudaEngine : public Engine {
       ctx.seed = seed + static_cast<uint64_t>(ranks_.rank) * 0x9E3779B97F4A7C15ull;
       ctx.step = step;
       ctx.training = true;
-      float mean = 0;
-      SLUICE_RETURN_IF_ERROR(model_->Forward(cb, ctx, &mean));
-      *loss = mean;
+      // Enqueued only: the host goes on to enqueue backward and the optimizer while the GPU runs
+      // the forward; the loss (and a bad batch's error) is read once the step is enqueued.
+      SLUICE_RETURN_IF_ERROR(model_->Forward(cb, ctx, nullptr));
       *flops = TrainStepFlops(config_, B, T);
       SLUICE_RETURN_IF_ERROR(model_->ZeroGrad());
       SLUICE_RETURN_IF_ERROR(model_->Backward(ready));
@@ -391,11 +391,22 @@ class CudaEngine : public Engine {
     SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(
         model_->grads(), num_parameters(), clip, norm_.data(), norm_scratch_.data(), stream()));
     SLUICE_RETURN_IF_ERROR(adam_->Step(model_->params(), model_->grads(), lr, stream()));
+    if (info_.rows > 0) {
+      float mean = 0;
+      SLUICE_RETURN_IF_ERROR(model_->ReadForward(&mean));  // the step's first wait
+      *loss = mean;
+    }
     // The loss's collective (NCCL's AllReduceMaxHost: enqueued on this stream, then waits) after
     // clipping and AdamW are enqueued, so the GPU does not sit idle for its host round trip.
     if (comm != nullptr) SLUICE_RETURN_IF_ERROR(CombineLoss(comm, scale, loss));
     // Synchronises the stream: the step is over on the GPU when this returns.
     return norm_.Download(grad_norm, 1, stream());
+  }
+
+  GemmCounts gemm_counts() const override {
+    if (model_ == nullptr) return {};
+    return {static_cast<int64_t>(model_->gemm_fallback_calls()),
+            static_cast<int64_t>(model_->gemm_under_aligned_calls())};
   }
 
   Status EvaluateRows(const loader::Batch& batch, const std::vector<int>& rows,

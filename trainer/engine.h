@@ -95,6 +95,14 @@ class Engine {
 
   // The device's dense bf16 peak in FLOP/s for the MFU estimate; 0 where none is known (the CPU).
   virtual double peak_flops() const { return 0; }
+
+  // Since Init: GEMM calls that ran the slow fallback kernel, and calls with operands aligned to
+  // fewer than 16 bytes (gpu/model/gemm.h); -1 where the engine has no such GEMMs (the CPU).
+  struct GemmCounts {
+    int64_t fallbacks = -1;
+    int64_t under_aligned = -1;
+  };
+  virtual GemmCounts gemm_counts() const { return {}; }
 };
 
 }  // namespace sluice::train

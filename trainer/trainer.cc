@@ -487,6 +487,10 @@ Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
   // Model FLOPs utilisation of this rank's device (docs/train.md, "MFU"); CUDA only.
   const double peak = engine_->peak_flops();
   if (o_.device != "cpu") line["mfu"] = busy > 0 && peak > 0 ? totals.flops / (busy * peak) : 0.0;
+  // A GEMM on the slow fallback kernel costs many times a cuBLASLt one: said, never silent.
+  const Engine::GemmCounts gemm = engine_->gemm_counts();
+  if (gemm.fallbacks >= 0) line["gemm_fallbacks"] = gemm.fallbacks;
+  if (gemm.under_aligned >= 0) line["gemm_under_aligned"] = gemm.under_aligned;
   if (lead_ && o_.json) {
     std::printf("%s\n", line.dump().c_str());
   } else if (lead_) {

@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -180,6 +181,7 @@ Status Gemm::RunTyped(const GemmShape& in, const Bf16* A, const Bf16* B, void* C
   const uint32_t al_a = Alignment(A, s.stride_a, 2, s.batch);
   const uint32_t al_b = Alignment(B, s.stride_b, 2, s.batch);
   const uint32_t al_c = Alignment(C, s.stride_c, c_bf16 ? 2 : 4, s.batch);
+  if (std::min({al_a, al_b, al_c}) < 16) ++under_aligned_calls_;
   const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, s.lda, s.ldb, s.ldc, s.batch, s.stride_a,
                 s.stride_b, s.stride_c, c_bf16, s.beta != 0.0f, al_a, al_b, al_c};
   auto it = impl_->plans.find(key);

@@ -44,6 +44,10 @@ class Gemm {
   void set_force_fallback(bool on) { force_fallback_ = on; }
   size_t cached_plans() const;
   size_t fallback_calls() const { return fallback_calls_; }
+  // Calls an operand or batch stride of which is aligned to fewer than 16 bytes: cuBLASLt's
+  // tensor-core kernels load 16 bytes at a time, so such a shape gets a slower algorithm or none
+  // (then the fallback kernel). Odd sequence lengths make the attention GEMMs' strides so.
+  size_t under_aligned_calls() const { return under_aligned_calls_; }
 
  private:
   struct Impl;
@@ -53,6 +57,7 @@ class Gemm {
   std::unique_ptr<Impl> impl_;
   bool force_fallback_ = false;
   size_t fallback_calls_ = 0;
+  size_t under_aligned_calls_ = 0;
 };
 
 namespace internal {

@@ -257,6 +257,8 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   return Status::OK();
 }
 
+size_t CudaModel::gemm_fallback_calls() const { return s_->gemm->fallback_calls(); }
+size_t CudaModel::gemm_under_aligned_calls() const { return s_->gemm->under_aligned_calls(); }
 const reference::ModelConfig& CudaModel::config() const { return s_->config; }
 const std::vector<ParamTensor>& CudaModel::layout() const { return s_->layout; }
 size_t CudaModel::num_parameters() const { return s_->P; }
@@ -384,6 +386,14 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
                                       s.flags.data() + 1, st));
   SLUICE_RETURN_IF_ERROR(MeanOf(s.mean_loss.data(), s.losses.data(), B, st));
 
+  if (mean_loss == nullptr) return Status::OK();
+  return ReadForward(mean_loss);
+}
+
+Status CudaModel::ReadForward(float* mean_loss) {
+  State& s = *s_;
+  void* st = s.stream;
+  const int T = s.T, V = s.config.vocab;
   int32_t flags[2];
   SLUICE_RETURN_IF_ERROR(s.flags.Download(flags, 2, st));
   if (flags[0] != 0)

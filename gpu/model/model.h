@@ -65,7 +65,12 @@ class CudaModel {
   // bf16 first, so parameters changed since the last call are used. InvalidArgument for a batch
   // larger than the options, T < 7, frames outside [0, T], label lengths outside [0, S_max] or
   // labels outside [1, vocab) (the last three are detected on the device). Synchronises the stream.
+  // With mean_loss == nullptr it only enqueues (the host checks nothing on the device's word and
+  // does not wait), so a training step can enqueue Backward and the optimizer while the GPU runs
+  // the forward; ReadForward then waits and gives the loss and those errors.
   Status Forward(const CudaBatch& batch, const reference::StepContext& context, float* mean_loss);
+  // The last Forward's mean loss, or its batch's error found on the device. Synchronises.
+  Status ReadForward(float* mean_loss);
 
   Status ZeroGrad();  // enqueued
   // Adds d mean_loss / d params into grads() for the last Forward (whose batch must still be
@@ -78,6 +83,10 @@ class CudaModel {
 
   // Of the last Forward. log_probs: device [B, T', vocab]; the downloads synchronise.
   const float* log_probs() const;
+  // The GEMM calls so far that ran the fallback kernel, and those with operands aligned to fewer
+  // than 16 bytes (gpu/model/gemm.h).
+  size_t gemm_fallback_calls() const;
+  size_t gemm_under_aligned_calls() const;
   int output_frames() const;
   Status DownloadLogProbs(std::vector<float>* out);
   Status DownloadLosses(std::vector<float>* out);

@@ -37,6 +37,7 @@ struct Task {
 std::atomic<cudaError_t> g_sticky[kDeviceCount];
 
 thread_local int t_device = 0;
+thread_local uint64_t t_host_waits = 0;  // sluice::simt::HostWaits()
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local bool t_on_worker = false;  // this thread is a stream's worker
 
@@ -356,6 +357,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 }
 cudaError_t cudaDeviceSynchronize() {
   if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
+  ++t_host_waits;
   DrainDevice(t_device, /*blocking_only=*/false);
   return Ret(Sticky(t_device));
 }
@@ -420,6 +422,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  ++t_host_waits;
   const cudaError_t e = CheckCopy(dst, src, bytes, kind);
   if (e != cudaSuccess) return Ret(e);
   // A blocking copy is legacy-stream work: after the device's blocking streams, before return.
@@ -501,6 +504,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
+  ++t_host_waits;
   bool known = false;
   const StreamRef s = Lookup(stream, &known);
   if (!known) return Ret(cudaErrorInvalidResourceHandle);
@@ -541,6 +545,8 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
                   return cudaSuccess;
                 }});
 }
+
+uint64_t sluice::simt::HostWaits() { return t_host_waits; }
 
 cudaError_t sluice::simt::LaunchHostTask(cudaStream_t stream, std::function<Status()> task) {
   if (!task) return Ret(cudaErrorInvalidValue);
@@ -604,6 +610,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (const cudaError_t e = RefuseOnWorker()) return Ret(e);
+  ++t_host_waits;
   if (event == nullptr) return Ret(cudaErrorInvalidResourceHandle);
   uint64_t generation;
   {

@@ -165,6 +165,11 @@ inline constexpr int kDeviceCount = 16;
 // of CUDA libraries (gpu/simt/nccl_host.cc); `task` must not call the CUDA API.
 cudaError_t LaunchHostTask(cudaStream_t stream, std::function<Status()> task);
 
+// Not CUDA: how many times this host thread has waited for device work (cudaStreamSynchronize,
+// cudaEventSynchronize, cudaDeviceSynchronize, cudaMemcpy), for tests that keep waits off the
+// per-step path (a wait there leaves the GPU idle while the host enqueues what follows).
+uint64_t HostWaits();
+
 }  // namespace sluice::simt
 
 cudaError_t cudaEventCreate(cudaEvent_t* event);

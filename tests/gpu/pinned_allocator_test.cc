@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "gpu/device.h"
+#include "require_gpu.h"
 
 namespace sluice::gpu {
 namespace {
@@ -59,7 +61,7 @@ TEST(PinnedAllocator, WithoutADeviceFallsBackWithOneNoticeAndNeverCrashes) {
 }
 
 TEST(PinnedAllocator, WithADeviceGivesPageLockedMemory) {
-  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!HaveDevice()) SLUICE_GPU_UNAVAILABLE("no CUDA device");
   auto a = MakePinnedAllocator();
   ASSERT_TRUE(a->pinned());
   for (size_t align : {loader::kBatchAlignment, size_t{65536}}) {
@@ -71,6 +73,27 @@ TEST(PinnedAllocator, WithADeviceGivesPageLockedMemory) {
   }
   EXPECT_EQ(a->stats().pinned_bytes, 0u);
   EXPECT_EQ(a->stats().pinned_failures, 0u);
+}
+
+// The loader's decode threads grow its pool, so they call Allocate: a thread's current device is
+// 0 until it sets one, and without the allocator setting the device of the rank that made it,
+// every rank of a multi-GPU node would allocate (and make a context) on GPU 0.
+TEST(PinnedAllocator, OtherThreadsAllocateOnTheDeviceCurrentWhenItWasMade) {
+  int count = 0;
+  const Status st = ProbeDevices(&count);
+  if (!st.ok()) SLUICE_GPU_UNAVAILABLE(st.message());
+  if (count < 2) GTEST_SKIP() << "needs two devices (the SIMT layer has " << count << ")";
+  ASSERT_TRUE(SetDevice(1).ok());
+  auto a = MakePinnedAllocator();
+  ASSERT_TRUE(SetDevice(0).ok());
+  ASSERT_TRUE(a->pinned());
+  void* p = nullptr;
+  std::thread loader_thread([&] { p = a->Allocate(1 << 16, loader::kBatchAlignment); });
+  loader_thread.join();
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(IsPinnedHostPointer(p));
+  EXPECT_EQ(PinnedHostPointerDevice(p), 1);
+  a->Free(p, 1 << 16, loader::kBatchAlignment);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // sluice-train --device cuda end to end (suite 'gpu'): on the espeak-ng sample corpus, the tiny
 // model's loss falls on the GPU; the first step's loss equals the CPU trainer's on the same batch
 // within the whole-model tolerance of tests/gpu/model (bf16 GEMMs: 1e-2 relative); checkpoints
-// move between the devices. Every case skips, with the CUDA runtime's error, without a device.
+// move between the devices. Every case skips, with the CUDA runtime's error, without a device
+// (fails instead with SLUICE_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 
 #include "cli_util.h"
 #include "gpu/device.h"
+#include "require_gpu.h"
 #include "test_util.h"
 
 namespace {
@@ -47,7 +49,7 @@ class TrainCuda : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (skip_ != nullptr) GTEST_SKIP() << *skip_;
+    if (skip_ != nullptr) SLUICE_GPU_UNAVAILABLE(*skip_);
   }
   // The CPU suite's settings (train_cli_test.cc), on `device`.
   static Result Train(const std::string& device, const std::string& args) {

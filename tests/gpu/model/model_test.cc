@@ -15,6 +15,9 @@
 #include "reference/model.h"
 #include "test_util.h"
 #include "assert_ok.h"
+#if defined(SLUICE_SIMT_DEVICE)
+#include "gpu/simt/cuda_runtime_host.h"
+#endif
 
 namespace sluice::gpu::model {
 namespace {
@@ -150,6 +153,36 @@ TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
   EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
   cb.T = 100;  // more frames than max_frames
   EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
+}
+
+// A training step enqueues its forward, backward and optimizer without waiting between them:
+// Forward without a loss pointer only enqueues, and ReadForward gives the same loss afterwards.
+// The waits are counted by the SIMT runtime, on this thread.
+TEST(GpuModel, ForwardWithoutALossPointerDoesNotWaitAndReadForwardGivesTheLoss) {
+  SKIP_WITHOUT_GPU();
+  const reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
+  const HostBatch h = MakeBatch();
+  std::unique_ptr<CudaModel> gpu;
+  ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
+  ASSERT_OK(gpu->InitParameters(1));
+  auto feats = ToDevice(h.features);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
+       lab_len = ToDevice(h.label_lengths);
+  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  float waited = 0;
+  ASSERT_OK(gpu->Forward(cb, {}, &waited));
+#if defined(SLUICE_SIMT_DEVICE)
+  const uint64_t before = ::sluice::simt::HostWaits();
+#endif
+  ASSERT_OK(gpu->Forward(cb, {}, nullptr));
+  ASSERT_OK(gpu->ZeroGrad());
+  ASSERT_OK(gpu->Backward());
+#if defined(SLUICE_SIMT_DEVICE)
+  EXPECT_EQ(::sluice::simt::HostWaits(), before) << "the host waited during the step";
+#endif
+  float read = -1;
+  ASSERT_OK(gpu->ReadForward(&read));
+  EXPECT_EQ(read, waited);
 }
 
 }  // namespace
