@@ -142,7 +142,6 @@ int RunEpoch(int argc, char** argv) {
   bool json = false, bare = false;
   LoaderOptions o;
   o.threads = 0;
-  tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
   app.add_option("dataset", dir, "dataset directory (shardify's output); or --data");
   std::vector<std::string> data;
   loader::MixOptions mix;
@@ -173,7 +172,7 @@ int RunEpoch(int argc, char** argv) {
                  "(docs/loader.md, \"Benchmark\")");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
-  tools::AddLoaderOptions(&app, &o, &feature_args);
+  tools::AddLoaderOptions(&app, &o);
   std::string tokenizer_from;
   app.add_option("--tokenizer-from", tokenizer_from,
                  "tokenize records without ids online with the tokenizer of this dataset "
@@ -198,18 +197,16 @@ int RunEpoch(int argc, char** argv) {
     mix.sources.push_back(s);
   }
   if (data.empty()) mix.sources.push_back({dir, 1.0});
-  dir = mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
-  shards::Manifest target;  // the dataset's, for the flags that depend on it
+  dir = mix.sources[0].dir;  // the first source stands for all in the summary line
+  shards::Manifest target;   // for the summary line and --tokenizer-from's kind; the feature
+                             // options are Loader::Open's to resolve at the dataset's rate
   {
-    // The computer from the flags, checked at the dataset's rate (the loader uses that rate).
     // The manifest only: no block cache for it (the loader's storage has its own).
     storage::StorageOptions uncached = o.storage;
     uncached.cache_dir.clear();
     std::shared_ptr<const shards::Storage> where;
     Status st = storage::OpenStorage(dir, uncached, &where);
     if (st.ok()) st = shards::LoadManifest(*where, &target);
-    if (st.ok() && target.kind == "audio")
-      st = tools::ResolveLoaderFeatures(feature_args, target.sample_rate, &o);
     if (!st.ok()) {
       std::fprintf(stderr, "sluice-bench epoch: %s\n", st.ToString().c_str());
       return st.IsInvalidArgument() ? 2 : 1;
@@ -259,7 +256,7 @@ int RunEpoch(int argc, char** argv) {
         storage::RedactUrl(dir).c_str(), static_cast<unsigned long long>(m.records),
         m.seconds() / 3600, m.bytes() / 1e6, m.shards.size(),
         loader::FeatureKindName(l->feature_info().kind), resolved.threads,
-        resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight, o.rank, o.world);
+        resolved.threads == 1 ? "" : "s", resolved.blocks_in_flight, o.rank, o.world);
   }
 
   // The journal is what a consumer that can be killed at any moment keeps: each line is written
