@@ -395,12 +395,12 @@ TEST_F(TrainCli, LoaderFlagsOfTheBenchAreTakenAndRecordedInTheRun) {
             std::string::npos)
       << half.out;
   const Result rank = Train("chars", "--steps 1 --rank 1 --world 2");
-  EXPECT_EQ(rank.code, 2) << rank.out;
+  EXPECT_NE(rank.code, 0) << rank.out;  // a command-line error (CLI11's code)
   EXPECT_NE(rank.out.find("set by the launcher"), std::string::npos) << rank.out;
   const Result packed = Train("chars", "--steps 1 --seq-len 64");
-  EXPECT_EQ(packed.code, 2) << packed.out;
+  EXPECT_NE(packed.code, 0) << packed.out;  // a command-line error (CLI11's code)
   EXPECT_NE(packed.out.find("a row per utterance"), std::string::npos) << packed.out;
   const Result renamed = Train("chars", "--steps 1 --buckets 3");
-  EXPECT_EQ(renamed.code, 2) << renamed.out;
+  EXPECT_NE(renamed.code, 0) << renamed.out;  // a command-line error (CLI11's code)
   EXPECT_NE(renamed.out.find("--buckets was renamed --num-buckets"), std::string::npos) << renamed.out;
 }

@@ -21,12 +21,12 @@ struct LoaderFlagUse {
   // --seed keys its model too): the loader table's flag is left out.
   std::vector<std::string> own;
   // Keys the tool cannot take from the command line, with the reason: the flag is accepted by the
-  // parser and fails with "--flag: reason" (exit 2), never read and ignored.
+  // parser and fails with "--flag: reason" (a command-line error), never read and ignored.
   std::vector<std::pair<std::string, std::string>> refused;
 };
 
 // Adds the flags to `app`, and the flags' former names (loader::kRenamedFlags), hidden, which
-// fail naming the new one ("--buckets was renamed --num-buckets", exit 2). Sets o->use_precomputed false: on the command line --features decides
+// fail naming the new one ("--buckets was renamed --num-buckets", a command-line error). Sets o->use_precomputed false: on the command line --features decides
 // (precomputed: the dataset's stored features).
 void AddLoaderOptions(CLI::App* app, loader::LoaderOptions* o, const LoaderFlagUse& use = {});
 
