@@ -1,8 +1,8 @@
 // The feature flags every tool shares, as a struct: Kaldi's names and units
 // (compute-fbank-feats) for fbank, the DeepSpeech2 / torch.stft convention for the spectrogram,
 // and their resolution into the loader's feature options for audio at a given rate. The command
-// line is tools/common/feature_options.h's (AddFeatureOptions); this half is CLI-free, so the
-// trainer library records and resolves the same options.
+// line is tools/common/feature_options.h's (AddFeatureOptions); this half is CLI-free: it is
+// LoaderOptions::features, which Loader::Open resolves at the dataset's rate.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -54,9 +54,17 @@ struct FeatureConfig {
   bool is_fbank = true;
 };
 
+// `a` (kind "fbank" or "spectrogram") with the kind's defaults filled in, as the computer's
+// options with the rate left 0, unchecked: what MakeFeatureConfig checks at a rate, and what a
+// configuration records (two arguments that resolve alike compute alike). InvalidArgument for an
+// unknown kind or window, naming the field as MakeFeatureConfig does.
+Status ResolveFeatureArgs(const FeatureArgs& a, FeatureConfig* out, const std::string& table = "");
+
 // Validates `a` for input at `sample_rate` Hz and resolves the kind's defaults; InvalidArgument
-// names the flag.
-Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* out);
+// names the field by its key after `table`, the path of `a` in the caller's table ("features."
+// in LoaderOptions'; "" where FeatureArgs is a tool's own).
+Status MakeFeatureConfig(const FeatureArgs& a, int sample_rate, FeatureConfig* out,
+                         const std::string& table = "");
 
 // manifest.json "features" for precomputed features (docs/formats/manifest.md); the loader's
 // writer (loader/features_json.h), beside its reader.

@@ -16,18 +16,17 @@ namespace sluice::loader {
 namespace {
 
 // The computers of the precomputed features, from their manifest record; the sample rate is the
-// dataset's (shardify resampled every record to it before computing).
-Status PrecomputedComputers(const nlohmann::json& j, int rate, LoaderOptions* opt,
-                            FeatureKind* base_kind) {
-  bool is_fbank = true;
+// dataset's (shardify resampled every record to it before computing). The record is data, not
+// an option: a record the computers refuse is the dataset's Corruption.
+Status PrecomputedConfig(const nlohmann::json& j, int rate, FeatureConfig* c) {
   // A field the record leaves out is the library's default (docs/formats/manifest.md), not
   // whatever the caller's options held for computing features itself.
-  opt->fbank = features::FbankOptions();
-  opt->spectrogram = features::SpectrogramOptions();
-  SLUICE_RETURN_IF_ERROR(FeaturesFromJson(j, &is_fbank, &opt->fbank, &opt->spectrogram));
-  opt->fbank.sample_frequency = static_cast<float>(rate);
-  opt->spectrogram.sample_rate = rate;
-  *base_kind = is_fbank ? FeatureKind::kFbank : FeatureKind::kSpectrogram;
+  SLUICE_RETURN_IF_ERROR(FeaturesFromJson(j, &c->is_fbank, &c->fbank, &c->spectrogram));
+  c->fbank.sample_frequency = static_cast<float>(rate);
+  c->spectrogram.sample_rate = rate;
+  const Status s = c->is_fbank ? features::FbankComputer::Validate(c->fbank)
+                               : features::SpectrogramComputer::Validate(c->spectrogram);
+  if (!s.ok()) return Status::Corruption("manifest.json \"features\": " + s.message());
   return Status::OK();
 }
 
@@ -52,39 +51,43 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   if (m.codec != "pcm16" && m.codec != "flac" && m.features.is_null())
     return Status::Unsupported("manifest.json: audio codec '" + m.codec + "'");
 
-  LoaderOptions& opt = fx->options_;
   FeatureKind kind = options.kind;
-  FeatureKind compute_kind = kind;  // whose computer gives the frame count
-  if (!m.features.is_null() && options.use_precomputed) {
+  FeatureConfig config;  // the computer that gives the frame count, if any
+  bool computes = kind == FeatureKind::kFbank || kind == FeatureKind::kSpectrogram;
+  if (!m.features.is_null() && (options.use_precomputed || kind == FeatureKind::kPrecomputed)) {
     kind = FeatureKind::kPrecomputed;
-    SLUICE_RETURN_IF_ERROR(PrecomputedComputers(m.features, m.sample_rate, &opt, &compute_kind));
+    computes = true;
+    SLUICE_RETURN_IF_ERROR(PrecomputedConfig(m.features, m.sample_rate, &config));
   } else if (kind == FeatureKind::kPrecomputed) {
     return Status::InvalidArgument(
-        "--features precomputed: the dataset has no precomputed features");
+        "kind precomputed: the dataset has no precomputed features. HINT: kind fbank or "
+        "spectrogram, or shardify audio --features fbank");
   } else if (m.codec == "none") {
     return Status::InvalidArgument(
         "the dataset holds precomputed features only (shardify --drop-audio): use them "
-        "(use_precomputed, --kind precomputed) or shardify the audio again");
+        "(kind precomputed) or shardify the audio again");
+  } else if (computes) {
+    // The options' one check: the feature arguments resolved at the dataset's rate (shardify
+    // resampled every record to it).
+    FeatureArgs a = options.features;
+    a.kind = FeatureKindName(kind);
+    SLUICE_RETURN_IF_ERROR(MakeFeatureConfig(a, m.sample_rate, &config, "features."));
   }
   fx->kind_ = kind;
   if (options.speed_perturb && kind == FeatureKind::kPrecomputed)
     return Status::InvalidArgument(
-        "speed perturbation needs the audio: the dataset's features are precomputed "
-        "(set use_precomputed = false, or turn speed_perturb off)");
+        "speed_perturb: speed perturbation needs the audio, and the dataset's features are "
+        "precomputed (set use_precomputed = false and kind fbank or spectrogram, or turn "
+        "speed_perturb off)");
 
-  if (compute_kind == FeatureKind::kFbank) {
-    // The filterbank runs at the dataset's rate (shardify resampled every record to it).
-    opt.fbank.sample_frequency = static_cast<float>(m.sample_rate);
-    SLUICE_RETURN_IF_ERROR(features::FbankComputer::Validate(opt.fbank));
-    fx->fbank_ = std::make_unique<features::FbankComputer>(opt.fbank);
-    fx->dim_ = fx->fbank_->Dim();
-  } else if (compute_kind == FeatureKind::kSpectrogram) {
-    opt.spectrogram.sample_rate = m.sample_rate;
-    SLUICE_RETURN_IF_ERROR(features::SpectrogramComputer::Validate(opt.spectrogram));
-    fx->spectrogram_ = std::make_unique<features::SpectrogramComputer>(opt.spectrogram);
-    fx->dim_ = fx->spectrogram_->Dim();
-  } else {
+  if (!computes) {
     fx->dim_ = 1;  // raw waveform
+  } else if (config.is_fbank) {
+    fx->fbank_ = std::make_unique<features::FbankComputer>(config.fbank);
+    fx->dim_ = fx->fbank_->Dim();
+  } else {
+    fx->spectrogram_ = std::make_unique<features::SpectrogramComputer>(config.spectrogram);
+    fx->dim_ = fx->spectrogram_->Dim();
   }
   *out = std::move(fx);
   return Status::OK();

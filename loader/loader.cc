@@ -93,7 +93,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   l->threads_ = options.threads > 0 ? options.threads : cores;
   // Tokens: enough for every thread to decode a block while the serial ends each hold one,
   // so no stage starves; more would only add memory (one compressed block per token).
-  l->tokens_ = options.tokens_in_flight > 0 ? options.tokens_in_flight : 2 * l->threads_ + 2;
+  l->tokens_ = options.blocks_in_flight > 0 ? options.blocks_in_flight : 2 * l->threads_ + 2;
   l->pool_ = std::make_unique<BatchPool>(options.allocator);
   l->arena_ = std::make_unique<tbb::task_arena>(l->threads_);
   l->scratch_ = std::make_unique<tbb::enumerable_thread_specific<DecodeScratch>>();
@@ -182,18 +182,19 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
     // batches, so the error says that rather than naming the pool's options.
     if (max_bytes > budget)
       return Status::InvalidArgument(
-          "memory_budget (--memory-budget) is " + std::to_string(budget) +
+          "memory_budget is " + std::to_string(budget) +
           " bytes, smaller than one batch: the largest batch of epoch " + std::to_string(epoch) +
           " needs " + std::to_string(max_bytes) + " bytes, and the batch pool " +
           std::to_string(need) + " bytes (" + std::to_string(pool_size) +
-          " batches). HINT: raise --memory-budget to at least " + std::to_string(need) +
-          ", or lower max_frames / max_padded_frames");
+          " batches). HINT: raise memory_budget to at least " + std::to_string(need) +
+          ", or lower batching.max_frames / batching.max_padded_frames");
     if (need > budget)
       return Status::InvalidArgument(
           "the batch pool needs up to " + std::to_string(need) + " bytes (" +
           std::to_string(pool_size) + " batches of up to " + std::to_string(max_bytes) +
-          " bytes), over memory_budget (--memory-budget) " + std::to_string(budget) +
-          ": lower max_frames / max_padded_frames, ready_batches or shuffle_window");
+          " bytes), over memory_budget " + std::to_string(budget) +
+          ": lower batching.max_frames / batching.max_padded_frames, ready_batches or "
+          "batching.shuffle_window");
   }
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
@@ -201,10 +202,9 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
     return Status::IOError(
         "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
         std::to_string(max_bytes) +
-        " bytes. HINT: lower max_frames / max_padded_frames "
-        "(--max-frames, --max-padded-frames: the largest batch), open_batches (--open-batches) or "
-        "ready_batches (--ready: batches in the pool); --memory-budget checks this before "
-        "allocating");
+        " bytes. HINT: lower batching.max_frames / batching.max_padded_frames (the largest "
+        "batch), open_batches or ready_batches (batches in the pool); memory_budget checks this "
+        "before allocating");
   return Status::OK();
 }
 
@@ -331,7 +331,7 @@ EpochStats LoaderImpl::stats() const {
   if (!done_ && started_) s.wall_seconds = SecondsSince(start_time_);
   s.pool_batches = pool_->size();
   s.threads = threads_;
-  s.tokens_in_flight = tokens_;
+  s.blocks_in_flight = tokens_;
   if (started_) s.storage = (done_ ? storage_end_ : StorageNow()) - storage_start_;
   return s;
 }

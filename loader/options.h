@@ -2,8 +2,15 @@
 // and threads spent making them (docs/loader.md, "Options").
 //
 // The batches of an epoch are a pure function of (dataset, the "what" fields below, seed, epoch,
-// rank, world). The "how" fields (threads, tokens_in_flight, ready_batches, ...) change speed and
+// rank, world). The "how" fields (threads, blocks_in_flight, ready_batches, ...) change speed and
 // memory, never the bytes of a batch.
+//
+// One name per option: the C++ field, the JSON key and the Python keyword are the table's key,
+// and the flag is that key with '-' for '_' (num_buckets: --num-buckets, num_buckets=). Where a
+// name is older than this rule it is kept, in every tool and in Python alike: kind (--features,
+// features=), the packing fields that would collide with batching's (--pack-window, --pack-chunk)
+// and the feature tables' Kaldi flags (frame_length_ms: --frame-length). kRenamedFlags and
+// kRenamedKeywords list the names given up, which the tools and Python refuse naming the new one.
 #pragma once
 
 #include <cstddef>
@@ -17,9 +24,8 @@
 #include "base/fields.h"
 #include "base/status.h"
 #include "features/augment.h"
-#include "features/fbank.h"
-#include "features/spectrogram.h"
 #include "loader/allocator.h"
+#include "loader/feature_args.h"
 #include "storage/options.h"
 
 namespace sluice::loader {
@@ -105,7 +111,7 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"shuffle", nullptr, "shuffle the records (the trainer: on for training only)"},
     o.shuffle);
   v(FieldInfo{"shuffle_window", "--shuffle-window", "records shuffled together"}, o.shuffle_window);
-  v(FieldInfo{"num_buckets", "--buckets", "length buckets", Affects::kWhat, 1, 1000},
+  v(FieldInfo{"num_buckets", "--num-buckets", "length buckets", Affects::kWhat, 1, 1000},
     o.num_buckets);
   v(FieldInfo{"max_frames", "--max-frames",
               "cap on the sum of lengths (frames) in a batch; 0 = none"},
@@ -182,8 +188,12 @@ struct LoaderOptions {
   FeatureKind kind = FeatureKind::kFbank;  // ignored when the dataset holds precomputed features
                                            // and use_precomputed is true
   bool use_precomputed = true;  // use kFeaturesF16 fields when the manifest has "features"
-  features::FbankOptions fbank;            // kFbank; sample_frequency is taken from the dataset
-  features::SpectrogramOptions spectrogram;  // kSpectrogram; sample_rate is taken from the dataset
+                                // (kind kPrecomputed uses them whatever this says; the tools and
+                                // Python set it false: their kind decides)
+  FeatureArgs features;  // kFbank and kSpectrogram: frames, window and each computer's options,
+                         // independent of the rate. Loader::Open resolves them at the dataset's
+                         // sample rate with `kind` (features.kind is not read) and is the one
+                         // place that checks them (loader/feature_args.h)
   Cmvn cmvn = Cmvn::kNone;                   // per-utterance normalisation
   bool spec_augment = false;               // SpecAugment masks, keyed by (seed, epoch, record)
   features::SpecAugmentOptions spec_augment_options;
@@ -207,8 +217,9 @@ struct LoaderOptions {
   int threads = 0;                         // decode threads, the caller's background thread
                                            // included (0 = the cores this process may use:
                                            // affinity mask and cgroup quota, base/cpus.h)
-  int tokens_in_flight = 0;                // blocks between read and collate at once; each holds
-                                           // one compressed block (0 = 2 * threads + 2)
+  int blocks_in_flight = 0;                // blocks between read and collate at once (the
+                                           // pipeline's tokens); each holds one compressed block
+                                           // (0 = 2 * threads + 2)
   uint32_t open_batches = 16;              // batches being filled at once, at most: the pool is
                                            // open_batches + ready_batches + consumer_batches
                                            // batches, whatever the dataset. A block's rows for
@@ -216,7 +227,7 @@ struct LoaderOptions {
                                            // EpochStats::reread_blocks). 0 = no cap: each block
                                            // read once, pool sized by the epoch's worst case.
                                            // Packing raises it to the batches one block can
-                                           // feed times (tokens_in_flight + 1)
+                                           // feed times (blocks_in_flight + 1)
                                            // (the packed collator's OpenBatchCap)
   int ready_batches = 4;                   // pool buffers for finished batches queued ahead
                                            // of the consumer; the queue may hold more while
@@ -263,8 +274,8 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"use_precomputed", nullptr,
               "use the dataset's precomputed features when it has them"},
     o.use_precomputed);
-  v(FieldInfo{"fbank", nullptr, "fbank options"}, o.fbank);
-  v(FieldInfo{"spectrogram", nullptr, "spectrogram options"}, o.spectrogram);
+  v(FieldInfo{"features", nullptr, "frames, window and the fbank and spectrogram options"},
+    o.features);
   v(FieldInfo{"cmvn", "--cmvn", "per-utterance normalisation: none, mean or mean-var"}, o.cmvn);
   v(FieldInfo{.key = "spec_augment",
               .flag = "--spec-augment",
@@ -289,11 +300,12 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"world", "--world", "ranks sharing the epoch", kWhat, 1}, o.world);
   v(FieldInfo{"threads", "--threads", "loader decode threads (0 = the usable cores)", kHow, 0, 1024},
     o.threads);
-  v(FieldInfo{"tokens_in_flight", "--tokens", "blocks in flight (0 = 2 x threads + 2)", kHow, 0},
-    o.tokens_in_flight);
+  v(FieldInfo{"blocks_in_flight", "--blocks-in-flight", "blocks in flight (0 = 2 x threads + 2)",
+              kHow, 0},
+    o.blocks_in_flight);
   v(FieldInfo{"open_batches", "--open-batches", "batches being filled at once (0 = no cap)", kHow},
     o.open_batches);
-  v(FieldInfo{"ready_batches", "--ready", "finished batches queued ahead", kHow, 1, 1000},
+  v(FieldInfo{"ready_batches", "--ready-batches", "finished batches queued ahead", kHow, 1, 1000},
     o.ready_batches);
   v(FieldInfo{"consumer_batches", "--consumer-batches", "batches the consumer holds at once", kHow,
               1},
@@ -305,5 +317,19 @@ void VisitFields(O& o, V&& v) {
     o.verify_checksums);
   v(FieldInfo{"storage", nullptr, "remote datasets and their cache", kHow}, o.storage);
 }
+
+// Names the options had before they were given one name (a flag, a Python keyword): the tools
+// and Python refuse them, naming the new one, rather than reading them as something else.
+struct RenamedOption {
+  const char* old_name;  // "--buckets" or "buckets"
+  const char* new_name;  // "--num-buckets" or "num_buckets"
+};
+inline constexpr RenamedOption kRenamedFlags[] = {{"--buckets", "--num-buckets"},
+                                                  {"--tokens", "--blocks-in-flight"},
+                                                  {"--ready", "--ready-batches"}};
+inline constexpr RenamedOption kRenamedKeywords[] = {{"buckets", "num_buckets"},
+                                                     {"tokens", "blocks_in_flight"},
+                                                     {"tokens_in_flight", "blocks_in_flight"},
+                                                     {"ready", "ready_batches"}};
 
 }  // namespace sluice::loader

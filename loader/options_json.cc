@@ -37,10 +37,27 @@ std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& sto
   return out;
 }
 
-nlohmann::json LoaderConfigJson(const LoaderOptions& o) {
+nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   nlohmann::json j = ToJson(o, Fields::kWhat);
-  if (o.kind != FeatureKind::kFbank) j.erase("fbank");
-  if (o.kind != FeatureKind::kSpectrogram) j.erase("spectrogram");
+  // The feature arguments as the computer of the kind in use resolves them (the kind's defaults
+  // spelled out or left out alike), under that computer's name.
+  j.erase("features");
+  if (o.kind == FeatureKind::kFbank || o.kind == FeatureKind::kSpectrogram) {
+    FeatureArgs a = o.features;
+    a.kind = FeatureKindName(o.kind);
+    FeatureConfig c;
+    if (!ResolveFeatureArgs(a, &c).ok()) {
+      j["features"] = ToJson(o.features, Fields::kWhat);  // as given: Open refuses them
+    } else if (c.is_fbank) {
+      c.fbank.sample_frequency = static_cast<float>(sample_rate);
+      j["fbank"] = ToJson(c.fbank, Fields::kWhat);
+      if (sample_rate == 0) j["fbank"].erase("sample_frequency");
+    } else {
+      c.spectrogram.sample_rate = sample_rate;
+      j["spectrogram"] = ToJson(c.spectrogram, Fields::kWhat);
+      if (sample_rate == 0) j["spectrogram"].erase("sample_rate");
+    }
+  }
   if (!o.spec_augment) j.erase("spec_augment_options");
   if (!o.speed_perturb) j.erase("speed_perturb_options");
   if (o.packing.seq_len == 0) j.erase("packing");

@@ -37,7 +37,9 @@ nlohmann::json Walk(const S& s, Fields which, const Leaf& leaf) {
 
 template <class T>
 nlohmann::json ValueJson(const T& v) {
-  if constexpr (std::is_enum_v<T>) {
+  if constexpr (kIsOptional<T>) {
+    return v.has_value() ? ValueJson(*v) : nlohmann::json();  // null: the context's default
+  } else if constexpr (std::is_enum_v<T>) {
     for (const auto& n : EnumNames(v))
       if (n.value == v) return n.name;
     return static_cast<int>(v);  // unreachable for a value of the enum
@@ -53,6 +55,14 @@ void ReadValue(const nlohmann::json& j, const std::string& path, T* v) {
     VisitFields(*v, [&](const FieldInfo& f, auto& m) {
       if (j.contains(f.key)) ReadValue(j[f.key], path + "." + f.key, &m);
     });
+  } else if constexpr (kIsOptional<T>) {
+    if (j.is_null()) {
+      v->reset();
+    } else {
+      typename T::value_type inner{};
+      ReadValue(j, path, &inner);
+      *v = inner;
+    }
   } else if constexpr (std::is_enum_v<T>) {
     const std::string s = j.get<std::string>();
     for (const auto& n : EnumNames(*v)) {
@@ -105,9 +115,11 @@ Status FromJson(const nlohmann::json& j, const std::string& where, S* s) {
 std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& stored,
                             const std::string& stored_name, std::string* path);
 
-// The loader's "what" configuration, resolved: the options of the feature kind in use only,
-// augmentation options only when the augmentation is on, packing only when it is on. Two loaders
-// with equal LoaderConfigJson yield the same batches from the same dataset.
-nlohmann::json LoaderConfigJson(const LoaderOptions& o);
+// The loader's "what" configuration, resolved: the feature arguments as the computer of the kind
+// in use resolves them at `sample_rate` Hz (the dataset's; 0 leaves the rate out) under its name
+// ("fbank" or "spectrogram"), augmentation options only when the augmentation is on, packing
+// only when it is on. Two loaders with equal LoaderConfigJson yield the same batches from the
+// same dataset.
+nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate = 0);
 
 }  // namespace sluice::loader

@@ -212,8 +212,9 @@ Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out) {
   const LoaderOptions& options = *ctx.options;
   if (ctx.dataset->mixed())
-    return Status::Unsupported("packing (seq_len) of a mixture: not implemented; pack one "
-                               "dataset, or mix without --seq-len");
+    return Status::Unsupported(
+        "packing (seq_len) of a mixture: not implemented; pack one "
+        "dataset, or mix without packing.seq_len");
   if (ctx.extractor->audio())
     return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
                                    " holds audio");

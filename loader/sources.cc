@@ -21,8 +21,9 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
   };
   // The loader computes features itself for both unless it would use stored ones; then the
   // stored ones are no part of what must agree.
-  const bool stored_a = options.use_precomputed && !ma.features.is_null();
-  const bool stored_b = options.use_precomputed && !mb.features.is_null();
+  const bool stored = options.use_precomputed || options.kind == FeatureKind::kPrecomputed;
+  const bool stored_a = stored && !ma.features.is_null();
+  const bool stored_b = stored && !mb.features.is_null();
   const auto fields = [&](const shards::Manifest& m) {
     std::string s;
     for (const std::string& f : m.fields)
@@ -39,7 +40,7 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
   if (stored_a != stored_b || (stored_a && ma.features != mb.features))
     return differ("their precomputed features", ma.features.dump(), mb.features.dump(),
                   "shardify both with the same --features options, or compute features in the "
-                  "loader (use_precomputed false, sluice-bench --features fbank)");
+                  "loader (use_precomputed false and kind fbank; sluice-bench --features fbank)");
   if (fields(ma) != fields(mb))
     return differ("the fields of their records", fields(ma), fields(mb),
                   "shardify both with the same --tokenizer, --store and --features options");

@@ -34,7 +34,7 @@ nlohmann::json EpochStats::ToJson() const {
                       {"max_tokens", max_tokens},
                       {"max_open_bound", max_open_bound},
                       {"threads", threads},
-                      {"tokens_in_flight", tokens_in_flight},
+                      {"blocks_in_flight", blocks_in_flight},
                       {"stream_tokens", stream_tokens},
                       {"wrapped_tokens", wrapped_tokens}};
   nlohmann::json counters = nlohmann::json::object();

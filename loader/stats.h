@@ -52,7 +52,7 @@ struct EpochStats {
   uint64_t max_tokens = 0;         // most read steps in flight at once
   uint64_t max_open_bound = 0;     // the plan's bound on max_open (schedule.h)
   int threads = 0;                 // decode threads (LoaderOptions::threads resolved)
-  int tokens_in_flight = 0;        // read steps allowed in flight (LoaderOptions::tokens_in_flight
+  int blocks_in_flight = 0;        // read steps allowed in flight (LoaderOptions::blocks_in_flight
                                    // resolved)
   uint64_t stream_tokens = 0;      // packing: the epoch's token stream, all ranks (pack.h)
   uint64_t wrapped_tokens = 0;     // packing: inputs past the stream's end, repeating its start

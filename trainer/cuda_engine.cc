@@ -126,7 +126,9 @@ void CudaLaunch::Abort(int code) {
 
 void ConfigureCudaLoader(loader::LoaderOptions* lo) {
   lo->allocator = gpu::MakePinnedAllocator();
-  lo->consumer_batches = 2;  // a whole step of slack for each copy (gpu/loader_source.h)
+  // A whole step of slack for each copy (gpu/loader_source.h): at least 2, more when asked
+  // (--consumer-batches).
+  lo->consumer_batches = std::max(lo->consumer_batches, 2);
 }
 
 // The loader as the feeder's source: a batch the model takes as it is goes to the feeder as the

@@ -64,10 +64,9 @@ Status OpenTokenized(const std::string& dir, const storage::StorageOptions& stor
   return Status::OK();
 }
 
-Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
-                         const Ranks& ranks, loader::LoaderOptions* lo) {
-  SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, d.name, d.manifest.sample_rate,
-                                            !d.manifest.features.is_null(), training, lo));
+Status MakeLoaderOptions(const TrainOptions& o, bool training, const Ranks& ranks,
+                         loader::LoaderOptions* lo) {
+  SLUICE_RETURN_IF_ERROR(TrainLoaderOptions(o, training, lo));
   lo->rank = ranks.rank;
   lo->world = ranks.world;
   // --eval-fraction: the held-out records are out of the training loader's plan and make up the

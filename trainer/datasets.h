@@ -43,9 +43,10 @@ Status OpenTokenized(const std::string& location, const storage::StorageOptions&
                      TokenizedDataset* d);
 
 // Loader options for training (shuffled) or evaluation (file order, so every epoch's evaluation
-// sees the same rows in the same batches), each rank reading its partition.
-Status MakeLoaderOptions(const TrainOptions& o, const TokenizedDataset& d, bool training,
-                         const Ranks& ranks, loader::LoaderOptions* lo);
+// sees the same rows in the same batches), each rank reading its partition; Loader::Open
+// resolves their feature options at the dataset's rate.
+Status MakeLoaderOptions(const TrainOptions& o, bool training, const Ranks& ranks,
+                         loader::LoaderOptions* lo);
 
 // --eval-fraction must leave records on both sides: a loader with none is an error that would
 // otherwise name LoaderOptions::select rather than the flag.

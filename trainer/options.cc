@@ -7,38 +7,34 @@
 
 namespace sluice::train {
 
-Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
-                          bool has_precomputed, bool training, loader::LoaderOptions* lo) {
-  if (o.feature_kind == loader::FeatureKind::kPrecomputed) {
-    if (!has_precomputed)
-      return Status::InvalidArgument(dataset +
-                                     ": --features precomputed, but the dataset has none. "
-                                     "HINT: shardify audio --features fbank, or train with "
-                                     "--features fbank");
-    lo->kind = loader::FeatureKind::kPrecomputed;
-    lo->use_precomputed = true;
-  } else {
-    loader::FeatureArgs a = o.features;
-    a.kind = loader::FeatureKindName(o.feature_kind);
-    loader::FeatureConfig fc;
-    SLUICE_RETURN_IF_ERROR(loader::MakeFeatureConfig(a, sample_rate, &fc));
-    lo->kind = fc.is_fbank ? loader::FeatureKind::kFbank : loader::FeatureKind::kSpectrogram;
-    lo->fbank = fc.fbank;
-    lo->spectrogram = fc.spectrogram;
-    lo->use_precomputed = false;  // the flags above decide the features, not what shardify stored
-  }
-  lo->cmvn = o.cmvn;
-  // Augmentation is for training only: the evaluation sees the features as they are.
-  lo->spec_augment = training && o.spec_augment;
-  lo->spec_augment_options = o.spec_augment_options;
-  lo->dtype = loader::DType::kFloat32;
+Status TrainLoaderOptions(const TrainOptions& o, bool training, loader::LoaderOptions* lo) {
+  const loader::LoaderOptions& given = o.loader;
+  const loader::LoaderOptions defaults;
+  if (given.kind == loader::FeatureKind::kRaw)
+    return Status::InvalidArgument(
+        "kind raw (--features raw): the model takes feature frames, not waveforms. HINT: "
+        "--features fbank, spectrogram or precomputed");
+  if (given.dtype != loader::DType::kFloat32)
+    return Status::InvalidArgument(
+        std::string("dtype ") + loader::DTypeName(given.dtype) +
+        " (--dtype): the model takes float32 features (it computes in bf16 on the GPU from "
+        "them). HINT: leave --dtype out, or --dtype float32");
+  if (given.packing.seq_len > 0)
+    return Status::InvalidArgument(
+        "packing.seq_len " + std::to_string(given.packing.seq_len) +
+        " (--seq-len): sluice-train trains a row per utterance (CTC); packed sequences are for "
+        "language models. HINT: leave --seq-len out");
+  if (given.rank != defaults.rank || given.world != defaults.world)
+    return Status::InvalidArgument(
+        "rank " + std::to_string(given.rank) + " of world " + std::to_string(given.world) +
+        ": sluice-train takes its rank and world size from the launcher (mpirun, srun, "
+        "torchrun), not from its options");
+  *lo = given;
+  lo->seed = o.seed;  // the run's seed keys the model's initialisation and the loader alike
   lo->batching.shuffle = training;
-  lo->batching.max_frames = o.max_frames;
-  lo->batching.max_batch_size = o.max_batch_size;
-  lo->batching.max_padded_tokens = o.max_padded_tokens;
-  lo->seed = o.seed;
-  lo->threads = o.loader_threads;
-  lo->storage = o.storage;
+  // Augmentation is for training only: the evaluation sees the features as they are.
+  lo->spec_augment = training && given.spec_augment;
+  lo->speed_perturb = training && given.speed_perturb;
   return Status::OK();
 }
 
@@ -84,7 +80,7 @@ Status CheckRunData(const nlohmann::json& now, const nlohmann::json& stored,
 }  // namespace
 
 nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo,
-                             const std::vector<uint64_t>& data_content) {
+                             int sample_rate, const std::vector<uint64_t>& data_content) {
   nlohmann::json run = loader::ToJson(o, loader::Fields::kWhat);
   // Resolved: a separate --eval dataset leaves the training plan whole whatever the fraction, and
   // the masks' options matter only with --spec-augment (the loader's part has them then).
@@ -102,7 +98,7 @@ nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions&
   nlohmann::json content = nlohmann::json::array();
   for (uint64_t c : data_content) content.push_back(shards::ChecksumHex(c));
   run["data_content"] = std::move(content);
-  nlohmann::json loader = loader::LoaderConfigJson(lo);
+  nlohmann::json loader = loader::LoaderConfigJson(lo, sample_rate);
   // A checkpoint is shared by the ranks (rank 0 writes it), and resumes at any world size (the
   // loader's elastic resume; the config's "world" records the one that wrote it).
   loader.erase("rank");
@@ -142,6 +138,9 @@ Status CheckRunConfig(const nlohmann::json& now, const nlohmann::json& stored,
   // The flag that sets the field, where it has one of its own.
   nlohmann::json flags = loader::FlagsJson(TrainOptions(), loader::Fields::kWhat);
   flags["loader"] = loader::FlagsJson(loader::LoaderOptions(), loader::Fields::kWhat);
+  // The computers' fields that the feature arguments set (the run records them resolved).
+  for (const char* computer : {"fbank", "spectrogram"})
+    flags["loader"][computer] = flags["loader"]["features"][computer];
   const nlohmann::json::json_pointer at(path);
   const std::string flag = flags.contains(at) && flags[at].is_string()
                                ? " (flag " + flags[at].get<std::string>() + ")"

@@ -9,12 +9,20 @@
 
 #include "base/fields.h"
 #include "base/status.h"
-#include "loader/feature_args.h"
-#include "features/augment.h"
 #include "loader/options.h"
-#include "storage/options.h"
 
 namespace sluice::train {
+
+// The loader options a run starts from: the loader's defaults but where training wants others.
+inline loader::LoaderOptions TrainLoaderDefaults() {
+  loader::LoaderOptions lo;
+  lo.batching.max_frames = 4000;  // 40 s of 10 ms fbank frames per batch
+  // Raw log-mel values sit around +-15, which stalls the tiny model at the all-blank plateau.
+  lo.cmvn = loader::Cmvn::kMeanVar;
+  lo.threads = 1;
+  lo.use_precomputed = false;  // --features decides, as on every tool's command line
+  return lo;
+}
 
 struct TrainOptions {
   std::string dataset;            // shardify output directory (or its http(s):// or s3:// URL,
@@ -42,27 +50,16 @@ struct TrainOptions {
   uint64_t seed = 1;              // initialisation, shuffles, dropout masks
   int replicas = 1;               // model replicas (threads) splitting each batch; changes the
                                   // float summation order, hence part of the run
-  uint64_t max_frames = 4000;     // loader: frames per batch (40 s of 10 ms fbank frames)
-  uint32_t max_batch_size = 0;    // loader: rows per batch (0 = no cap)
-  uint64_t max_padded_tokens = 65536;  // loader: rows x longest transcript's ids (0 = no cap)
   std::string eval_dataset;       // held-out dataset; empty: hold out eval_fraction of DATASET
   double eval_fraction = 0.1;     // by key hash (held_out.h); 0 with no eval_dataset: no evaluation
-  loader::FeatureKind feature_kind = loader::FeatureKind::kFbank;  // fbank, spectrogram or
-                                                                   // precomputed
-  loader::FeatureArgs features;  // Kaldi-named flags (loader/feature_args.h); the run
-                                // records them resolved, as the loader's options
-  loader::Cmvn cmvn = loader::Cmvn::kMeanVar;  // per-utterance normalisation: raw log-mel values
-                                               // sit around +-15, which stalls the tiny model at
-                                               // the all-blank plateau
-  bool spec_augment = false;      // SpecAugment masks on the training batches (never evaluation),
-                                  // drawn by the loader from (seed, epoch, record)
-  features::SpecAugmentOptions spec_augment_options;  // counts, widths (bins, frames), fill
+  // The loader's options, from the flags of sluice-bench epoch (tools/common/loader_flags.h), for
+  // the training loader and, without augmentation and shuffle, the evaluation one. The trainer
+  // sets seed (from `seed`), rank and world (from the launcher), batching.shuffle (training
+  // only) and select (the held-out split); TrainLoaderOptions refuses what the model cannot
+  // take (raw waveforms, features other than float32, packed text).
+  loader::LoaderOptions loader = TrainLoaderDefaults();
 
   // --- how it runs: free to change between a run and its resume ---
-  int loader_threads = 1;         // decode threads of the loader (0 = the usable cores)
-  // Datasets at http(s):// and s3:// locations (DATASET, --data, --eval): requests, retries,
-  // the block cache.
-  storage::StorageOptions storage;
   std::string checkpoint;         // written at each epoch end and at the end; "{step}" in the name
                                   // is replaced by the step, keeping one file per checkpoint
   int64_t checkpoint_every = 0;   // also every this many steps (0 = only epoch ends and the end)
@@ -72,8 +69,9 @@ struct TrainOptions {
   int64_t eval_examples = 2;      // text mode: reference/hypothesis pairs printed per evaluation
 };
 
-// TrainOptions' table (base/fields.h). `features` is not in it: its flags are
-// tools::AddFeatureOptions', and the run records them resolved, in the loader's options.
+// TrainOptions' table (base/fields.h). `loader` is LoaderOptions' own table: sluice-train adds
+// its flags as sluice-bench epoch does (tools::AddLoaderOptions), and the run records the
+// training loader's options resolved (RunConfigJson).
 template <OptionsOf<TrainOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   using enum Affects;
@@ -114,12 +112,6 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"replicas", "--replicas", "model replicas (threads), each on a share of the batch",
               kWhat, 1, 256},
     o.replicas);
-  v(FieldInfo{"max_frames", "--max-frames", "feature frames per batch (0 = no cap)"}, o.max_frames);
-  v(FieldInfo{"max_batch_size", "--max-batch-size", "utterances per batch (0 = no cap)"},
-    o.max_batch_size);
-  v(FieldInfo{"max_padded_tokens", "--max-padded-tokens",
-              "rows x the longest transcript's token ids per batch (0 = no cap)"},
-    o.max_padded_tokens);
   v(FieldInfo{"data", "--data",
               "DIR:WEIGHT, repeated (DIR may be a URL): train on a weighted mixture of datasets "
               "instead of DATASET (docs/loader.md, \"Weighted mixing\")"},
@@ -137,24 +129,7 @@ void VisitFields(O& o, V&& v) {
               "held out by key hash (0 = no evaluation)",
               kWhat, 0, 0.9},
     o.eval_fraction);
-  v(FieldInfo{"feature_kind", "--features",
-              "fbank, spectrogram, or precomputed (shardify --features)"},
-    o.feature_kind);
-  v(FieldInfo{"cmvn", "--cmvn",
-              "per-utterance normalisation of the features: none, mean or mean-var"},
-    o.cmvn);
-  v(FieldInfo{.key = "spec_augment",
-              .flag = "--spec-augment",
-              .help = "SpecAugment masks on the training batches, keyed by seed, epoch and record "
-                      "(never on evaluation)",
-              .is_switch = true},
-    o.spec_augment);
-  v(FieldInfo{"spec_augment_options", nullptr, "SpecAugment counts and widths"},
-    o.spec_augment_options);
-  v(FieldInfo{"loader_threads", "--threads", "loader decode threads (0 = the usable cores)", kHow, 0, 256},
-    o.loader_threads);
-  v(FieldInfo{"storage", nullptr, "remote datasets and their cache (docs/remote.md)", kHow},
-    o.storage);
+  v(FieldInfo{"loader", nullptr, "the loader's options (docs/loader.md)"}, o.loader);
   v(FieldInfo{"checkpoint", "--checkpoint",
               "checkpoint file, written after each epoch and at the "
               "end; {step} in the name keeps one per step, {rank} one per rank (else rank 0 "
@@ -183,22 +158,23 @@ void VisitFields(O& o, V&& v) {
     o.eval_examples);
 }
 
-// The loader options that `o` decides, for training (shuffled, augmented) or evaluation (file
-// order), on a dataset of audio at `sample_rate` Hz that holds precomputed features or not
-// (`dataset` names it in errors). Placement (rank, world) and the record filter are the caller's.
-Status TrainLoaderOptions(const TrainOptions& o, const std::string& dataset, int sample_rate,
-                          bool has_precomputed, bool training, loader::LoaderOptions* lo);
+// The loader options that `o` decides, for training (shuffled, augmented: SpecAugment, speed
+// perturbation) or evaluation (file order, neither), from o.loader with the run's seed. Placement
+// (rank, world) and the record filter are the caller's. InvalidArgument naming the option for
+// what the model cannot take: raw waveforms (kind raw), features other than float32 (dtype),
+// packed sequences (packing.seq_len), or rank and world set other than by the launcher.
+Status TrainLoaderOptions(const TrainOptions& o, bool training, loader::LoaderOptions* lo);
 
 // The configuration a resumed run must share with the run that wrote the checkpoint, as stored
 // in the checkpoint's config "run": the "what" fields of `o` and, resolved (defaults applied,
-// the dataset's sample rate, the options of the feature kind in use), the "what" fields of the
-// training loader's options `lo` (loader/options_json.h). Made from the tables, so every field
-// that changes the data or results is in it. The data itself is in it as "data_content":
-// `data_content` holds the DatasetFingerprint (datasets.h) of each training source, DATASET's
-// or --data's in their order (with their weights in "data"), so that the same options on another
-// dataset do not pass for the same run, while the dataset may move.
+// the dataset's `sample_rate`, the options of the feature kind in use), the "what" fields of the
+// training loader's options `lo` (loader/options_json.h's LoaderConfigJson). Made from the tables,
+// so every field that changes the data or results is in it. The data itself is in it as
+// "data_content": `data_content` holds the DatasetFingerprint (datasets.h) of each training source,
+// DATASET's or --data's in their order (with their weights in "data"), so that the same options on
+// another dataset do not pass for the same run, while the dataset may move.
 nlohmann::json RunConfigJson(const TrainOptions& o, const loader::LoaderOptions& lo,
-                             const std::vector<uint64_t>& data_content);
+                             int sample_rate, const std::vector<uint64_t>& data_content);
 
 // OK when `stored` (a checkpoint's "run") equals RunConfigJson of this run, else InvalidArgument
 // naming `checkpoint` and the first differing field with both values; other data is named by

@@ -149,16 +149,16 @@ Status Run::OpenData() {
   }
   // The first source stands for all in what they must share (tokenizer, rate, features): the
   // loader refuses a mixture whose sources disagree, naming both.
-  SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, o_.storage, &train_set_));
+  SLUICE_RETURN_IF_ERROR(OpenTokenized(mix.sources[0].dir, o_.loader.storage, &train_set_));
   // What the run trains on, for its record: each source's content, wherever it lies.
   data_content_.push_back(train_set_.content);
   for (size_t i = 1; i < mix.sources.size(); ++i) {
     data_content_.emplace_back();
     SLUICE_RETURN_IF_ERROR(
-        ReadDatasetFingerprint(mix.sources[i].dir, o_.storage, &data_content_.back()));
+        ReadDatasetFingerprint(mix.sources[i].dir, o_.loader.storage, &data_content_.back()));
   }
   loader::LoaderOptions& lo = train_lo_;
-  SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, train_set_, true, ranks_, &lo));
+  SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, true, ranks_, &lo));
   if (const DeviceBackend* device = FindDeviceBackend(o_.device)) device->configure_loader(&lo);
   const double held_out = o_.eval_dataset.empty() ? o_.eval_fraction : 0.0;
   // Evaluation over a mixture: every source's held-out records once each (weights = their
@@ -166,7 +166,8 @@ Status Run::OpenData() {
   loader::MixOptions eval_mix;
   for (const loader::MixSource& src : mix.sources) {
     uint64_t held = 0;
-    if (held_out > 0) SLUICE_RETURN_IF_ERROR(CheckHeldOut(src.dir, o_.storage, held_out, &held));
+    if (held_out > 0)
+      SLUICE_RETURN_IF_ERROR(CheckHeldOut(src.dir, o_.loader.storage, held_out, &held));
     if (held > 0) eval_mix.sources.push_back({src.dir, static_cast<double>(held)});
     eval_mix.epoch_records += held;
   }
@@ -175,7 +176,7 @@ Status Run::OpenData() {
   frame_seconds_ = loader_->feature_info().frame_shift_seconds;
 
   if (!o_.eval_dataset.empty()) {
-    SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, o_.storage, &eval_set_));
+    SLUICE_RETURN_IF_ERROR(OpenTokenized(o_.eval_dataset, o_.loader.storage, &eval_set_));
     if (eval_set_.fingerprint != train_set_.fingerprint)
       return Status::InvalidArgument(
           eval_set_.name + ": its tokenizer differs from " + train_set_.name +
@@ -185,7 +186,7 @@ Status Run::OpenData() {
   if (!o_.eval_dataset.empty() || held_out > 0) {
     const TokenizedDataset& source = o_.eval_dataset.empty() ? train_set_ : eval_set_;
     loader::LoaderOptions elo;
-    SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, source, false, ranks_, &elo));
+    SLUICE_RETURN_IF_ERROR(MakeLoaderOptions(o_, false, ranks_, &elo));
     if (o_.eval_dataset.empty() && mix.sources.size() > 1)
       SLUICE_RETURN_IF_ERROR(loader::Loader::Open(eval_mix, elo, &eval_loader_));
     else
@@ -219,7 +220,7 @@ Status Run::BuildEngine() {
 }
 
 Status Run::InitOrResume() {
-  run_config_ = RunConfigJson(o_, train_lo_, data_content_);
+  run_config_ = RunConfigJson(o_, train_lo_, loader_->feature_info().sample_rate, data_content_);
   counters_.seed = o_.seed;
   schedule_.peak_lr = o_.lr;
   schedule_.min_lr = o_.lr * o_.min_lr_ratio;

@@ -27,7 +27,8 @@ class Loader:
         digest: bool = False,
         mix_records: int = 0,
         pin_memory: Union[None, bool, tuple[Callable[[int, int], None], Callable[[int], None]]] = None,
-        # what the batches hold (the CLI's --flags)
+        # what the batches hold (the CLI's --flags; python/tests/test_stubs.py checks these
+        # against sluice.loader_keywords())
         features: Literal["fbank", "spectrogram", "raw", "precomputed"] = ...,
         cmvn: Literal["none", "mean", "mean-var"] = ...,
         spec_augment: bool = ...,
@@ -42,7 +43,7 @@ class Loader:
         dtype: DType = ...,
         shuffle: bool = ...,
         shuffle_window: int = ...,
-        buckets: int = ...,
+        num_buckets: int = ...,
         max_frames: int = ...,
         max_padded_frames: int = ...,
         max_batch_size: int = ...,
@@ -79,9 +80,9 @@ class Loader:
         normalize: bool = ...,
         # speed and memory
         threads: int = ...,
-        tokens: int = ...,
+        blocks_in_flight: int = ...,
         open_batches: int = ...,
-        ready: int = ...,
+        ready_batches: int = ...,
         consumer_batches: int = 4,
         memory_budget: int = ...,
         verify_checksums: bool = ...,

@@ -16,9 +16,6 @@
 #include "array.h"
 #include "errors.h"
 #include "kwargs.h"
-#include "loader_flags.h"
-#include "shards/manifest.h"
-#include "storage/open.h"
 
 namespace sluice::python {
 
@@ -48,36 +45,27 @@ ElementType ElementTypeOf(DType t) {
   return ElementType::kFloat32;
 }
 
-bool NotFeatureTable(const FieldInfo& f) {
-  // The fbank and spectrogram options come from the feature keywords (FeatureArgs), with the
-  // kind's defaults, as on the command line (tools/common/loader_flags.h).
-  return std::strcmp(f.key, "fbank") != 0 && std::strcmp(f.key, "spectrogram") != 0;
+// TypeError naming the new name for a former one (loader::kRenamedKeywords): `tokens=` once meant
+// blocks in flight, where a batch's `tokens` are its token ids; it is never read as anything.
+void ThrowIfRenamed(const std::set<std::string>& keys, const char* function) {
+  for (const loader::RenamedOption& r : loader::kRenamedKeywords)
+    if (keys.count(r.old_name) != 0)
+      throw py::type_error(std::string(function) + "(): keyword '" + r.old_name +
+                           "' was renamed '" + r.new_name + "'");
 }
 
-bool All(const FieldInfo&) { return true; }
-
-// The keywords as options; the feature options wait for the dataset's rate (ResolveFeatures).
-loader::LoaderOptions ParseOptions(const py::dict& kwargs, tools::FeatureArgs* features) {
+// The keywords as options, checked for type and range; Loader::Open resolves the feature
+// keywords at the dataset's rate and checks them. As on the command line, `features` (the kind)
+// decides the features: precomputed ones only when it says so.
+loader::LoaderOptions ParseOptions(const py::dict& kwargs) {
   loader::LoaderOptions o;
+  o.use_precomputed = false;
   std::set<std::string> unused = KeysOf(kwargs);
-  ApplyKwargs(kwargs, &o, NotFeatureTable, &unused);
-  ApplyKwargs(kwargs, features, All, &unused);
+  ThrowIfRenamed(unused, "Loader");
+  ApplyKwargs(
+      kwargs, &o, [](const FieldInfo&) { return true; }, &unused);
   ThrowIfUnused(unused, "Loader");
   return o;
-}
-
-// The feature options checked at the dataset's rate, as sluice-bench and sluice-train do.
-// (Sources of a mixture must agree on their rate: the first one's serves.) Reads the manifest:
-// call without the GIL.
-Status ResolveFeatures(const std::string& location, const tools::FeatureArgs& features,
-                       loader::LoaderOptions* o) {
-  std::shared_ptr<const shards::Storage> storage;
-  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(location, o->storage, &storage));
-  shards::Manifest m;
-  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*storage, &m));
-  if (m.kind == "audio")
-    SLUICE_RETURN_IF_ERROR(tools::ResolveLoaderFeatures(features, m.sample_rate, o));
-  return Status::OK();
 }
 
 // How often a wait without the GIL looks for a signal: Ctrl-C raises KeyboardInterrupt within
@@ -135,15 +123,13 @@ CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& source
   if (sources.empty()) throw py::value_error("sluice.Loader: no dataset given");
   for (const auto& [location, weight] : sources) mix_.sources.push_back({location, weight});
   mix_.epoch_records = epoch_records;
-  tools::FeatureArgs features;
-  options_ = ParseOptions(options, &features);
+  options_ = ParseOptions(options);
   options_.allocator = allocator_;
   if (digest) digest_.emplace();
   auto job = std::make_shared<OpenJob>();
-  std::thread([job, mix = mix_, o = options_, features]() mutable {
-    Status st = ResolveFeatures(mix.sources[0].dir, features, &o);
+  std::thread([job, mix = mix_, o = options_]() mutable {
     std::unique_ptr<loader::Loader> l;
-    if (st.ok()) st = OpenLoader(mix, o, &l);
+    const Status st = OpenLoader(mix, o, &l);
     std::lock_guard<std::mutex> lock(job->mu);
     job->status = st;
     job->loader = std::move(l);
@@ -161,7 +147,7 @@ CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& source
   std::lock_guard<std::mutex> lock(job->mu);
   Check(job->status);
   loader_ = std::move(job->loader);
-  options_ = loader_->options();  // as Open resolved them (features, the dataset's tokenizer)
+  options_ = loader_->options();  // with what Open added (the dataset's tokenizer)
 }
 
 CoreLoader::~CoreLoader() { Close(); }

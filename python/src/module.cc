@@ -2,8 +2,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
-
 #include "array.h"
 #include "comm/launch_env.h"
 #include "core_loader.h"
@@ -11,7 +9,6 @@
 #include "kwargs.h"
 #include "loader/options.h"
 #include "loader/resume.h"
-#include "loader_flags.h"
 #include "storage/url.h"
 
 namespace sluice::python {
@@ -27,15 +24,8 @@ using namespace sluice::python;
 py::list LoaderKeywords() {
   std::vector<KeywordDoc> docs;
   sluice::loader::LoaderOptions o;
-  sluice::tools::FeatureArgs f;
   DescribeKeywords(
-      &o,
-      [](const sluice::FieldInfo& i) {
-        return std::strcmp(i.key, "fbank") != 0 && std::strcmp(i.key, "spectrogram") != 0;
-      },
-      &docs);
-  DescribeKeywords(
-      &f, [](const sluice::FieldInfo&) { return true; }, &docs);
+      &o, [](const sluice::FieldInfo&) { return true; }, &docs);
   py::list out;
   for (const KeywordDoc& d : docs) out.append(py::make_tuple(d.name, d.type, d.help));
   return out;

@@ -45,13 +45,30 @@ def test_missing_dataset_is_not_found(tmp_path):
     (dict(dtype="f64"), ValueError, "dtype='f64': expected one of float32, f32"),
     (dict(features="mfcc"), ValueError, "features='mfcc'"),
     (dict(speed_factors=[0.9, "x"]), TypeError, r"speed_factors\[1\]: expected float"),
-    (dict(window_type="nope"), ValueError, "--window-type 'nope'"),
+    (dict(window_type="nope"), ValueError, "features.window_type 'nope': unknown window"),
+    (dict(features="precomputed"), ValueError, "kind precomputed: the dataset has no"),
     (dict(num_mel_bin=80), TypeError, "unexpected keyword argument 'num_mel_bin'"),
     (dict(rank=1), ValueError, "rank and world"),
 ])
 def test_bad_loader_arguments_raise_naming_them(dataset, kwargs, error, match):
     with pytest.raises(error, match=match):
         sluice.Loader(dataset, seed=1, **kwargs)
+
+
+@pytest.mark.parametrize("old,new", [("tokens", "blocks_in_flight"), ("buckets", "num_buckets"),
+                                     ("ready", "ready_batches"),
+                                     ("tokens_in_flight", "blocks_in_flight")])
+def test_a_former_keyword_is_refused_naming_the_new_one(dataset, old, new):
+    # tokens= meant blocks in flight where a batch's tokens are its token ids: never read.
+    with pytest.raises(TypeError, match=f"keyword '{old}' was renamed '{new}'"):
+        sluice.Loader(dataset, seed=1, **{old: 4})
+
+
+def test_feature_errors_name_the_table_key_not_a_flag(dataset):
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sluice.Loader(dataset, seed=1, features="spectrogram", n_fft=256)  # < the 320-sample window
+    assert "features.spectrogram options (at 16000 Hz)" in str(e.value)
+    assert "--" not in str(e.value)
 
 
 def test_bad_path_and_seed_types(dataset):

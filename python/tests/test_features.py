@@ -73,3 +73,18 @@ def test_loader_rows_equal_fbank_of_the_same_clip(dataset, corpus):
     expected = sluice.features.fbank(samples, rate)
     row = torch.from_dlpack(batch.features)[0, : int(torch.from_dlpack(batch.lengths)[0])]
     np.testing.assert_array_equal(row.numpy(), expected)
+
+
+def test_one_set_of_keywords_resolves_at_each_datasets_rate(corpus, dataset, tmp_path):
+    """The loader resolves the feature keywords (milliseconds, the kind's defaults) at the
+    dataset's own rate: the same keywords give 20 ms windows of 160 samples at 8 kHz and of 320
+    at 16 kHz (n_fft / 2 + 1 bins), without the caller reading the dataset's manifest."""
+    eight = tmp_path / "ds8"
+    sluice.shardify("audio", manifest=corpus, out=eight, tokenizer="char", sample_rate=8000,
+                    binary=tool("shardify"))
+    for path, rate in ((str(eight), 8000), (dataset, 16000)):
+        loader = sluice.Loader(path, seed=1, features="spectrogram", max_frames=1500)
+        info = loader.feature_info
+        assert (info["sample_rate"], info["dim"]) == (rate, rate // 50 // 2 + 1)
+        assert info["frame_shift_seconds"] == pytest.approx(0.010)
+        loader.close()

@@ -12,7 +12,7 @@ import os, sys, time
 import sluice
 # A pool of a few batches for an epoch of dozens: the pipeline's thread is still at work (waiting
 # for the consumer to give a batch back) when the process forks.
-loader = sluice.Loader(sys.argv[1], seed=1, max_frames=500, threads=2, ready=1,
+loader = sluice.Loader(sys.argv[1], seed=1, max_frames=500, threads=2, ready_batches=1,
                        consumer_batches=1)
 it = iter(loader)
 next(it)

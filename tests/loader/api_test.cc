@@ -132,7 +132,7 @@ TEST(LoaderApi, FeatureInfoTakesTheFrameShiftOfStoredFeatures) {
   spec.precomputed = true;
   spec.precomputed_shift_ms = 20;
   LoaderOptions o = Options();
-  ASSERT_EQ(o.fbank.frame_shift_ms, 10.0f);
+  ASSERT_EQ(o.features.frame_shift_ms, 10.0f);
   std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, o);
   ASSERT_NE(l, nullptr);
   FeatureInfo info = l->feature_info();
@@ -164,6 +164,80 @@ TEST(LoaderApi, FeatureInfoTakesTheFrameShiftOfStoredFeatures) {
   EXPECT_EQ(info.dim, 1);
   EXPECT_EQ(info.dtype, DType::kFloat16);
   EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 1.0 / spec.sample_rate);
+}
+
+// One LoaderOptions opens an 8 kHz and a 16 kHz dataset: Open resolves the feature arguments
+// (milliseconds, the kind's defaults) at each dataset's own rate, the caller reads no manifest.
+TEST(LoaderApi, FeatureArgumentsResolveAtEachDatasetsRate) {
+  for (const FeatureKind kind : {FeatureKind::kFbank, FeatureKind::kSpectrogram}) {
+    LoaderOptions o = Options();
+    o.kind = kind;
+    o.batching.shuffle = false;
+    for (const int rate : {8000, 16000}) {
+      SCOPED_TRACE(std::string(FeatureKindName(kind)) + " at " + std::to_string(rate));
+      sluice::testing::TempDir dir;
+      AudioDatasetSpec spec;
+      spec.records = 6;
+      spec.sample_rate = rate;
+      spec.min_samples = rate / 2;
+      spec.max_samples = rate;
+      std::unique_ptr<Loader> l = OpenAudio(dir.path(), spec, o);
+      ASSERT_NE(l, nullptr);
+      const FeatureInfo& info = l->feature_info();
+      EXPECT_EQ(info.sample_rate, rate);
+      EXPECT_DOUBLE_EQ(info.frame_shift_seconds, 0.010);
+      // fbank: 80 mel bins at any rate; spectrogram: n_fft = the 20 ms window, n_fft / 2 + 1 bins.
+      EXPECT_EQ(info.dim, kind == FeatureKind::kFbank ? 80 : rate / 50 / 2 + 1);
+      ASSERT_OK(l->Start(0));
+      const Batch* b;
+      ASSERT_OK(l->Next(&b));
+      ASSERT_NE(b, nullptr);
+      for (size_t r = 0; r < b->size(); ++r) {
+        const int i = std::stoi(std::string(b->keys()[r]).substr(3));
+        const int64_t n = static_cast<int64_t>(loader::testing::RecordSamples(spec, i).size());
+        const int64_t hop = rate / 100, window = rate / 40;  // 10 ms; fbank's 25 ms
+        // fbank: whole frames (Kaldi); spectrogram: centred frames (torch.stft), 1 + n / hop.
+        const int64_t frames = kind == FeatureKind::kFbank ? 1 + (n - window) / hop : 1 + n / hop;
+        EXPECT_EQ(b->lengths()[r], frames) << b->keys()[r];
+      }
+    }
+  }
+}
+
+// A feature argument that does not fit the dataset is refused by Open, the one place that checks
+// it, naming its key in the options table (not a tool's flag); the same options may fit another
+// rate.
+TEST(LoaderApi, BadFeatureArgumentsAreRefusedByOpenNamingTheirKey) {
+  sluice::testing::TempDir dir8, dir16;
+  AudioDatasetSpec spec;
+  spec.records = 4;
+  spec.sample_rate = 8000;
+  loader::testing::WriteAudioDataset(dir8.path(), spec);
+  spec.sample_rate = 16000;
+  loader::testing::WriteAudioDataset(dir16.path(), spec);
+  std::unique_ptr<Loader> l;
+  const auto refused = [&](const LoaderOptions& o, const std::string& dir,
+                           const std::string& want) {
+    const Status st = Loader::Open(dir, o, &l);
+    EXPECT_TRUE(st.IsInvalidArgument()) << want << ": " << st.ToString();
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.ToString();
+    // The option by its key; a HINT may name a tool's command that makes another dataset.
+    EXPECT_EQ(st.message().substr(0, st.message().find("HINT")).find("--"), std::string::npos)
+        << "names a flag: " << st.ToString();
+  };
+  LoaderOptions o = Options();
+  o.features.window_type = "square";
+  refused(o, dir16.path(), "features.window_type 'square': unknown window");
+  o = Options();
+  o.kind = FeatureKind::kPrecomputed;
+  refused(o, dir16.path(), "kind precomputed: the dataset has no precomputed features");
+  // n_fft 256 holds the 20 ms window of 8 kHz audio (160 samples), not of 16 kHz (320).
+  o = Options();
+  o.kind = FeatureKind::kSpectrogram;
+  o.features.spectrogram.n_fft = 256;
+  ASSERT_OK(Loader::Open(dir8.path(), o, &l));
+  EXPECT_EQ(l->feature_info().dim, 129);
+  refused(o, dir16.path(), "features.spectrogram options (at 16000 Hz)");
 }
 
 TEST(LoaderApi, TextDatasetsHaveNoFeatureRows) {

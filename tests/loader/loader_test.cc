@@ -65,11 +65,11 @@ AudioDatasetSpec LoaderTest::spec_;
 
 TEST_F(LoaderTest, SameBatchesWithOneOrFourThreads) {
   LoaderOptions o = Options();
-  o.fbank.dither = 1.0f;  // dither is keyed by (seed, epoch, record), not by thread
+  o.features.fbank.dither = 1.0f;  // dither is keyed by (seed, epoch, record), not by thread
   o.threads = 1;
   const std::vector<uint64_t> one = Epoch(o, 3);
   o.threads = 4;
-  o.tokens_in_flight = 3;
+  o.blocks_in_flight = 3;
   const std::vector<uint64_t> four = Epoch(o, 3);
   ASSERT_FALSE(one.empty());
   EXPECT_EQ(one, four);
@@ -299,7 +299,7 @@ TEST_F(LoaderTest, SelectSplitsTheDatasetByKey) {
 TEST_F(LoaderTest, SlowConsumerBoundsTheBatchesAndBlocksInFlight) {
   LoaderOptions o = Options();
   o.ready_batches = 2;
-  o.tokens_in_flight = 4;
+  o.blocks_in_flight = 4;
   std::unique_ptr<Loader> l;
   ASSERT_OK(Loader::Open(dir_->path(), o, &l));
   for (int epoch = 0; epoch < 2; ++epoch) {
@@ -349,8 +349,8 @@ TEST_F(LoaderTest, MemoryBudgetBelowOneBatchFailsAtStartNamingTheOptionAndTheSiz
   const Status st = l->Start(0);
   ASSERT_TRUE(st.IsInvalidArgument()) << st.ToString();
   for (const std::string& want :
-       {std::string("--memory-budget"), std::string("memory_budget"),
-        std::string("smaller than one batch"), "needs " + std::to_string(batch_bytes) + " bytes",
+       {std::string("memory_budget"), std::string("smaller than one batch"),
+        "needs " + std::to_string(batch_bytes) + " bytes",
         "at least " + std::to_string(free.pool_bytes)})
     EXPECT_NE(st.message().find(want), std::string::npos) << want << " in " << st.ToString();
   // A budget that holds one batch but not the pool is the other error, naming the pool.

@@ -62,7 +62,7 @@ TEST(OptionsJson, WhatFieldsLeaveOutHowFields) {
   LoaderOptions o;
   const nlohmann::json what = ToJson(o, Fields::kWhat);
   EXPECT_TRUE(what.contains("seed"));
-  EXPECT_TRUE(what["fbank"].contains("use_log_fbank"));
+  EXPECT_TRUE(what["features"]["fbank"].contains("use_log_fbank"));
   EXPECT_FALSE(what.contains("threads"));
   EXPECT_FALSE(what.contains("ready_batches"));
   EXPECT_TRUE(ToJson(o).contains("threads"));
@@ -78,16 +78,16 @@ TEST(OptionsJson, UnknownEnumNameIsAnErrorNamingTheField) {
 
 TEST(OptionsJson, FirstDifferenceNamesThePathAndBothValues) {
   LoaderOptions a, b;
-  b.fbank.use_log_fbank = false;
+  b.features.fbank.use_log_fbank = false;
   b.batching.max_frames = 7;
   std::string path;
   const std::string d = FirstDifference(ToJson(b), ToJson(a), "checkpoint", &path);
-  // Objects are compared in key order: batching before fbank.
+  // Objects are compared in key order: batching before features.
   EXPECT_EQ(path, "/batching/max_frames");
   EXPECT_EQ(d, "batching.max_frames: 7 (checkpoint: 20000)");
   b.batching.max_frames = a.batching.max_frames;
   FirstDifference(ToJson(b), ToJson(a), "checkpoint", &path);
-  EXPECT_EQ(path, "/fbank/use_log_fbank");
+  EXPECT_EQ(path, "/features/fbank/use_log_fbank");
   EXPECT_EQ(FirstDifference(ToJson(a), ToJson(a), "checkpoint", &path), "");
 }
 
@@ -100,6 +100,26 @@ TEST(OptionsJson, LoaderConfigKeepsOnlyTheFeatureKindInUse) {
   EXPECT_FALSE(j.contains("spec_augment_options"));  // off
   o.spec_augment = true;
   EXPECT_TRUE(LoaderConfigJson(o).contains("spec_augment_options"));
+}
+
+// The feature arguments are recorded as the computer resolves them: the kind's defaults spelled
+// out are the same configuration as left out, and the rate is the dataset's when given.
+TEST(OptionsJson, LoaderConfigResolvesTheFeatureArguments) {
+  LoaderOptions o, spelled;
+  spelled.features.frame_length_ms = 25;
+  spelled.features.window_type = "povey";
+  spelled.features.snip_edges = true;
+  EXPECT_EQ(LoaderConfigJson(o), LoaderConfigJson(spelled));
+  EXPECT_FALSE(LoaderConfigJson(o).contains("features"));
+  EXPECT_FALSE(LoaderConfigJson(o)["fbank"].contains("sample_frequency"));
+  EXPECT_EQ(LoaderConfigJson(o, 8000)["fbank"]["sample_frequency"], 8000.0);
+  EXPECT_EQ(LoaderConfigJson(o)["fbank"]["frame_length_ms"], 25.0);
+  o.kind = FeatureKind::kSpectrogram;
+  EXPECT_EQ(LoaderConfigJson(o)["spectrogram"]["window_ms"], 20.0);
+  EXPECT_EQ(LoaderConfigJson(o)["spectrogram"]["frames"], "center");
+  o.kind = FeatureKind::kRaw;
+  EXPECT_FALSE(LoaderConfigJson(o).contains("fbank"));
+  EXPECT_FALSE(LoaderConfigJson(o).contains("spectrogram"));
 }
 
 // Manifests from before the tables: the spectrogram's "center" and fbank's kebab-case names.

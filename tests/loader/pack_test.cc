@@ -365,7 +365,7 @@ TEST_F(PackTest, SameBatchesWithAnyThreadCountAndShuffledByEpoch) {
   o.threads = 1;
   const RankRun one = Run(o, 3);
   o.threads = 3;
-  o.tokens_in_flight = 3;
+  o.blocks_in_flight = 3;
   o.ready_batches = 1;
   const RankRun three = Run(o, 3);
   ASSERT_FALSE(one.digests.empty());
@@ -487,7 +487,7 @@ TEST_F(PackTest, TokenBudgetCapsTranscriptBatches) {
 // chunks, i.e. with the dataset). Finer chunks read more blocks twice instead.
 TEST_F(PackTest, PoolDoesNotGrowWithTheNumberOfChunks) {
   LoaderOptions o = Options();
-  o.tokens_in_flight = 3;
+  o.blocks_in_flight = 3;
   o.packing.shuffle_window = 1;
   o.packing.batch_size = 1;
   std::vector<uint64_t> bounds, blocks_read;

@@ -157,8 +157,9 @@ TEST(Allocator, OutOfMemoryAtStartNamesTheOptionsToLower) {
   ASSERT_OK(Loader::Open(dir.path(), o, &l));
   const Status st = l->Start(0);
   ASSERT_FALSE(st.ok());
-  for (const char* want : {"out of memory reserving", "HINT: lower", "--max-frames",
-                           "--open-batches", "--ready", "--memory-budget"})
+  // Named by their table keys, the names of every front end (loader/options.h).
+  for (const char* want : {"out of memory reserving", "HINT: lower", "batching.max_frames",
+                           "open_batches", "ready_batches", "memory_budget"})
     EXPECT_NE(st.message().find(want), std::string::npos) << want << " in " << st.ToString();
 }
 

@@ -29,9 +29,9 @@ using testing::ForEachLeaf;
 nlohmann::json RunOf(const TrainOptions& o, const std::string& what,
                      std::vector<uint64_t> content = {0x1234}) {
   loader::LoaderOptions lo;
-  const Status s = TrainLoaderOptions(o, "ds", 16000, true, true, &lo);
+  const Status s = TrainLoaderOptions(o, true, &lo);
   EXPECT_TRUE(s.ok()) << what << ": " << s.ToString();
-  return RunConfigJson(o, lo, content);
+  return RunConfigJson(o, lo, 16000, content);
 }
 
 // CheckRunConfig for a run on the dataset "ds".
@@ -39,21 +39,30 @@ Status Check(const nlohmann::json& now, const nlohmann::json& stored, const std:
   return CheckRunConfig(now, stored, ckpt, {"ds"});
 }
 
-// The base run of the tests: SpecAugment on so that its options count, no held-out fraction so
-// that --eval alone changes nothing.
+// The base run of the tests: SpecAugment and speed perturbation on so that their options count,
+// no held-out fraction so that --eval alone changes nothing.
 TrainOptions Base(loader::FeatureKind kind) {
   TrainOptions o;
-  o.feature_kind = kind;
-  o.spec_augment = true;
+  o.loader.kind = kind;
+  o.loader.spec_augment = true;
+  o.loader.speed_perturb = true;
   o.eval_fraction = 0;
   return o;
 }
 
-// Changes field number `leaf` of o's table followed by o.features' table; returns its path, info.
+// Loader fields that are no input of sluice-train (tools/train/main.cc): the seed is the run's
+// --seed, rank and world the launcher's, packing and other dtypes are refused
+// (TrainLoaderOptionsRefusesWhatTheModelCannotTake).
+bool SetOtherwise(const std::string& path) {
+  return path == "loader.seed" || path == "loader.rank" || path == "loader.world" ||
+         path == "loader.dtype" || path.rfind("loader.packing.", 0) == 0;
+}
+
+// Changes field number `leaf` of o's table (the loader's nested in it); returns its path, info.
 std::string ChangeLeaf(TrainOptions* o, int leaf, FieldInfo* info) {
   int i = 0;
   std::string changed;
-  const bool fbank = o->feature_kind == loader::FeatureKind::kFbank;
+  const bool fbank = o->loader.kind == loader::FeatureKind::kFbank;
   auto visit = [&](const std::string& path, const FieldInfo& f, auto& m) {
     if (i++ != leaf) return;
     changed = path;
@@ -61,24 +70,21 @@ std::string ChangeLeaf(TrainOptions* o, int leaf, FieldInfo* info) {
     using T = std::remove_reference_t<decltype(m)>;
     // Values that the generic change would make invalid for the feature computers.
     if constexpr (std::is_same_v<T, std::string>) {
-      if (path == "features.window_type") return void(m = "hanning");
+      if (path == "loader.features.window_type") return void(m = "hanning");
     }
     if constexpr (std::is_arithmetic_v<T>) {
-      if (path == "features.frame_length_ms") return void(m = 30);
-      if (path == "features.spectrogram.n_fft") return void(m = 512);
+      if (path == "loader.features.frame_length_ms") return void(m = 30);
+      if (path == "loader.features.spectrogram.n_fft") return void(m = 512);
     }
     Change(f, &m, fbank);
   };
   ForEachLeaf(*o, visit);
-  ForEachLeaf(o->features, visit, "features");
   return changed;
 }
 
 int NumLeaves(TrainOptions o) {
   int n = 0;
-  auto count = [&](const std::string&, const FieldInfo&, auto&) { ++n; };
-  ForEachLeaf(o, count);
-  ForEachLeaf(o.features, count, "features");
+  ForEachLeaf(o, [&](const std::string&, const FieldInfo&, auto&) { ++n; });
   return n;
 }
 
@@ -86,8 +92,9 @@ int NumLeaves(TrainOptions o) {
 // options, of the kind in use.
 bool Decides(const std::string& path, const FieldInfo& f, loader::FeatureKind kind) {
   if (f.affects != Affects::kWhat || f.flag == nullptr) return false;
-  if (path.rfind("features.fbank.", 0) == 0) return kind == loader::FeatureKind::kFbank;
-  if (path.rfind("features.spectrogram.", 0) == 0) return kind == loader::FeatureKind::kSpectrogram;
+  if (path.rfind("loader.features.fbank.", 0) == 0) return kind == loader::FeatureKind::kFbank;
+  if (path.rfind("loader.features.spectrogram.", 0) == 0)
+    return kind == loader::FeatureKind::kSpectrogram;
   return true;
 }
 
@@ -98,7 +105,8 @@ void EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind kind) {
     TrainOptions o = Base(kind);
     FieldInfo f{};
     const std::string path = ChangeLeaf(&o, leaf, &f);
-    if (f.flag == nullptr) continue;  // not an input of a run: set from a shared flag or the data
+    // Not an input of a run: set from a shared flag or the data, or by sluice-train itself.
+    if (f.flag == nullptr || SetOtherwise(path)) continue;
     const Status s = Check(RunOf(o, path), stored, "run.ckpt");
     if (!Decides(path, f, kind)) {
       EXPECT_TRUE(s.ok()) << path << " only changes how the run goes: " << s.ToString();
@@ -111,10 +119,12 @@ void EveryWhatFieldIsRefusedAndEveryHowFieldAccepted(loader::FeatureKind kind) {
     EXPECT_EQ(m.rfind("run.ckpt: ", 0), 0u) << m;
     // Named by its key, its flag, or the spectrogram field that a shared flag resolves to.
     static const std::map<std::string, std::string> kResolved = {
-        {"features.frame_length_ms", ".window_ms:"},
-        {"features.frame_shift_ms", ".hop_ms:"},
-        {"features.window_type", ".window:"},
-        {"features.snip_edges", ".frames:"}};
+        {"loader.features.frame_length_ms", ".window_ms:"},
+        {"loader.features.frame_shift_ms", ".hop_ms:"},
+        {"loader.features.window_type", ".window:"},
+        {"loader.features.snip_edges", ".frames:"},
+        // Another kind records another computer's options, which sort before "kind".
+        {"loader.kind", "loader.fbank:"}};
     const auto alias = kResolved.find(path);
     const bool named = m.find(f.key) != std::string::npos || m.find(f.flag) != std::string::npos ||
                        (alias != kResolved.end() && m.find(alias->second) != std::string::npos);
@@ -136,17 +146,17 @@ TEST(TrainOptions, ResumeRefusesEveryWhatFieldOfASpectrogramRunNamingIt) {
 TEST(TrainOptions, ResumeAcceptsOtherLoaderThreadsAndTheDefaultsSpelledOut) {
   const TrainOptions base = Base(loader::FeatureKind::kFbank);
   TrainOptions o = base;
-  o.loader_threads = 4;
-  o.features.frame_length_ms = 25;  // fbank's default, resolved the same
-  o.features.snip_edges = true;
-  o.features.window_type = "povey";
+  o.loader.threads = 4;
+  o.loader.features.frame_length_ms = 25;  // fbank's default, resolved the same
+  o.loader.features.snip_edges = true;
+  o.loader.features.window_type = "povey";
   EXPECT_TRUE(Check(RunOf(o, "same"), RunOf(base, "base"), "run.ckpt").ok());
 }
 
 TEST(TrainOptions, SpectrogramSnipEdgesIsRefused) {
   const TrainOptions base = Base(loader::FeatureKind::kSpectrogram);
   TrainOptions o = base;
-  o.features.snip_edges = true;
+  o.loader.features.snip_edges = true;
   const Status s = Check(RunOf(o, "snip"), RunOf(base, "base"), "run.ckpt");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("spectrogram.frames: \"snip_edges\" (checkpoint: \"center\")"),
@@ -239,7 +249,34 @@ TEST(TrainOptions, EveryFieldRoundTripsThroughJson) {
     ASSERT_TRUE(loader::FromJson(j, "test", &read).ok()) << path;
     EXPECT_EQ(loader::ToJson(read), j) << path;
   });
-  EXPECT_GT(n, leaf);  // the feature leaves follow; their tables round-trip in loader_tests
+  EXPECT_EQ(n, leaf);
+}
+
+// What the model cannot take is refused naming the option, never trained on as something else.
+TEST(TrainOptions, TrainLoaderOptionsRefusesWhatTheModelCannotTake) {
+  const auto refused = [](void (*set)(TrainOptions*), const std::string& want) {
+    TrainOptions o;
+    set(&o);
+    loader::LoaderOptions lo;
+    const Status s = TrainLoaderOptions(o, true, &lo);
+    EXPECT_TRUE(s.IsInvalidArgument()) << want << ": " << s.ToString();
+    EXPECT_NE(s.message().find(want), std::string::npos) << s.ToString();
+  };
+  refused([](TrainOptions* o) { o->loader.kind = loader::FeatureKind::kRaw; }, "kind raw");
+  refused([](TrainOptions* o) { o->loader.dtype = loader::DType::kBFloat16; }, "dtype bfloat16");
+  refused([](TrainOptions* o) { o->loader.packing.seq_len = 64; }, "packing.seq_len 64");
+  refused([](TrainOptions* o) { o->loader.world = 2; }, "from the launcher");
+  // Augmentation and the shuffle are the training loader's alone; the run's seed keys both.
+  TrainOptions o;
+  o.seed = 7;
+  o.loader.spec_augment = o.loader.speed_perturb = true;
+  loader::LoaderOptions train, eval;
+  ASSERT_TRUE(TrainLoaderOptions(o, true, &train).ok());
+  ASSERT_TRUE(TrainLoaderOptions(o, false, &eval).ok());
+  EXPECT_TRUE(train.spec_augment && train.speed_perturb && train.batching.shuffle);
+  EXPECT_FALSE(eval.spec_augment || eval.speed_perturb || eval.batching.shuffle);
+  EXPECT_EQ(train.seed, 7u);
+  EXPECT_EQ(eval.seed, 7u);
 }
 
 // ---- The tables against the tools' --help and the docs ----------------------------------------
@@ -269,14 +306,14 @@ bool HasFlag(const std::string& text, const std::string& flag) {
   return false;
 }
 
-// The flags of LoaderOptions' table but the feature computers' (feature_options.h adds those);
+// The flags of LoaderOptions' table but the feature arguments' (docs/features.md lists those);
 // with `augmentation` false also without the augmentation options' (docs/features.md has those).
 std::vector<std::string> LoaderFlags(bool augmentation = true) {
   loader::LoaderOptions lo;
   std::vector<std::string> flags;
   ForEachLeaf(lo, [&](const std::string& path, const FieldInfo& f, auto&) {
     const bool nested = path.find('.') != std::string::npos;
-    const bool computer = path.rfind("fbank.", 0) == 0 || path.rfind("spectrogram.", 0) == 0;
+    const bool computer = path.rfind("features.", 0) == 0;  // docs/features.md has them
     const bool augment = nested && path.find("_options.") != std::string::npos;
     if (f.flag != nullptr && !computer && (augmentation || !augment)) flags.emplace_back(f.flag);
   });
@@ -311,11 +348,11 @@ TEST(OptionsTables, EveryFlagIsDocumented) {
   loader::FeatureArgs fa;
   const std::string train = Doc("train.md"), features = Doc("features.md"),
                     loader = Doc("loader.md");
-  for (const std::string& flag : tools::Flags(o)) {
-    if (flag.rfind("--", 0) == 0) {
-      EXPECT_TRUE(HasFlag(train, flag)) << "docs/train.md " << flag;
-    }
-  }
+  // docs/train.md: the run's own flags; the loader's are docs/loader.md's, checked below.
+  VisitFields(o, [&](const FieldInfo& f, auto&) {
+    if (f.flag != nullptr && std::string(f.flag).rfind("--", 0) == 0)
+      EXPECT_TRUE(HasFlag(train, f.flag)) << "docs/train.md " << f.flag;
+  });
   features::SpecAugmentOptions sa;
   features::SpeedPerturbOptions sp;
   std::vector<std::string> in_features = tools::Flags(fa);

@@ -362,3 +362,45 @@ TEST_F(TrainCli, CudaDeviceWithoutAGpuIsAClearError) {
 }
 
 }  // namespace
+
+// sluice-train takes the loader's flags from the table sluice-bench epoch uses, and records them
+// in the run like its own: a resume that changes one is refused naming it. Flags the launcher or
+// the model decide are refused, never read and ignored, and a flag's former name names the new.
+TEST_F(TrainCli, LoaderFlagsOfTheBenchAreTakenAndRecordedInTheRun) {
+  TempDir run;
+  const std::string loader_flags =
+      "--speed-perturb --corrupt skip --num-buckets 3 --dtype float32 ";
+  const std::string ckpt = run.Join("run.ckpt");
+  const Result r = Train("chars", "--steps 2 " + loader_flags + "--checkpoint " + ckpt);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Result unperturbed =
+      Train("chars", "--steps 2 --corrupt skip --num-buckets 3 --resume " + ckpt);
+  EXPECT_EQ(unperturbed.code, 1) << unperturbed.out;
+  EXPECT_NE(
+      unperturbed.out.find("loader.speed_perturb: false (checkpoint: true) (flag --speed-perturb)"),
+      std::string::npos)
+      << unperturbed.out;
+  const Result buckets =
+      Train("chars", "--steps 2 --speed-perturb --corrupt skip --resume " + ckpt);
+  EXPECT_EQ(buckets.code, 1) << buckets.out;
+  EXPECT_NE(buckets.out.find("loader.batching.num_buckets: 8 (checkpoint: 3) (flag --num-buckets)"),
+            std::string::npos)
+      << buckets.out;
+  const Result same = Train("chars", "--steps 2 " + loader_flags + "--resume " + ckpt);
+  EXPECT_EQ(same.code, 0) << same.out;
+
+  const Result half = Train("chars", "--steps 1 --dtype float16");
+  EXPECT_EQ(half.code, 1) << half.out;
+  EXPECT_NE(half.out.find("dtype float16 (--dtype): the model takes float32 features"),
+            std::string::npos)
+      << half.out;
+  const Result rank = Train("chars", "--steps 1 --rank 1 --world 2");
+  EXPECT_NE(rank.code, 0) << rank.out;  // a command-line error (CLI11's code)
+  EXPECT_NE(rank.out.find("set by the launcher"), std::string::npos) << rank.out;
+  const Result packed = Train("chars", "--steps 1 --seq-len 64");
+  EXPECT_NE(packed.code, 0) << packed.out;  // a command-line error (CLI11's code)
+  EXPECT_NE(packed.out.find("a row per utterance"), std::string::npos) << packed.out;
+  const Result renamed = Train("chars", "--steps 1 --buckets 3");
+  EXPECT_NE(renamed.code, 0) << renamed.out;  // a command-line error (CLI11's code)
+  EXPECT_NE(renamed.out.find("--buckets was renamed --num-buckets"), std::string::npos) << renamed.out;
+}

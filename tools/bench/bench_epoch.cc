@@ -144,7 +144,6 @@ struct EpochArgs {
   std::string journal_path;
   std::string tokenizer_from;
   LoaderOptions o;
-  tools::FeatureArgs feature_args;  // the flags every tool shares (tools/common/feature_options.h)
 };
 
 // Registers every flag; `data` receives the --data sources, parsed after.
@@ -174,7 +173,7 @@ void AddEpochOptions(CLI::App* app, EpochArgs* a, std::vector<std::string>* data
                   "(docs/loader.md, \"Benchmark\")");
   // Every loader option (features, batching, packing, resources) from its table, with the names
   // sluice-train uses (tools/common/loader_flags.h).
-  tools::AddLoaderOptions(app, &a->o, &a->feature_args);
+  tools::AddLoaderOptions(app, &a->o);
   app->add_option("--tokenizer-from", a->tokenizer_from,
                   "tokenize records without ids online with the tokenizer of this dataset "
                   "(directory or URL) (default: the dataset's own, if it names one)");
@@ -205,23 +204,20 @@ bool ParseEpochArgs(int argc, char** argv, EpochArgs* a, int* exit_code) {
     a->mix.sources.push_back(s);
   }
   if (data.empty()) a->mix.sources.push_back({a->dir, 1.0});
-  a->dir =
-      a->mix.sources[0].dir;  // the flags that depend on the dataset: the sources agree on them
+  a->dir = a->mix.sources[0].dir;  // the first source stands for all in the summary line
   *exit_code = 0;
   return true;
 }
 
-// The dataset's manifest, for the flags that depend on it: the feature computer from the flags,
-// checked at the dataset's rate (the loader uses that rate).
-Status ResolveDatasetOptions(EpochArgs* a, shards::Manifest* target) {
+// The dataset's manifest, for the summary line and --tokenizer-from's kind; the feature options
+// are Loader::Open's to resolve at the dataset's rate.
+Status LoadTargetManifest(const EpochArgs& a, shards::Manifest* target) {
   // The manifest only: no block cache for it (the loader's storage has its own).
-  storage::StorageOptions uncached = a->o.storage;
+  storage::StorageOptions uncached = a.o.storage;
   uncached.cache_dir.clear();
   std::shared_ptr<const shards::Storage> where;
-  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(a->dir, uncached, &where));
-  SLUICE_RETURN_IF_ERROR(shards::LoadManifest(*where, target));
-  if (target->kind != "audio") return Status::OK();
-  return tools::ResolveLoaderFeatures(a->feature_args, target->sample_rate, &a->o);
+  SLUICE_RETURN_IF_ERROR(storage::OpenStorage(a.dir, uncached, &where));
+  return shards::LoadManifest(*where, target);
 }
 
 // --tokenizer-from: another dataset's tokenizer, applied as the target dataset's records are
@@ -343,7 +339,7 @@ void PrintHeader(const EpochArgs& a, const shards::Manifest& m, const Loader& l)
       storage::RedactUrl(a.dir).c_str(), static_cast<unsigned long long>(m.records),
       m.seconds() / 3600, m.bytes() / 1e6, m.shards.size(),
       loader::FeatureKindName(l.feature_info().kind), resolved.threads,
-      resolved.threads == 1 ? "" : "s", resolved.tokens_in_flight, a.o.rank, a.o.world);
+      resolved.threads == 1 ? "" : "s", resolved.blocks_in_flight, a.o.rank, a.o.world);
 }
 
 void PrintEpochJson(const EpochArgs& a, const EpochResult& r) {
@@ -471,8 +467,8 @@ int RunEpoch(int argc, char** argv) {
   EpochArgs a;
   int code = 0;
   if (!ParseEpochArgs(argc, argv, &a, &code)) return code;
-  shards::Manifest target;  // the dataset's, for the flags that depend on it
-  if (Status st = ResolveDatasetOptions(&a, &target); !st.ok())
+  shards::Manifest target;  // for the summary line and --tokenizer-from
+  if (Status st = LoadTargetManifest(a, &target); !st.ok())
     return Fail(st, st.IsInvalidArgument() ? 2 : 1);
   if (!a.tokenizer_from.empty()) {
     if (Status st = LoadTokenizerFrom(a, target, &a.o); !st.ok()) return Fail(st, 1);

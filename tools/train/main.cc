@@ -8,13 +8,14 @@
 //
 // Exit status: 0 done, 1 a data, checkpoint or option error (printed with the file it concerns),
 // 2 bad command line.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
-#include "feature_options.h"
+#include "loader_flags.h"
 #include "options_cli.h"
 #include "trainer/options.h"
 #include "trainer/trainer.h"
@@ -23,15 +24,27 @@ int main(int argc, char** argv) {
   sluice::train::TrainOptions o;
   CLI::App app{
       "sluice-train: trains a CTC transformer speech model on a shardify dataset (docs/train.md)"};
-  // Every flag but the feature options' comes from TrainOptions' table (trainer/options.h).
-  sluice::tools::AddOptions(&app, &o);
+  // The run's flags from TrainOptions' table (trainer/options.h); the loader's from LoaderOptions'
+  // table, as sluice-bench epoch's (tools/common/loader_flags.h).
+  sluice::tools::AddOptions(
+      &app, &o, [](const sluice::FieldInfo& f) { return std::string_view(f.key) != "loader"; });
+  sluice::tools::LoaderFlagUse use;
+  use.own = {"seed"};  // --seed keys the model, the shuffles and the loader's draws alike
+  for (const char* key : {"rank", "world"})
+    use.refused.emplace_back(key,
+                             "set by the launcher: sluice-train reads its rank and the world size "
+                             "from mpirun, srun or torchrun's environment (docs/train.md)");
+  use.refused.emplace_back(
+      "packing",
+      "sluice-train trains a row per utterance (CTC); packed sequences are for "
+      "language models");
+  sluice::tools::AddLoaderOptions(&app, &o.loader, use);
+  // The loader's kinds but raw: the model takes feature frames, not waveforms.
+  app.get_option("--features")->check(CLI::IsMember({"fbank", "spectrogram", "precomputed"}));
   // DATASET, or --data DIR:WEIGHT ... (TrainMixture says which is missing).
   app.get_option("--preset")->check(CLI::IsMember({"tiny", "small"}));
   app.get_option("--activation")->check(CLI::IsMember({"gelu", "swish"}));
-  // The loader's kinds but raw: the model takes feature frames, not waveforms.
-  app.get_option("--features")->check(CLI::IsMember({"fbank", "spectrogram", "precomputed"}));
   app.get_option("--eval-fraction")->excludes(app.get_option("--eval"));
-  sluice::tools::AddFeatureOptions(&app, &o.features);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
