@@ -15,6 +15,14 @@
 
 namespace sluice::tools {
 
+// What a front end returns after CLI11 refused its command line or answered --help: the message
+// is printed by CLI11, and the status is the tools' documented one (0 after --help, 2 for a bad
+// command line) instead of CLI11's own codes (105, 109, ...), which scripts cannot tell from a
+// crash's.
+inline int CommandLineExit(const CLI::App& app, const CLI::ParseError& e) {
+  return app.exit(e) == 0 ? 0 : 2;
+}
+
 // Fields for which `keep` returns false are left out (a tool that sets them itself); for a
 // nested table, all of its fields.
 template <class S, class Keep>

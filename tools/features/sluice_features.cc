@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "options_cli.h"
+
 #include "features/audio.h"
 #include "features/fbank.h"
 #include "features/random.h"
@@ -91,7 +93,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return sluice::tools::CommandLineExit(app, e);
   }
 
   const bool fbank = kind == "fbank";

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "commands.h"
+#include "options_cli.h"
 #include "part.h"
 
 namespace sluice::shardify {
@@ -129,7 +130,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return sluice::tools::CommandLineExit(app, e);
   } catch (const std::bad_alloc&) {
     // Out of memory (an address-space limit, ulimit -v, or a cgroup's): say which options bound
     // what is held at once. The output directory is left resumable.

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return sluice::tools::CommandLineExit(app, e);
   }
   // --steps alone bounds the run; --steps 0 means "after the epochs", as left out.
   if (o.steps > 0 && app.count("--epochs") == 0) o.epochs = UINT64_MAX;
