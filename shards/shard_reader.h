@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file.h"
 #include "base/status.h"
 #include "shards/buffer.h"
-#include "shards/file.h"
 #include "shards/format.h"
 #include "shards/record.h"
 

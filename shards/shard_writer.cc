@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 #include "shards/format.h"
 
 namespace sluice::shards {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "shards/file.h"
+#include "base/file.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "base/cpus.h"
+#include "base/file.h"
 #include "fingerprint.h"
 #include "loader/dataset_tokenizer.h"
 #include "out_lock.h"
@@ -22,7 +23,6 @@
 #include "rejects.h"
 #include "set_aside.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 #include "shards/shard_reader.h"
 
 namespace sluice::shardify {
@@ -53,8 +53,8 @@ bool IsOurFile(const std::string& name) {
 // that was being written and are removed.
 Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, ResumePoint* rp) {
   const std::string path = dir + "/" + kJournalName;
-  std::unique_ptr<shards::LineReader> in;
-  Status st = shards::LineReader::Open(path, &in);
+  std::unique_ptr<LineReader> in;
+  Status st = LineReader::Open(path, &in);
   if (st.IsNotFound()) return Status::OK();  // nothing to resume: start from the beginning
   SLUICE_RETURN_IF_ERROR(st);
   std::vector<std::string> lines;
@@ -243,8 +243,8 @@ struct Work {
 Status AllRejected(const std::string& dir, uint64_t items) {
   const std::string rejects_path = dir + "/" + kRejectsName;
   std::string first;
-  std::unique_ptr<shards::LineReader> in;
-  Status st = shards::LineReader::Open(rejects_path, &in);
+  std::unique_ptr<LineReader> in;
+  Status st = LineReader::Open(rejects_path, &in);
   std::string line;
   for (int n = 0; st.ok() && n < 3 && in->Next(&line, &st); ++n) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -330,10 +330,9 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
                         .dump() +
                     "\n";
   }
-  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path, journal_text));
-  std::unique_ptr<shards::WritableFile> journal;
-  SLUICE_RETURN_IF_ERROR(
-      shards::WritableFile::OpenForAppend(journal_path, journal_text.size(), &journal));
+  SLUICE_RETURN_IF_ERROR(WriteFileAtomic(journal_path, journal_text));
+  std::unique_ptr<WritableFile> journal;
+  SLUICE_RETURN_IF_ERROR(WritableFile::OpenForAppend(journal_path, journal_text.size(), &journal));
 
   // Fault injection for the interrupted-run test (docs/shardify.md): exit
   // abruptly once N shards are durable and the next one has been started.
@@ -483,7 +482,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   manifest.source["options"] = opt.fingerprint;
   manifest.source["input_xxh3"] = shards::ChecksumHex(input_digest);
   for (const auto& [name, bytes] : opt.extra_files) {
-    SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt.out_dir + "/" + name, bytes));
+    SLUICE_RETURN_IF_ERROR(WriteFileAtomic(opt.out_dir + "/" + name, bytes));
   }
   SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt.out_dir, manifest));
   std::error_code ec;
@@ -508,8 +507,7 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
     pm.records = manifest.records;
     pm.rejected = manifest.rejected;
     std::string written;
-    SLUICE_RETURN_IF_ERROR(
-        shards::ReadFileToString(opt.out_dir + "/" + shards::kManifestName, &written));
+    SLUICE_RETURN_IF_ERROR(ReadFileToString(opt.out_dir + "/" + shards::kManifestName, &written));
     pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
     pm.created_by = manifest.created_by;
     SLUICE_RETURN_IF_ERROR(WritePartMarker(opt.out_dir, pm));
