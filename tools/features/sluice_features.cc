@@ -16,10 +16,10 @@
 #include <CLI/CLI.hpp>
 
 #include "base/file.h"
+#include "base/random.h"
 #include "feature_options.h"
 #include "features/audio.h"
 #include "features/fbank.h"
-#include "features/random.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
 
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     const feat::FbankComputer computer(config.fbank);
     for (float& x : samples) x *= 32768.0f;  // Kaldi's int16 scale
     frames =
-        computer.Compute(samples.data(), samples.size(), &ws, &out, feat::StreamKey(seed, 0, 0));
+        computer.Compute(samples.data(), samples.size(), &ws, &out, sluice::StreamKey(seed, 0, 0));
     dim = computer.Dim();
   } else {
     const feat::SpectrogramComputer computer(config.spectrogram);
