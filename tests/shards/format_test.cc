@@ -34,10 +34,10 @@ std::string Encoded(const T& v) {
 }
 
 template <class T>
-Status Decode(const std::string& bytes, T* out = nullptr) {
-  T scratch;
+Status Decode(const std::string& bytes) {
+  T decoded;
   std::string_view view(bytes);
-  return (out ? out : &scratch)->DecodeFrom(&view);
+  return decoded.DecodeFrom(&view);
 }
 
 // `s` is a Corruption whose message holds `what`.
