@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "features/random.h"
+#include "base/random.h"
 
 namespace sluice::features {
 namespace {

@@ -1,7 +1,7 @@
 #include "features/dither.h"
 
+#include "base/random.h"
 #include "features/kernels.h"
-#include "features/random.h"
 
 namespace sluice::features {
 void AddDither(const float* in, int n, uint32_t key, float scale, float* out) {

@@ -1,7 +1,7 @@
 #include "loader/dataset_tokenizer.h"
 
 #include "shards/checksum.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 
 namespace sluice::loader {
 

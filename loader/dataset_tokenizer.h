@@ -12,8 +12,8 @@
 #include "features/text_normalize.h"
 #include "features/tokenizer.h"
 #include "loader/options.h"
-#include "shards/file.h"
 #include "shards/manifest.h"
+#include "shards/storage.h"
 
 namespace sluice::loader {
 

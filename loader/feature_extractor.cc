@@ -3,12 +3,12 @@
 #include <cstring>
 #include <string>
 
+#include "base/random.h"
 #include "features/augment.h"
 #include "features/cmvn.h"
 #include "features/flac.h"
-#include "features/pcm.h"
-#include "features/random.h"
 #include "features/half.h"
+#include "features/pcm.h"
 #include "loader/features_json.h"
 #include "shards/fields.h"
 
@@ -189,8 +189,7 @@ Status FeatureExtractor::Compute(const shards::RecordView& rec, const shards::Re
     if (frames > 0) spectrogram_->Compute(x, n, &s->workspace, out);
   } else if (kind_ == FeatureKind::kFbank) {
     SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f, seed, epoch, record_id, s, &x, &n));
-    if (frames > 0)
-      fbank_->Compute(x, n, &s->workspace, out, features::StreamKey(seed, epoch, record_id));
+    if (frames > 0) fbank_->Compute(x, n, &s->workspace, out, StreamKey(seed, epoch, record_id));
   } else {  // raw
     SLUICE_RETURN_IF_ERROR(Samples(rec, e, where, 1.0f, seed, epoch, record_id, s, &x, &n));
     std::memcpy(out, x, static_cast<size_t>(frames) * sizeof(float));

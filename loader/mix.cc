@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 
-#include "features/random.h"
+#include "base/random.h"
 
 namespace sluice::loader {
 namespace {
@@ -87,7 +87,7 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
                                      std::to_string(counts[s]) + " records but no selected record");
     taken[s].reserve(counts[s]);
     for (uint64_t pass = 0; taken[s].size() < counts[s]; ++pass) {
-      const uint64_t key = features::StreamKey(seed, kSourceSalt + s, pass);
+      const uint64_t key = StreamKey(seed, kSourceSalt + s, pass);
       const std::vector<uint64_t> one =
           RecordStreamOfUnits(units[s], index.selected, blocks_only, key, epoch);
       const size_t want = std::min<size_t>(one.size(), counts[s] - taken[s].size());
@@ -101,7 +101,7 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
   std::vector<uint32_t> labels;
   labels.reserve(total);
   for (size_t s = 0; s < ns; ++s) labels.insert(labels.end(), counts[s], static_cast<uint32_t>(s));
-  features::Rng rng(features::StreamKey(seed, epoch, kInterleaveSalt));
+  Rng rng(StreamKey(seed, epoch, kInterleaveSalt));
   for (size_t i = labels.size(); i > 1; --i)
     std::swap(labels[i - 1],
               labels[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
@@ -110,7 +110,7 @@ Status MixedRecordStream(const IndexColumns& index, const std::vector<double>& w
   stream->reserve(total);
   for (uint32_t s : labels) stream->push_back(taken[s][next[s]++]);
   // Step 4: the window shuffle, over the mixed stream.
-  ShuffleWindows(opt, features::StreamKey(seed, epoch, kInterleaveSalt), epoch, stream);
+  ShuffleWindows(opt, StreamKey(seed, epoch, kInterleaveSalt), epoch, stream);
   return Status::OK();
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "features/random.h"
+#include "base/random.h"
 
 namespace sluice::loader {
 namespace {
@@ -107,7 +107,7 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
       window.resize(size);
       std::iota(window.begin(), window.end(), start);
       if (w > 1) {
-        features::Rng rng(features::StreamKey(seed, epoch, kSequenceSalt + start / w));
+        Rng rng(StreamKey(seed, epoch, kSequenceSalt + start / w));
         for (uint64_t i = size; i > 1; --i)
           std::swap(window[i - 1],
                     window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);

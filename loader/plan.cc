@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-#include "features/random.h"
+#include "base/random.h"
 
 namespace sluice::loader {
 namespace {
@@ -14,7 +14,7 @@ constexpr uint64_t kBlockSalt = 0x626c6f636b730000ull;   // "blocks"
 constexpr uint64_t kWindowSalt = 0x77696e646f770000ull;  // "window"
 
 template <typename T>
-void Shuffle(T* v, size_t n, features::Rng* rng) {
+void Shuffle(T* v, size_t n, Rng* rng) {
   for (size_t i = n; i > 1; --i) {
     const size_t j = static_cast<size_t>(rng->UniformInt(0, static_cast<int64_t>(i) - 1));
     std::swap(v[i - 1], v[j]);
@@ -32,7 +32,7 @@ std::vector<uint64_t> RecordStreamOfUnits(const std::vector<uint64_t>& unit_firs
   std::vector<uint64_t> units(nunits);
   std::iota(units.begin(), units.end(), uint64_t{0});
   if (opt.shuffle) {
-    features::Rng rng(features::StreamKey(seed, epoch, kBlockSalt));
+    Rng rng(StreamKey(seed, epoch, kBlockSalt));
     Shuffle(units.data(), units.size(), &rng);
   }
   std::vector<uint64_t> stream;
@@ -49,7 +49,7 @@ void ShuffleWindows(const BatchingOptions& opt, uint64_t seed, uint64_t epoch,
   if (!opt.shuffle || opt.shuffle_window <= 1) return;
   const size_t w = opt.shuffle_window;
   for (size_t begin = 0, chunk = 0; begin < stream->size(); begin += w, ++chunk) {
-    features::Rng rng(features::StreamKey(seed, epoch, kWindowSalt + chunk));
+    Rng rng(StreamKey(seed, epoch, kWindowSalt + chunk));
     Shuffle(stream->data() + begin, std::min(w, stream->size() - begin), &rng);
   }
 }

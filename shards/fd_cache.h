@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "shards/file.h"
+#include "base/file.h"
 
 namespace sluice::shards {
 

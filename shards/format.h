@@ -1,4 +1,6 @@
-// Shard format v1: the constants that both ShardWriter and ShardReader use.
+// Shard format v1: the constants, and one struct per fixed-size structure with its
+// EncodeTo/DecodeFrom pair (leveldb's Footer), which ShardWriter, ShardReader and every other
+// reader of shard bytes use: each layout is written down once in code.
 // The byte-level specification is docs/formats/shard.md; change both together
 // and add a line to its "Version changes" list.
 //
@@ -14,6 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
 
 namespace sluice::shards {
 
@@ -28,7 +34,7 @@ inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kFooterSize = 48;
 inline constexpr size_t kIndexHeaderSize = 32;
 inline constexpr size_t kBlockEntrySize = 24;   // offset u64 | csize u32 | rsize u32 | xxh3 u64
-inline constexpr size_t kRecordEntrySize = 32;  // see RecordEntry in shard_reader.h
+inline constexpr size_t kRecordEntrySize = 32;  // see RecordEntry below
 
 // Default raw (uncompressed) block size. A record never spans blocks; a record
 // larger than this gets a block of its own.
@@ -57,5 +63,70 @@ enum class FieldType : uint8_t {
 inline constexpr uint8_t kMaxFieldType = 5;
 
 const char* FieldTypeName(FieldType t);
+
+// The structures below. EncodeTo appends exactly the structure's size in bytes to *dst.
+// DecodeFrom reads the structure from the front of *input and advances *input past it. It checks
+// what the structure alone can tell: its size, magic, version, checksum, reserved bytes and the
+// range of each field. A failure is a Corruption (Unsupported for another format version) whose
+// message names the structure, the field and the reason; the caller prefixes the file
+// and the structure's file offset (Prefixed), and checks what needs the rest of the file (that
+// blocks are contiguous, records tile them, the index fits the file). On failure *this and
+// *input are unspecified.
+
+// The first kHeaderSize bytes of a shard.
+struct ShardHeader {
+  uint32_t version = kFormatVersion;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* input);
+};
+
+// The last kFooterSize bytes of a shard. footer_xxh3 is computed by EncodeTo and checked by
+// DecodeFrom, so it is not a member.
+struct Footer {
+  uint64_t index_offset = 0;  // file offset of the index
+  uint64_t index_size = 0;    // bytes of the index, up to the footer
+  uint64_t index_xxh3 = 0;    // XXH3-64 of the index bytes
+  uint32_t version = kFormatVersion;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* input);
+};
+
+// The first kIndexHeaderSize bytes of the index; the block table, the record table and the
+// keys follow it.
+struct IndexHeader {
+  uint32_t num_blocks = 0;
+  uint64_t num_records = 0;
+  uint64_t key_bytes = 0;  // total bytes of the key area
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* input);
+};
+
+// One entry of the block table (kBlockEntrySize bytes).
+struct BlockInfo {
+  uint64_t offset = 0;           // file offset of the zstd frame
+  uint32_t compressed_size = 0;  // bytes on disk, > 0
+  uint32_t raw_size = 0;         // bytes after decompression, 1 .. kMaxBlockRawSize
+  uint64_t checksum = 0;         // XXH3-64 of the compressed bytes
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* input);
+};
+
+// One entry of the record table (kRecordEntrySize bytes).
+struct RecordEntry {
+  uint32_t block = 0;       // index into the block table
+  uint32_t offset = 0;      // byte offset of the payload within the raw block
+  uint32_t size = 0;        // payload bytes
+  uint32_t key_offset = 0;  // offset of the key in the key area
+  uint32_t key_size = 0;    // key bytes, at most kMaxKeySize
+  uint32_t tokens = 0;      // see RecordMeta (shard_writer.h)
+  uint64_t duration = 0;    // see RecordMeta (shard_writer.h)
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* input);
+};
 
 }  // namespace sluice::shards

@@ -1,8 +1,8 @@
-// Storage over a local dataset directory (shards/file.h). Shard files borrow descriptors from
+// Storage over a local dataset directory (shards/storage.h). Shard files borrow descriptors from
 // the process-wide FdCache (shards/fd_cache.h), so the number of shards is not bounded by
 // `ulimit -n`; small files (manifest.json) are read whole and closed.
 #include "shards/fd_cache.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 
 namespace sluice::shards {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 
 namespace sluice::shards {
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 
 namespace sluice::shards {
 

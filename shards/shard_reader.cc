@@ -3,7 +3,6 @@
 #include <zstd.h>
 
 #include "shards/checksum.h"
-#include "shards/coding.h"
 #include "shards/format.h"
 
 namespace sluice::shards {
@@ -58,20 +57,12 @@ Status ShardReader::Init(std::optional<uint64_t> expected_footer_xxh3) {
   char header[kHeaderSize];
   {
     std::string expect;
-    PutFixed64(&expect, kMagic);
-    PutFixed32(&expect, kFormatVersion);
-    PutFixed32(&expect, 0);
+    ShardHeader().EncodeTo(&expect);
     SLUICE_RETURN_IF_ERROR(
         file_->ReadVerified(0, kHeaderSize, Checksum(expect.data(), expect.size()), header));
   }
-  if (DecodeFixed64(header) != kMagic) return corrupt(0, "bad magic: not a sluice shard");
-  if (DecodeFixed32(header + 8) != kFormatVersion) {
-    return Status::Unsupported(
-        name + ": shard format version " + std::to_string(DecodeFixed32(header + 8)) +
-        ", this reader knows version " + std::to_string(kFormatVersion) +
-        ". HINT: rebuild sluice from a newer checkout, or re-run shardify with this one");
-  }
-  if (DecodeFixed32(header + 12) != 0) return corrupt(12, "reserved header bytes are not zero");
+  std::string_view in(header, kHeaderSize);
+  SLUICE_RETURN_IF_ERROR(Prefixed(ShardHeader().DecodeFrom(&in), name + ": offset 0"));
 
   const uint64_t footer_at = size - kFooterSize;
   char f[kFooterSize];
@@ -91,22 +82,12 @@ Status ShardReader::Init(std::optional<uint64_t> expected_footer_xxh3) {
         "manifest.json before the shards). HINT: wait for the upload to finish and re-run; "
         "upload manifest.json last");
   }
-  if (DecodeFixed64(f + 40) != kMagic) {
-    return corrupt(
-        footer_at,
-        "no footer magic at the end of the file (truncated, or bytes appended after the footer)");
-  }
-  if (DecodeFixed64(f + 32) != Checksum(f, 32))
-    return corrupt(footer_at, "footer checksum mismatch");
-  if (DecodeFixed32(f + 28) != kFormatVersion) {
-    return Status::Unsupported(name + ": footer says format version " +
-                               std::to_string(DecodeFixed32(f + 28)) +
-                               ", this reader knows version " + std::to_string(kFormatVersion));
-  }
-  if (DecodeFixed32(f + 24) != 0)
-    return corrupt(footer_at + 24, "reserved footer flags are not zero");
-  const uint64_t index_offset = DecodeFixed64(f);
-  const uint64_t index_size = DecodeFixed64(f + 8);
+  Footer footer;
+  in = std::string_view(f, kFooterSize);
+  SLUICE_RETURN_IF_ERROR(
+      Prefixed(footer.DecodeFrom(&in), name + ": offset " + std::to_string(footer_at)));
+  const uint64_t index_offset = footer.index_offset;
+  const uint64_t index_size = footer.index_size;
   if (index_offset < kHeaderSize || index_offset > footer_at ||
       index_size != footer_at - index_offset) {
     return corrupt(footer_at, "index offset " + std::to_string(index_offset) + " / size " +
@@ -116,8 +97,8 @@ Status ShardReader::Init(std::optional<uint64_t> expected_footer_xxh3) {
 
   std::string index(index_size, '\0');
   SLUICE_RETURN_IF_ERROR(
-      file_->ReadVerified(index_offset, index_size, DecodeFixed64(f + 16), index.data()));
-  if (Checksum(index.data(), index.size()) != DecodeFixed64(f + 16))
+      file_->ReadVerified(index_offset, index_size, footer.index_xxh3, index.data()));
+  if (Checksum(index.data(), index.size()) != footer.index_xxh3)
     return corrupt(index_offset, "index checksum mismatch");
   return DecodeIndex(index, index_offset);
 }
@@ -129,13 +110,13 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   auto corrupt = [&](uint64_t offset, const std::string& why) {
     return Status::Corruption(file_->name() + ": offset " + std::to_string(offset) + ": " + why);
   };
-  const char* p = index.data();
-  if (DecodeFixed32(p) != kIndexMagic) return corrupt(index_offset, "bad index magic");
-  const uint64_t nblocks = DecodeFixed32(p + 4);
-  const uint64_t nrecords = DecodeFixed64(p + 8);
-  const uint64_t key_bytes = DecodeFixed64(p + 16);
-  if (DecodeFixed64(p + 24) != 0)
-    return corrupt(index_offset + 24, "reserved index bytes are not zero");
+  std::string_view in(index);
+  IndexHeader header;
+  SLUICE_RETURN_IF_ERROR(
+      Prefixed(header.DecodeFrom(&in), file_->name() + ": offset " + std::to_string(index_offset)));
+  const uint64_t nblocks = header.num_blocks;
+  const uint64_t nrecords = header.num_records;
+  const uint64_t key_bytes = header.key_bytes;
   // Checked in this order so that no product below can overflow.
   if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize ||
       key_bytes > index_size ||
@@ -146,23 +127,21 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
                                      std::to_string(key_bytes) +
                                      " key bytes) do not match its size");
   }
+  // The file offset of the entry that `in` starts at: where a bad entry's error points.
+  auto entry_at = [&] { return index_offset + (index_size - in.size()); };
 
   blocks_.resize(nblocks);
   uint64_t expect_offset = kHeaderSize;
-  const char* bp = p + kIndexHeaderSize;
-  for (uint64_t b = 0; b < nblocks; ++b, bp += kBlockEntrySize) {
+  for (uint64_t b = 0; b < nblocks; ++b) {
     BlockInfo& bi = blocks_[b];
-    bi.offset = DecodeFixed64(bp);
-    bi.compressed_size = DecodeFixed32(bp + 8);
-    bi.raw_size = DecodeFixed32(bp + 12);
-    bi.checksum = DecodeFixed64(bp + 16);
-    if (bi.offset != expect_offset || bi.compressed_size == 0 ||
-        bi.compressed_size > index_offset - bi.offset || bi.raw_size == 0 ||
-        bi.raw_size > kMaxBlockRawSize) {
-      return corrupt(index_offset, "block table entry " + std::to_string(b) + " (offset " +
-                                       std::to_string(bi.offset) + ", " +
-                                       std::to_string(bi.compressed_size) +
-                                       " bytes) is inconsistent");
+    const uint64_t at = entry_at();
+    SLUICE_RETURN_IF_ERROR(Prefixed(
+        bi.DecodeFrom(&in),
+        file_->name() + ": offset " + std::to_string(at) + " (block " + std::to_string(b) + ")"));
+    if (bi.offset != expect_offset || bi.compressed_size > index_offset - bi.offset) {
+      return corrupt(at, "block table entry " + std::to_string(b) + " (offset " +
+                             std::to_string(bi.offset) + ", " + std::to_string(bi.compressed_size) +
+                             " bytes) is inconsistent");
     }
     expect_offset = bi.offset + bi.compressed_size;
   }
@@ -174,40 +153,36 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   if (nblocks == 0 && nrecords != 0) return corrupt(index_offset, "records without blocks");
   records_.resize(nrecords);
   block_first_record_.assign(nblocks + 1, nrecords);
-  const char* rp = bp;
   uint64_t cur_block = 0, cur_offset = 0;
   if (nblocks > 0) block_first_record_[0] = 0;
-  for (uint64_t i = 0; i < nrecords; ++i, rp += kRecordEntrySize) {
+  for (uint64_t i = 0; i < nrecords; ++i) {
     RecordEntry& e = records_[i];
-    e.block = DecodeFixed32(rp);
-    e.offset = DecodeFixed32(rp + 4);
-    e.size = DecodeFixed32(rp + 8);
-    e.key_offset = DecodeFixed32(rp + 12);
-    e.key_size = DecodeFixed32(rp + 16);
-    e.tokens = DecodeFixed32(rp + 20);
-    e.duration = DecodeFixed64(rp + 24);
+    const uint64_t at = entry_at();
+    SLUICE_RETURN_IF_ERROR(Prefixed(
+        e.DecodeFrom(&in),
+        file_->name() + ": offset " + std::to_string(at) + " (record " + std::to_string(i) + ")"));
     // Records tile their blocks in order: each starts where the previous ended,
     // and a new block starts at offset 0 once the previous one is full.
     if (e.block != cur_block) {
       if (e.block != cur_block + 1 || cur_offset != blocks_[cur_block].raw_size || e.offset != 0) {
-        return corrupt(index_offset, "record " + std::to_string(i) + " does not follow block " +
-                                         std::to_string(cur_block));
+        return corrupt(at, "record " + std::to_string(i) + " does not follow block " +
+                               std::to_string(cur_block));
       }
       cur_block = e.block;
       cur_offset = 0;
       block_first_record_[cur_block] = i;
     }
     if (e.block >= nblocks || e.offset != cur_offset ||
-        e.size > blocks_[e.block].raw_size - e.offset || e.key_size > kMaxKeySize ||
-        e.key_offset > key_bytes || e.key_size > key_bytes - e.key_offset) {
-      return corrupt(index_offset, "record table entry " + std::to_string(i) + " is inconsistent");
+        e.size > blocks_[e.block].raw_size - e.offset || e.key_offset > key_bytes ||
+        e.key_size > key_bytes - e.key_offset) {
+      return corrupt(at, "record table entry " + std::to_string(i) + " is inconsistent");
     }
     cur_offset += e.size;
   }
   if (nblocks > 0 && (cur_block != nblocks - 1 || cur_offset != blocks_[cur_block].raw_size)) {
     return corrupt(index_offset, "records do not cover every block");
   }
-  keys_.assign(rp, key_bytes);
+  keys_.assign(in.data(), in.size());  // exactly key_bytes: the size check above
   return Status::OK();
 }
 

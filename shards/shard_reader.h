@@ -19,32 +19,16 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file.h"
 #include "base/status.h"
 #include "shards/buffer.h"
-#include "shards/file.h"
+#include "shards/format.h"
 #include "shards/record.h"
 
 namespace sluice::shards {
 
 struct ReadOptions {
   bool verify_checksums = true;  // false skips the per-block XXH3 (zstd still checks frame sizes)
-};
-
-struct BlockInfo {
-  uint64_t offset = 0;           // file offset of the zstd frame
-  uint32_t compressed_size = 0;  // bytes on disk
-  uint32_t raw_size = 0;         // bytes after decompression
-  uint64_t checksum = 0;         // XXH3-64 of the compressed bytes
-};
-
-struct RecordEntry {
-  uint32_t block = 0;      // index into the block table
-  uint32_t offset = 0;     // byte offset of the payload within the raw block
-  uint32_t size = 0;       // payload bytes
-  uint32_t key_offset = 0;
-  uint32_t key_size = 0;
-  uint32_t tokens = 0;     // see RecordMeta
-  uint64_t duration = 0;   // see RecordMeta
 };
 
 class ShardReader {

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/coding.h"
-#include "shards/file.h"
+#include "shards/format.h"
 
 namespace sluice::shards {
 
@@ -48,10 +48,9 @@ struct ShardWriter::Rep {
                                  block.size(), options.zstd_level);
     if (ZSTD_isError(n)) return Status::IOError(tmp_path + ": zstd: " + ZSTD_getErrorName(n));
     compressed.resize(n);
-    PutFixed64(&block_table, file->size());
-    PutFixed32(&block_table, static_cast<uint32_t>(n));
-    PutFixed32(&block_table, static_cast<uint32_t>(block.size()));
-    PutFixed64(&block_table, Checksum(compressed.data(), n));
+    BlockInfo{file->size(), static_cast<uint32_t>(n), static_cast<uint32_t>(block.size()),
+              Checksum(compressed.data(), n)}
+        .EncodeTo(&block_table);
     SLUICE_RETURN_IF_ERROR(Write(compressed));
     ++num_blocks;
     block.clear();
@@ -75,9 +74,7 @@ Status ShardWriter::Create(const std::string& path, const ShardWriterOptions& op
   rep->cctx = ZSTD_createCCtx();
   SLUICE_RETURN_IF_ERROR(WritableFile::Create(rep->tmp_path, &rep->file));
   std::string header;
-  PutFixed64(&header, kMagic);
-  PutFixed32(&header, kFormatVersion);
-  PutFixed32(&header, 0);
+  ShardHeader().EncodeTo(&header);
   SLUICE_RETURN_IF_ERROR(rep->Write(header));
   out->reset(new ShardWriter(std::move(rep)));
   return Status::OK();
@@ -99,13 +96,14 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
   if (!r.block.empty() && r.block.size() + payload.size() > r.options.block_size) {
     SLUICE_RETURN_IF_ERROR(r.FlushBlock());
   }
-  PutFixed32(&r.record_table, r.num_blocks);
-  PutFixed32(&r.record_table, static_cast<uint32_t>(r.block.size()));
-  PutFixed32(&r.record_table, static_cast<uint32_t>(payload.size()));
-  PutFixed32(&r.record_table, static_cast<uint32_t>(r.keys.size()));
-  PutFixed32(&r.record_table, static_cast<uint32_t>(meta.key.size()));
-  PutFixed32(&r.record_table, meta.tokens);
-  PutFixed64(&r.record_table, meta.duration);
+  RecordEntry{r.num_blocks,
+              static_cast<uint32_t>(r.block.size()),
+              static_cast<uint32_t>(payload.size()),
+              static_cast<uint32_t>(r.keys.size()),
+              static_cast<uint32_t>(meta.key.size()),
+              meta.tokens,
+              meta.duration}
+      .EncodeTo(&r.record_table);
   r.keys.append(meta.key);
   r.block.append(payload);
   r.stats.records++;
@@ -131,24 +129,14 @@ Status ShardWriter::Finish(ShardStats* stats) {
 
   const uint64_t index_offset = r.file->size();
   std::string index;
-  PutFixed32(&index, kIndexMagic);
-  PutFixed32(&index, r.num_blocks);
-  PutFixed64(&index, r.stats.records);
-  PutFixed64(&index, r.keys.size());
-  PutFixed64(&index, 0);  // reserved
+  IndexHeader{r.num_blocks, r.stats.records, r.keys.size()}.EncodeTo(&index);
   index += r.block_table;
   index += r.record_table;
   index += r.keys;
   SLUICE_RETURN_IF_ERROR(r.Write(index));
 
   std::string footer;
-  PutFixed64(&footer, index_offset);
-  PutFixed64(&footer, index.size());
-  PutFixed64(&footer, Checksum(index.data(), index.size()));
-  PutFixed32(&footer, 0);  // flags, reserved
-  PutFixed32(&footer, kFormatVersion);
-  PutFixed64(&footer, Checksum(footer.data(), footer.size()));
-  PutFixed64(&footer, kMagic);
+  Footer{index_offset, index.size(), Checksum(index.data(), index.size())}.EncodeTo(&footer);
   SLUICE_RETURN_IF_ERROR(r.Write(footer));
   r.stats.footer_xxh3 = Checksum(footer.data(), footer.size());
 

@@ -78,10 +78,10 @@ struct CacheState {
   CacheWriter writer;  // last: destroyed (drained) first, while the members it uses live
 };
 
-class CachedFile final : public shards::RandomAccessFile {
+class CachedFile final : public RandomAccessFile {
  public:
   CachedFile(std::shared_ptr<CacheState> state, std::string shard_dir,
-             std::unique_ptr<shards::RandomAccessFile> remote)
+             std::unique_ptr<RandomAccessFile> remote)
       : state_(std::move(state)), shard_dir_(std::move(shard_dir)), remote_(std::move(remote)) {}
 
   // Bytes nobody vouches for (what VerifyDataset reads in chunks, a footer that manifest.json
@@ -145,7 +145,7 @@ class CachedFile final : public shards::RandomAccessFile {
 
   std::shared_ptr<CacheState> state_;
   const std::string shard_dir_;
-  std::unique_ptr<shards::RandomAccessFile> remote_;
+  std::unique_ptr<RandomAccessFile> remote_;
 };
 
 class CachedStorage final : public shards::Storage {
@@ -164,8 +164,8 @@ class CachedStorage final : public shards::Storage {
   }
 
   Status OpenFile(const std::string& name, uint64_t expected_size,
-                  std::unique_ptr<shards::RandomAccessFile>* out) const override {
-    std::unique_ptr<shards::RandomAccessFile> file;
+                  std::unique_ptr<RandomAccessFile>* out) const override {
+    std::unique_ptr<RandomAccessFile> file;
     SLUICE_RETURN_IF_ERROR(remote_->OpenFile(name, expected_size, &file));
     std::string key;
     {

@@ -33,7 +33,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 #include "storage/options.h"
 
 namespace sluice::storage {

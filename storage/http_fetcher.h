@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "shards/file.h"
+#include "shards/storage_counters.h"
 
 namespace sluice::storage {
 

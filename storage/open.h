@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "shards/dataset.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 #include "storage/options.h"
 
 namespace sluice::storage {

@@ -9,7 +9,7 @@
 namespace sluice::storage {
 namespace {
 
-class RemoteFile final : public shards::RandomAccessFile {
+class RemoteFile final : public RandomAccessFile {
  public:
   RemoteFile(std::shared_ptr<HttpFetcher> fetcher, std::string name, std::string url, uint64_t size)
       : fetcher_(std::move(fetcher)), name_(std::move(name)), url_(std::move(url)), size_(size) {}
@@ -58,7 +58,7 @@ class RemoteStorage final : public shards::Storage {
     return Explained(fetcher_->ReadWhole(Url(name), out));
   }
   Status OpenFile(const std::string& name, uint64_t expected_size,
-                  std::unique_ptr<shards::RandomAccessFile>* out) const override {
+                  std::unique_ptr<RandomAccessFile>* out) const override {
     *out = std::make_unique<RemoteFile>(fetcher_, Where(name), Url(name), expected_size);
     return Status::OK();
   }

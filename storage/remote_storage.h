@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "shards/file.h"
+#include "shards/storage.h"
 #include "storage/options.h"
 #include "storage/s3_credentials.h"
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "shards/file.h"
+#include "base/file.h"
 
 namespace sluice::storage {
 namespace {
@@ -45,7 +45,7 @@ const std::map<std::string, std::string>* Section(const IniFile& ini, const std:
 
 IniFile LoadIni(const std::string& path) {
   std::string text;
-  if (!shards::ReadFileToString(path, &text).ok()) return {};
+  if (!ReadFileToString(path, &text).ok()) return {};
   return ParseIni(text);
 }
 

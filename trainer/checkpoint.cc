@@ -3,9 +3,9 @@
 #include <bit>
 #include <cstring>
 
-#include "trainer/checkpoint_format.h"
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
+#include "trainer/checkpoint_format.h"
 
 namespace sluice::train {
 namespace {
@@ -290,14 +290,14 @@ Status DecodeCheckpoint(std::string_view file, const std::string& name, Checkpoi
 Status WriteCheckpoint(const std::string& path, const Checkpoint& c) {
   std::string bytes;
   SLUICE_RETURN_IF_ERROR(EncodeCheckpoint(c, &bytes));
-  Status s = shards::WriteFileAtomic(path, bytes);
+  Status s = WriteFileAtomic(path, bytes);
   if (!s.ok()) return Prefixed(s, "writing checkpoint " + path);
   return Status::OK();
 }
 
 Status ReadCheckpoint(const std::string& path, Checkpoint* out) {
   std::string bytes;
-  Status s = shards::ReadFileToString(path, &bytes);
+  Status s = ReadFileToString(path, &bytes);
   if (!s.ok()) return Prefixed(s, "reading checkpoint " + path);
   return DecodeCheckpoint(bytes, path, out);
 }

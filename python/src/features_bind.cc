@@ -8,9 +8,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/random.h"
 #include "errors.h"
 #include "features/fbank.h"
-#include "features/random.h"
 #include "features/spectrogram.h"
 #include "features/workspace.h"
 #include "kwargs.h"
@@ -79,7 +79,7 @@ py::array_t<float> Fbank(const Samples& wav, int sample_rate, uint64_t seed,
   const std::vector<float> x = TakeSamples(wav, 32768.0f);
   const feat::FbankComputer computer(c.fbank);
   // sluice-features' dither key for its one file: StreamKey(seed, 0, 0).
-  return Run(computer, x, sample_rate, feat::StreamKey(seed, 0, 0));
+  return Run(computer, x, sample_rate, StreamKey(seed, 0, 0));
 }
 
 py::array_t<float> Spectrogram(const Samples& wav, int sample_rate, const py::dict& kwargs) {

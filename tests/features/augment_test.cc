@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "features/random.h"
 #include "assert_ok.h"
 
 namespace sluice::features {
@@ -102,27 +101,6 @@ TEST(SpeedPerturbTest, FasterIsShorterAndRaisesThePitch) {
   EXPECT_NEAR(crossings / (11000.0 / rate), 1100, 15);
   EXPECT_TRUE(
       SpeedPerturb(tone.data(), tone.size(), rate, 0, &resampler, &fast).IsInvalidArgument());
-}
-
-TEST(RngTest, StreamsAreDeterministicAndIndependent) {
-  Rng a(StreamKey(1, 2, 3)), b(StreamKey(1, 2, 3)), c(StreamKey(1, 2, 4));
-  int same = 0;
-  for (int i = 0; i < 100; ++i) {
-    const uint64_t x = a.Next();
-    EXPECT_EQ(x, b.Next());
-    same += x == c.Next();
-  }
-  EXPECT_EQ(same, 0);
-  Rng r(9);
-  for (int i = 0; i < 1000; ++i) {
-    const int64_t v = r.UniformInt(-3, 3);
-    ASSERT_GE(v, -3);
-    ASSERT_LE(v, 3);
-    const double u = r.Uniform();
-    ASSERT_GE(u, 0.0);
-    ASSERT_LT(u, 1.0);
-  }
-  EXPECT_EQ(r.UniformInt(5, 5), 5);
 }
 
 }  // namespace

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "features/dither.h"
-#include "features/random.h"
-#include "test_util.h"
 #include "assert_ok.h"
+#include "base/random.h"
+#include "features/dither.h"
+#include "test_util.h"
 
 namespace sluice::features {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "shards/file.h"
+#include "base/file.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
 
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<ShardReader> reader;
   for (bool verify : {true, false}) {
     if (!ShardReader::Open(
-             NewMemoryFile("fuzz.sluice", std::string(reinterpret_cast<const char*>(data), size)),
+             sluice::NewMemoryFile("fuzz.sluice",
+                                   std::string(reinterpret_cast<const char*>(data), size)),
              ReadOptions{verify}, &reader)
              .ok()) {
       return 0;

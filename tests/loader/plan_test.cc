@@ -5,9 +5,9 @@
 #include <numeric>
 #include <set>
 
-#include "features/random.h"
-#include "loader/plan.h"
 #include "assert_ok.h"
+#include "base/random.h"
+#include "loader/plan.h"
 #include "synthetic_index.h"
 
 namespace sluice::loader {
@@ -63,7 +63,7 @@ TEST(Plan, FewerRecordsThanRanksRepeatsRecordsAndSaysSo) {
 TEST(Plan, SelectedRecordsAlonePartitionedAcrossRanks) {
   IndexColumns ix = MakeSyntheticIndex(7, 3);
   ix.selected.resize(ix.num_records());
-  features::Rng rng(11);
+  Rng rng(11);
   std::set<uint64_t> want;
   for (uint64_t r = 0; r < ix.num_records(); ++r) {
     ix.selected[r] = rng.UniformInt(0, 9) < 3;

@@ -1,12 +1,12 @@
 #include "synthetic_index.h"
 
-#include "features/random.h"
+#include "base/random.h"
 
 namespace sluice::loader::testing {
 
 IndexColumns MakeSyntheticIndex(int shards, uint64_t seed) {
   IndexColumns ix;
-  features::Rng rng(seed);
+  Rng rng(seed);
   ix.shard_first_record.push_back(0);
   ix.block_first_record.push_back(0);
   for (int s = 0; s < shards; ++s) {

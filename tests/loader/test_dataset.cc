@@ -6,18 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include "assert_ok.h"
+#include "base/random.h"
 #include "features/fbank.h"
 #include "features/flac.h"
-#include "features/pcm.h"
 #include "features/half.h"
-#include "features/random.h"
+#include "features/pcm.h"
 #include "features/tokenizer.h"
 #include "loader/dataset_tokenizer.h"
 #include "shards/dataset_writer.h"
 #include "shards/fields.h"
 #include "shards/record.h"
 #include "shards/shard_reader.h"
-#include "assert_ok.h"
 
 namespace sluice::loader::testing {
 
@@ -25,7 +25,7 @@ std::string RecordKey(int i) { return "utt" + std::to_string(i); }
 std::string RecordText(int i) { return "transcript number " + std::to_string(i); }
 
 std::vector<int16_t> RecordSamples(const AudioDatasetSpec& spec, int i) {
-  features::Rng rng(features::StreamKey(spec.seed, 0, i));
+  Rng rng(StreamKey(spec.seed, 0, i));
   const uint64_t n = spec.min_samples + rng.UniformInt(0, spec.max_samples - spec.min_samples);
   std::vector<int16_t> s(n);
   const double f = 100 + 50 * (i % 7);

@@ -68,8 +68,8 @@ Cached Open(const std::string& data, const std::string& cache, uint64_t budget =
   return c;
 }
 
-std::unique_ptr<shards::RandomAccessFile> OpenShard(const Cached& c, int i) {
-  std::unique_ptr<shards::RandomAccessFile> f;
+std::unique_ptr<RandomAccessFile> OpenShard(const Cached& c, int i) {
+  std::unique_ptr<RandomAccessFile> f;
   EXPECT_OK(c.storage->OpenFile("shard-0000" + std::to_string(i) + ".sluice", kFileSize, &f));
   return f;
 }
@@ -83,7 +83,7 @@ uint64_t Xxh3(const std::string& bytes) { return shards::Checksum(bytes.data(), 
 
 // A read as a shard reader makes it: with the checksum the bytes must have (the file's name is
 // its local path under the fake remote, so the test knows them).
-std::string ReadRange(const shards::RandomAccessFile& f, size_t range) {
+std::string ReadRange(const RandomAccessFile& f, size_t range) {
   const uint64_t xxh3 = Xxh3(sluice::testing::ReadFile(f.name()).substr(range * kRange, kRange));
   std::string out(kRange, '\0');
   EXPECT_OK(f.ReadVerified(range * kRange, kRange, xxh3, out.data()));
@@ -251,7 +251,7 @@ TEST(BlockCache, ManyThreadsAndTwoInstancesOnOneDirectoryReadTheRightBytes) {
   Cached b = Open(data.path(), cache.path());
   a.remote->latency_us = 200;  // misses overlap
   b.remote->latency_us = 200;
-  std::vector<std::unique_ptr<shards::RandomAccessFile>> files;
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
   for (const Cached* c : {&a, &b})
     for (int s = 0; s < 2; ++s) files.push_back(OpenShard(*c, s));
   const size_t ranges = kFileSize / kRange;
@@ -355,7 +355,7 @@ TEST(BlockCache, FilesTheManifestDoesNotListPassThrough) {
   WriteDataset(data.path(), 1);
   sluice::testing::WriteFile(data.Join("other.bin"), std::string(kRange, 'x'));
   Cached c = Open(data.path(), cache.path());
-  std::unique_ptr<shards::RandomAccessFile> f;
+  std::unique_ptr<RandomAccessFile> f;
   ASSERT_OK(c.storage->OpenFile("other.bin", kRange, &f));
   EXPECT_EQ(ReadRange(*f, 0), std::string(kRange, 'x'));
   EXPECT_EQ(ReadRange(*f, 0), std::string(kRange, 'x'));
@@ -544,7 +544,7 @@ TEST(BlockCache, OpenStorageNeverCachesALocalDirectory) {
   o.cache_dir = cache.path();
   std::shared_ptr<const shards::Storage> s;
   ASSERT_OK(OpenStorage(data.path(), o, &s));
-  std::unique_ptr<shards::RandomAccessFile> f;
+  std::unique_ptr<RandomAccessFile> f;
   ASSERT_OK(s->OpenFile("shard-00000.sluice", kFileSize, &f));
   ReadRange(*f, 0);
   EXPECT_TRUE(fs::is_empty(cache.path()));

@@ -5,10 +5,9 @@
 
 namespace sluice::storage::testing {
 
-class FakeRemoteFile final : public shards::RandomAccessFile {
+class FakeRemoteFile final : public RandomAccessFile {
  public:
-  FakeRemoteFile(std::shared_ptr<const FakeRemote> remote,
-                 std::unique_ptr<shards::RandomAccessFile> inner)
+  FakeRemoteFile(std::shared_ptr<const FakeRemote> remote, std::unique_ptr<RandomAccessFile> inner)
       : remote_(std::move(remote)), inner_(std::move(inner)) {}
 
   Status Read(uint64_t offset, size_t n, char* dst) const override {
@@ -36,7 +35,7 @@ class FakeRemoteFile final : public shards::RandomAccessFile {
 
  private:
   std::shared_ptr<const FakeRemote> remote_;
-  std::unique_ptr<shards::RandomAccessFile> inner_;
+  std::unique_ptr<RandomAccessFile> inner_;
 };
 
 Status FakeRemote::ReadFile(const std::string& name, std::string* out) const {
@@ -45,8 +44,8 @@ Status FakeRemote::ReadFile(const std::string& name, std::string* out) const {
 }
 
 Status FakeRemote::OpenFile(const std::string& name, uint64_t expected_size,
-                            std::unique_ptr<shards::RandomAccessFile>* out) const {
-  std::unique_ptr<shards::RandomAccessFile> inner;
+                            std::unique_ptr<RandomAccessFile>* out) const {
+  std::unique_ptr<RandomAccessFile> inner;
   SLUICE_RETURN_IF_ERROR(inner_->OpenFile(name, expected_size, &inner));
   *out = std::make_unique<FakeRemoteFile>(shared_from_this(), std::move(inner));
   return Status::OK();

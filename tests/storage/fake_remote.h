@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "shards/file.h"
+#include "shards/storage.h"
 
 namespace sluice::storage::testing {
 
@@ -36,7 +36,7 @@ class FakeRemote final : public shards::Storage, public std::enable_shared_from_
   std::string Where(const std::string& name) const override { return inner_->Where(name); }
   Status ReadFile(const std::string& name, std::string* out) const override;
   Status OpenFile(const std::string& name, uint64_t expected_size,
-                  std::unique_ptr<shards::RandomAccessFile>* out) const override;
+                  std::unique_ptr<RandomAccessFile>* out) const override;
   // requests = Reads + ReadFiles + retries, bytes_fetched = bytes, retries.
   shards::StorageCounters Counters() const override;
 

@@ -16,12 +16,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/random.h"
 #include "command_line.h"
 #include "commands.h"
 #include "feature_options.h"
 #include "features/audio.h"
 #include "features/fbank.h"
-#include "features/random.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
 
@@ -38,7 +38,7 @@ using features::Workspace;
 // envelope, plus noise, with silences. Deterministic in (clip, rate).
 std::vector<float> SpeechLikeClip(uint64_t clip, int rate, size_t n) {
   std::vector<float> v(n);
-  features::Rng rng(features::StreamKey(20240601, 0, clip));
+  Rng rng(StreamKey(20240601, 0, clip));
   const double f0 = 90 + 120 * rng.Uniform();
   const double syllable_hz = 3 + 2 * rng.Uniform();
   double phase = 0;

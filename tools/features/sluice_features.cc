@@ -15,15 +15,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/file.h"
+#include "base/random.h"
+#include "feature_options.h"
 #include "options_cli.h"
-
 #include "features/audio.h"
 #include "features/fbank.h"
-#include "features/random.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
-#include "shards/file.h"
-#include "feature_options.h"
 
 namespace {
 
@@ -45,8 +44,8 @@ Status WriteNpy(const std::string& path, const float* data, int64_t rows, int64_
   // Written to OUT.npy.tmp through the file seam (base/sysio.h: its faults are injectable) and
   // renamed only when complete, so a failed run never leaves a truncated OUT.npy.
   const std::string tmp = path + ".tmp";
-  std::unique_ptr<sluice::shards::WritableFile> f;
-  SLUICE_RETURN_IF_ERROR(sluice::shards::WritableFile::Create(tmp, &f));
+  std::unique_ptr<sluice::WritableFile> f;
+  SLUICE_RETURN_IF_ERROR(sluice::WritableFile::Create(tmp, &f));
   // float32 data is written as is: every target of this project is little-endian.
   const size_t bytes = static_cast<size_t>(rows * cols) * sizeof(float);
   Status st = f->Append({reinterpret_cast<const char*>(preamble), 8});
@@ -54,7 +53,7 @@ Status WriteNpy(const std::string& path, const float* data, int64_t rows, int64_
   if (st.ok()) st = f->Append(header);
   if (st.ok()) st = f->Append({reinterpret_cast<const char*>(data), bytes});
   if (st.ok()) st = f->Close();
-  if (st.ok()) st = sluice::shards::RenameDurable(tmp, path);
+  if (st.ok()) st = sluice::RenameDurable(tmp, path);
   if (!st.ok()) std::remove(tmp.c_str());
   return st;
 }
@@ -121,7 +120,7 @@ int main(int argc, char** argv) {
     const feat::FbankComputer computer(config.fbank);
     for (float& x : samples) x *= 32768.0f;  // Kaldi's int16 scale
     frames =
-        computer.Compute(samples.data(), samples.size(), &ws, &out, feat::StreamKey(seed, 0, 0));
+        computer.Compute(samples.data(), samples.size(), &ws, &out, sluice::StreamKey(seed, 0, 0));
     dim = computer.Dim();
   } else {
     const feat::SpectrogramComputer computer(config.spectrogram);

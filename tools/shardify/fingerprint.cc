@@ -1,8 +1,8 @@
 #include "fingerprint.h"
 
+#include "base/file.h"
 #include "loader/options_json.h"
 #include "part.h"
-#include "shards/file.h"
 #include "shards/manifest.h"
 
 namespace sluice::shardify {
@@ -29,8 +29,8 @@ Status CheckCompleteDataset(const std::string& dir, const nlohmann::json& finger
   } else {
     // A run that failed after its manifest's rename left its journal, whose first line is the
     // fingerprint.
-    std::unique_ptr<shards::LineReader> in;
-    Status st = shards::LineReader::Open(dir + "/" + kJournalName, &in);
+    std::unique_ptr<LineReader> in;
+    Status st = LineReader::Open(dir + "/" + kJournalName, &in);
     std::string first;
     if (st.ok() && in->Next(&first, &st)) {
       const nlohmann::json j = nlohmann::json::parse(first, nullptr, false);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "base/cpus.h"
+#include "base/file.h"
 #include "fingerprint.h"
 #include "loader/dataset_tokenizer.h"
 #include "out_lock.h"
@@ -21,7 +22,6 @@
 #include "rejects.h"
 #include "set_aside.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 #include "shards/shard_reader.h"
 
 namespace sluice::shardify {
@@ -52,8 +52,8 @@ bool IsOurFile(const std::string& name) {
 // that was being written and are removed.
 Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, ResumePoint* rp) {
   const std::string path = dir + "/" + kJournalName;
-  std::unique_ptr<shards::LineReader> in;
-  Status st = shards::LineReader::Open(path, &in);
+  std::unique_ptr<LineReader> in;
+  Status st = LineReader::Open(path, &in);
   if (st.IsNotFound()) return Status::OK();  // nothing to resume: start from the beginning
   SLUICE_RETURN_IF_ERROR(st);
   std::vector<std::string> lines;
@@ -254,8 +254,8 @@ std::string JournalLine(const shards::ShardEntry& e, uint64_t next_item, uint64_
 Status AllRejected(const std::string& dir, uint64_t items) {
   const std::string rejects_path = dir + "/" + kRejectsName;
   std::string first;
-  std::unique_ptr<shards::LineReader> in;
-  Status st = shards::LineReader::Open(rejects_path, &in);
+  std::unique_ptr<LineReader> in;
+  Status st = LineReader::Open(rejects_path, &in);
   std::string line;
   for (int n = 0; st.ok() && n < 3 && in->Next(&line, &st); ++n) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -319,7 +319,7 @@ class IngestRun {
 
   RejectsWriter rejects_;
   std::string journal_path_;
-  std::unique_ptr<shards::WritableFile> journal_;
+  std::unique_ptr<WritableFile> journal_;
   // Keys already written, to reject duplicates; the journal's shards seed it. Each maps to where
   // it was written ("record 3 of shard-00000.sluice"), which a resumed run can tell as well as an
   // uninterrupted one.
@@ -404,9 +404,9 @@ Status IngestRun::OpenOutputs() {
     records_before_ += e.records;
     journal_text += JournalLine(e, rp_.next_item, rp_.rejects_bytes, rp_.rejected);
   }
-  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(journal_path_, journal_text));
+  SLUICE_RETURN_IF_ERROR(WriteFileAtomic(journal_path_, journal_text));
   SLUICE_RETURN_IF_ERROR(
-      shards::WritableFile::OpenForAppend(journal_path_, journal_text.size(), &journal_));
+      WritableFile::OpenForAppend(journal_path_, journal_text.size(), &journal_));
 
   next_item_after_shard_ = start_;
   shards::DatasetWriterOptions wopt = opt_.writer;
@@ -548,7 +548,7 @@ Status IngestRun::WriteManifest(shards::Manifest* manifest) {
   m.source["options"] = opt_.fingerprint;
   m.source["input_xxh3"] = shards::ChecksumHex(input_digest_);
   for (const auto& [name, bytes] : opt_.extra_files) {
-    SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt_.out_dir + "/" + name, bytes));
+    SLUICE_RETURN_IF_ERROR(WriteFileAtomic(opt_.out_dir + "/" + name, bytes));
   }
   SLUICE_RETURN_IF_ERROR(shards::SaveManifest(opt_.out_dir, m));
   std::error_code ec;
@@ -572,7 +572,7 @@ Status IngestRun::WriteMarker(const shards::Manifest& manifest) {
   pm.rejected = manifest.rejected;
   std::string written;
   SLUICE_RETURN_IF_ERROR(
-      shards::ReadFileToString(opt_.out_dir + "/" + shards::kManifestName, &written));
+      ReadFileToString(opt_.out_dir + "/" + shards::kManifestName, &written));
   pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
   pm.created_by = manifest.created_by;
   return WritePartMarker(opt_.out_dir, pm);

@@ -5,8 +5,8 @@
 namespace sluice::shardify {
 namespace {
 
-Status OpenInput(const std::string& path, std::unique_ptr<shards::LineReader>* in) {
-  Status st = shards::LineReader::Open(path, in);
+Status OpenInput(const std::string& path, std::unique_ptr<LineReader>* in) {
+  Status st = LineReader::Open(path, in);
   if (st.IsNotFound()) return Status::NotFound(path + ": cannot open input: no such file");
   return st;
 }
@@ -19,7 +19,7 @@ Status LineSource::Count(uint64_t* n, uint64_t* digest) {
   // between files or splitting a document changes the digest.
   shards::StreamingChecksum sum;
   for (const auto& f : files_) {
-    std::unique_ptr<shards::LineReader> in;
+    std::unique_ptr<LineReader> in;
     SLUICE_RETURN_IF_ERROR(OpenInput(f, &in));
     std::string line;
     bool in_doc = false;

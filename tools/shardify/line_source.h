@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/file.h"
 #include "ingest.h"
-#include "shards/file.h"
 
 namespace sluice::shardify {
 
@@ -26,7 +26,7 @@ class LineSource : public ItemSource {
   bool docs_;
   size_t file_ = 0;
   bool open_ = false;
-  std::unique_ptr<shards::LineReader> in_;
+  std::unique_ptr<LineReader> in_;
   uint64_t line_ = 0;
   uint64_t index_ = 0;
 };

@@ -13,12 +13,12 @@
 #include <memory>
 #include <unordered_set>
 
+#include "base/file.h"
 #include "commands.h"
 #include "loader/dataset_tokenizer.h"
 #include "out_lock.h"
 #include "part.h"
 #include "shards/dataset_writer.h"
-#include "shards/file.h"
 #include "shards/shard_reader.h"
 
 namespace sluice::shardify {
@@ -80,7 +80,7 @@ Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::str
     }
     if (!with_model) continue;
     std::string bytes;
-    SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &bytes));
+    SLUICE_RETURN_IF_ERROR(ReadFileToString(path, &bytes));
     if (&part == &parts[0]) {
       first = std::move(bytes);
     } else if (bytes != first) {
@@ -89,7 +89,7 @@ Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::str
     }
   }
   if (!with_model) return Status::OK();
-  return shards::WriteFileAtomic(out_dir + "/" + name, first);
+  return WriteFileAtomic(out_dir + "/" + name, first);
 }
 
 // Whether `out_dir` holds the merge of exactly these parts, complete: a rerun after a failure
@@ -199,12 +199,12 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
       shards::ShardEntry ne = e;
       ne.file = shards::ShardFileName(static_cast<uint32_t>(out->shards.size()));
       ne.footer_xxh3 = r->footer_xxh3();  // also for parts written before manifests held it
-      SLUICE_RETURN_IF_ERROR(shards::LinkOrCopyFile(dir + "/" + e.file, a.out + "/" + ne.file));
+      SLUICE_RETURN_IF_ERROR(LinkOrCopyFile(dir + "/" + e.file, a.out + "/" + ne.file));
       out->shards.push_back(ne);
     }
     std::string part_rejects;
     if (fs::exists(dir + "/rejects.jsonl"))
-      SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(dir + "/rejects.jsonl", &part_rejects));
+      SLUICE_RETURN_IF_ERROR(ReadFileToString(dir + "/rejects.jsonl", &part_rejects));
     rejects += part_rejects;
     out->records += m.records;
     out->rejected += m.rejected;
@@ -227,7 +227,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   }
   out->source = {{"merged", sources}};
   out->created_by = kVersion;
-  SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(a.out + "/rejects.jsonl", rejects));
+  SLUICE_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/rejects.jsonl", rejects));
   SLUICE_RETURN_IF_ERROR(CopyTokenizerModel(parts, a.out));
   return shards::SaveManifest(a.out, *out);
 }

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 #include "shards/manifest.h"
 
 namespace sluice::shardify {
@@ -47,11 +47,10 @@ nlohmann::json SharedOptions(const PartMarker& m) {
 }  // namespace
 
 std::string JournalPart(const std::string& dir) {
-  std::unique_ptr<shards::LineReader> in;
+  std::unique_ptr<LineReader> in;
   std::string line;
   Status st;
-  if (!shards::LineReader::Open(dir + "/" + kJournalName, &in).ok() || !in->Next(&line, &st))
-    return "";
+  if (!LineReader::Open(dir + "/" + kJournalName, &in).ok() || !in->Next(&line, &st)) return "";
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].is_object() &&
       j["fingerprint"].contains("part") && j["fingerprint"]["part"].is_string())
@@ -121,7 +120,7 @@ Status PartMarkerFromJson(const nlohmann::json& j, const std::string& where, Par
 }
 
 Status WritePartMarker(const std::string& dir, const PartMarker& m) {
-  return shards::WriteFileAtomic(dir + "/" + kPartMarkerName, PartMarkerToJson(m).dump(2) + "\n");
+  return WriteFileAtomic(dir + "/" + kPartMarkerName, PartMarkerToJson(m).dump(2) + "\n");
 }
 
 Status LoadPartMarker(const std::string& dir, PartMarker* m) {
@@ -129,14 +128,14 @@ Status LoadPartMarker(const std::string& dir, PartMarker* m) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Status::NotFound(path + ": no part marker");
   std::string text;
-  SLUICE_RETURN_IF_ERROR(shards::ReadFileToString(path, &text));
+  SLUICE_RETURN_IF_ERROR(ReadFileToString(path, &text));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return Status::Corruption(path + ": not valid JSON");
   SLUICE_RETURN_IF_ERROR(PartMarkerFromJson(j, path, m));
   // The manifest it vouches for must be the one in the directory: a later run that rewrote
   // the directory without finishing leaves a marker that no longer describes it.
   std::string manifest;
-  Status st = shards::ReadFileToString(dir + "/" + shards::kManifestName, &manifest);
+  Status st = ReadFileToString(dir + "/" + shards::kManifestName, &manifest);
   if (st.IsIOError()) return st;  // the disk's fault, not the part's
   if (!st.ok())
     return Status::Corruption(path + ": its manifest.json is unreadable: " + st.message());

@@ -5,7 +5,7 @@
 namespace sluice::shardify {
 
 Status RejectsWriter::Open(const std::string& path, uint64_t keep_bytes) {
-  SLUICE_RETURN_IF_ERROR(shards::WritableFile::OpenForAppend(path, keep_bytes, &f_));
+  SLUICE_RETURN_IF_ERROR(WritableFile::OpenForAppend(path, keep_bytes, &f_));
   bytes_ = keep_bytes;
   return Status::OK();
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/file.h"
 #include "base/status.h"
-#include "shards/file.h"
 
 namespace sluice::shardify {
 
@@ -28,7 +28,7 @@ class RejectsWriter {
   Status Close();
 
  private:
-  std::unique_ptr<shards::WritableFile> f_;
+  std::unique_ptr<WritableFile> f_;
   uint64_t bytes_ = 0;
   uint64_t count_ = 0;
 };

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/file.h"
 #include "loader/dataset_tokenizer.h"
 #include "part.h"
-#include "shards/file.h"
 #include "shards/manifest.h"
 
 namespace sluice::shardify {
@@ -50,7 +50,7 @@ Status SetAsideDataset(const std::string& dir) {
   std::vector<std::string> names;
   SLUICE_RETURN_IF_ERROR(DatasetFiles(dir, &names));
   for (const std::string& name : names)
-    SLUICE_RETURN_IF_ERROR(shards::RenameDurable(dir + "/" + name, aside + "/" + name));
+    SLUICE_RETURN_IF_ERROR(RenameDurable(dir + "/" + name, aside + "/" + name));
   return Status::OK();
 }
 
@@ -68,7 +68,7 @@ Status RestoreDataset(const std::string& dir, bool* restored) {
   for (const std::string& name : here) SLUICE_RETURN_IF_ERROR(Remove(dir + "/" + name));
   // manifest.json last: DIR is the old dataset again only once every file it lists is back.
   for (size_t i = names.size(); i-- > 0;)
-    SLUICE_RETURN_IF_ERROR(shards::RenameDurable(aside + "/" + names[i], dir + "/" + names[i]));
+    SLUICE_RETURN_IF_ERROR(RenameDurable(aside + "/" + names[i], dir + "/" + names[i]));
   *restored = true;
   return Remove(aside);
 }

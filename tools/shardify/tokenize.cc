@@ -2,8 +2,8 @@
 
 #include "loader/dataset_tokenizer.h"
 
+#include "base/file.h"
 #include "shards/checksum.h"
-#include "shards/file.h"
 
 namespace sluice::shardify {
 namespace {
@@ -46,7 +46,7 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
     d["trained"] = {{"model_type", t.model_type}, {"pieces", t.vocab_size}, {"seed", t.seed}};
   } else if (a.spec.rfind("spm:", 0) == 0) {
     const std::string path = a.spec.substr(4);
-    Status s = shards::ReadFileToString(path, &out->model_bytes);
+    Status s = ReadFileToString(path, &out->model_bytes);
     if (!s.ok()) return Prefixed(s, "--tokenizer " + a.spec);
     SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(out->model_bytes, path, norm,
                                                                 a.allow_unknown, &out->tokenizer));

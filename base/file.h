@@ -1,5 +1,7 @@
-// The I/O seam (leveldb's Env, trimmed): shard readers see a RandomAccessFile,
-// so tests and the fuzzer hand them in-memory bytes, and production uses pread.
+// File helpers every folder uses, each call through base/sysio.h (the fault injector):
+// RandomAccessFile, the read seam (leveldb's Env, trimmed) that shard readers, the block cache
+// and checkpoints see, so tests and fuzzers hand them in-memory bytes and production uses pread;
+// a buffered, fsyncing writer; a line reader; atomic and durable whole-file writes.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +10,8 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "shards/storage_counters.h"
 
-namespace sluice::shards {
+namespace sluice {
 
 class RandomAccessFile {
  public:
@@ -39,29 +40,6 @@ class RandomAccessFile {
 
 Status OpenRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out);
 
-// Where one dataset's files live (leveldb's Env, per dataset): a local directory here; an HTTP(S)
-// or S3 prefix with a local block cache in storage/ (docs/remote.md). Names are relative to the
-// location ("manifest.json", "shard-00001.sluice"). Safe to use from many threads.
-class Storage {
- public:
-  virtual ~Storage() = default;
-  // The directory or URL prefix as the user gave it, a URL's password hidden (storage/url.h,
-  // RedactUrl): this and Where() are what messages, banners and cache keys show.
-  virtual const std::string& location() const = 0;
-  // "dir/name" or "https://host/prefix/name": what error messages name.
-  virtual std::string Where(const std::string& name) const = 0;
-  // The whole of a small file (manifest.json). NotFound when it does not exist.
-  virtual Status ReadFile(const std::string& name, std::string* out) const = 0;
-  // Opens `name` for reads. `expected_size` is what manifest.json says: remote storage trusts it
-  // (a HEAD request per shard would cost a round trip each); a local directory reports the file's
-  // real size, which Dataset::Open compares with the manifest.
-  virtual Status OpenFile(const std::string& name, uint64_t expected_size,
-                          std::unique_ptr<RandomAccessFile>* out) const = 0;
-  virtual StorageCounters Counters() const { return {}; }
-};
-
-// A local dataset directory.
-std::shared_ptr<const Storage> NewLocalStorage(std::string dir);
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::string name, std::string contents);
 
 // Sequential writer with a buffer; Close() flushes and fsyncs. Every call goes through
@@ -131,4 +109,4 @@ Status ReadFileToString(const std::string& path, std::string* out);
 // file system): the copy goes to to.tmp, is fsynced and renamed, so `to` is whole or absent.
 Status LinkOrCopyFile(const std::string& from, const std::string& to);
 
-}  // namespace sluice::shards
+}  // namespace sluice

@@ -1,4 +1,4 @@
-#include "shards/file.h"
+#include "base/file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,9 +10,8 @@
 #include <filesystem>
 
 #include "base/sysio.h"
-#include "shards/fd_cache.h"
 
-namespace sluice::shards {
+namespace sluice {
 namespace {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
@@ -288,4 +287,4 @@ Status LinkOrCopyFile(const std::string& from, const std::string& to) {
   return RenameDurable(tmp, to);
 }
 
-}  // namespace sluice::shards
+}  // namespace sluice

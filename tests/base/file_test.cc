@@ -1,7 +1,7 @@
-// The file seam's writers and line reader (shards/file.h), with the fault injector in front of
+// The file seam's writers and line reader (base/file.h), with the fault injector in front of
 // their calls (base/sysio.h): a read error is never an end of file, an append-only log is cut
 // back to what its journal vouches for and no further, a failed atomic write leaves no debris.
-#include "shards/file.h"
+#include "base/file.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "base/sysio.h"
 #include "test_util.h"
 
-namespace sluice::shards {
+namespace sluice {
 namespace {
 namespace fs = std::filesystem;
 
@@ -177,4 +177,4 @@ TEST_F(FileTest, LinkOrCopyFileGivesTheSameBytes) {
 }
 
 }  // namespace
-}  // namespace sluice::shards
+}  // namespace sluice

@@ -1,11 +1,11 @@
 // Counter-based randomness: every random choice is a pure function of (seed, epoch, record id,
-// position), so features and augmentations replay bit-identically whatever the thread count or
-// the order in which records are processed.
+// position), so the sampler's orders, features and augmentations replay bit-identically whatever
+// the thread count or the order in which records are processed.
 #pragma once
 
 #include <cstdint>
 
-namespace sluice::features {
+namespace sluice {
 
 // SplitMix64's finaliser: a bijective 64-bit mix with full avalanche.
 constexpr uint64_t Mix64(uint64_t z) {
@@ -42,4 +42,4 @@ class Rng {
   uint64_t state_;
 };
 
-}  // namespace sluice::features
+}  // namespace sluice
