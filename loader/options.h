@@ -16,9 +16,9 @@
 
 #include "base/fields.h"
 #include "base/status.h"
-#include "features/augment.h"
-#include "features/fbank.h"
-#include "features/spectrogram.h"
+#include "features/augment_options.h"
+#include "features/fbank_options.h"
+#include "features/spectrogram_options.h"
 #include "loader/allocator.h"
 #include "storage/options.h"
 
