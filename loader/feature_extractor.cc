@@ -49,15 +49,15 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   }
   if (m.sample_rate <= 0)
     return Status::Corruption("manifest.json: audio dataset without a sample rate");
-  if (m.codec != "pcm16" && m.codec != "flac" && m.features.is_null())
+  if (m.codec != "pcm16" && m.codec != "flac" && m.features->is_null())
     return Status::Unsupported("manifest.json: audio codec '" + m.codec + "'");
 
   LoaderOptions& opt = fx->options_;
   FeatureKind kind = options.kind;
   FeatureKind compute_kind = kind;  // whose computer gives the frame count
-  if (!m.features.is_null() && options.use_precomputed) {
+  if (!m.features->is_null() && options.use_precomputed) {
     kind = FeatureKind::kPrecomputed;
-    SLUICE_RETURN_IF_ERROR(PrecomputedComputers(m.features, m.sample_rate, &opt, &compute_kind));
+    SLUICE_RETURN_IF_ERROR(PrecomputedComputers(*m.features, m.sample_rate, &opt, &compute_kind));
   } else if (kind == FeatureKind::kPrecomputed) {
     return Status::InvalidArgument(
         "--features precomputed: the dataset has no precomputed features");

@@ -293,14 +293,14 @@ int Run(const AudioArgs& a) {
   if (!a.drop_audio) m.fields.insert(m.fields.begin(), "audio");
   if (!a.features.kind.empty()) {
     m.fields.push_back("features");
-    m.features = tools::FeatureConfigToJson(fconf);
+    *m.features = tools::FeatureConfigToJson(fconf);
   }
   if (cfg.tokenizer) {
     m.fields.push_back("tokens");
-    m.tokenizer = tok.description;
+    *m.tokenizer = tok.description;
   }
   m.created_by = kVersion;
-  m.source = {{"manifest", a.manifest}};
+  *m.source = {{"manifest", a.manifest}};
 
   LineSource source({a.manifest}, /*docs=*/false);
   IngestSummary summary;

@@ -116,9 +116,9 @@ void RemoveOurFiles(const std::string& dir) {
 std::string UnmarkedPart(const std::string& dir) {
   if (std::string part = JournalPart(dir); !part.empty()) return part;
   shards::Manifest m;
-  if (shards::LoadManifest(dir, &m).ok() && m.source.is_object() && m.source.contains("part") &&
-      m.source["part"].is_string())
-    return m.source["part"].get<std::string>();
+  if (shards::LoadManifest(dir, &m).ok() && m.source->is_object() && m.source->contains("part") &&
+      (*m.source)["part"].is_string())
+    return (*m.source)["part"].get<std::string>();
   return "";
 }
 
@@ -476,12 +476,12 @@ Status RunIngest(ItemSource* source, const ProcessFn& process, const IngestOptio
   manifest.tokens = 0;
   for (const auto& e : manifest.shards) manifest.tokens += e.tokens;
   if (opt.is_part) {
-    manifest.source["part"] = PartSpec(opt.part, opt.parts);
-    manifest.source["items"] = {begin, end};
+    (*manifest.source)["part"] = PartSpec(opt.part, opt.parts);
+    (*manifest.source)["items"] = {begin, end};
   }
   // What --resume over the complete dataset compares its command line with (fingerprint.h).
-  manifest.source["options"] = opt.fingerprint;
-  manifest.source["input_xxh3"] = shards::ChecksumHex(input_digest);
+  (*manifest.source)["options"] = opt.fingerprint;
+  (*manifest.source)["input_xxh3"] = shards::ChecksumHex(input_digest);
   for (const auto& [name, bytes] : opt.extra_files) {
     SLUICE_RETURN_IF_ERROR(shards::WriteFileAtomic(opt.out_dir + "/" + name, bytes));
   }
