@@ -46,8 +46,7 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
   if (a.codec != b.codec) return differ("codec", a.codec, b.codec);
   if (a.fields != b.fields)
     return differ("fields", nlohmann::json(a.fields).dump(), nlohmann::json(b.fields).dump());
-  if (*a.features != *b.features)
-    return differ("features", a.features->dump(), b.features->dump());
+  if (*a.features != *b.features) return differ("features", a.features->dump(), b.features->dump());
   if (*a.tokenizer != *b.tokenizer)
     return differ("tokenizer", a.tokenizer->dump(), b.tokenizer->dump());
   return Status::OK();
