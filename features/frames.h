@@ -12,22 +12,9 @@
 
 #include <cstdint>
 
-#include "base/fields.h"
+#include "features/frame_convention.h"
 
 namespace sluice::features {
-
-enum class FrameConvention {
-  kSnipEdges,    // Kaldi --snip-edges=true
-  kKaldiCenter,  // Kaldi --snip-edges=false
-  kCenter,       // torch.stft center=True, reflect padding
-};
-
-// Names for the options tables (base/fields.h).
-inline constexpr EnumName<FrameConvention> kFrameConventionNames[] = {
-    {"snip_edges", FrameConvention::kSnipEdges},
-    {"kaldi_center", FrameConvention::kKaldiCenter},
-    {"center", FrameConvention::kCenter}};
-inline const auto& EnumNames(FrameConvention) { return kFrameConventionNames; }
 
 // Number of frames of `length` samples every `shift` samples over n samples.
 int64_t NumFrames(int64_t n, int length, int shift, FrameConvention convention);

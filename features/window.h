@@ -6,27 +6,13 @@
 #include <string_view>
 #include <vector>
 
-#include "base/fields.h"
+#include "features/window_type.h"
 
 namespace sluice::features {
-
-// Kaldi's --window-type values.
-enum class WindowType { kPovey, kHamming, kHanning, kRectangular, kBlackman, kSine };
 
 // "povey", "hamming", "hanning" (also "hann"), "rectangular", "blackman", "sine"; false if unknown.
 bool ParseWindowType(std::string_view name, WindowType* out);
 const char* WindowTypeName(WindowType type);
-
-// The same names for the options tables (base/fields.h); "hann" reads as hanning.
-inline constexpr EnumName<WindowType> kWindowTypeNames[] = {
-    {"povey", WindowType::kPovey},
-    {"hamming", WindowType::kHamming},
-    {"hanning", WindowType::kHanning},
-    {"hann", WindowType::kHanning},
-    {"rectangular", WindowType::kRectangular},
-    {"blackman", WindowType::kBlackman},
-    {"sine", WindowType::kSine}};
-inline const auto& EnumNames(WindowType) { return kWindowTypeNames; }
 
 // Kaldi's window of `length` samples (symmetric: the cosine's period is length - 1), as
 // FeatureWindowFunction and torchaudio.compliance.kaldi build it. `blackman_coeff` is Kaldi's

@@ -76,10 +76,10 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
 
 Status LoadRecordTokenizer(const shards::Manifest& m, const shards::Storage& storage,
                            bool end_of_document, Tokenizer* out) {
-  if (m.tokenizer.is_null())
+  if (m.tokenizer->is_null())
     return Status::InvalidArgument(storage.Where(shards::kManifestName) + " names no tokenizer");
   std::unique_ptr<features::Tokenizer> t;
-  SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(m.tokenizer, storage, &t));
+  SLUICE_RETURN_IF_ERROR(LoadDatasetTokenizer(*m.tokenizer, storage, &t));
   *out = MakeRecordTokenizer(std::move(t), end_of_document);
   return Status::OK();
 }

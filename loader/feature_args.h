@@ -11,8 +11,8 @@
 
 #include "base/fields.h"
 #include "base/status.h"
-#include "features/fbank.h"
-#include "features/spectrogram.h"
+#include "features/fbank_options.h"
+#include "features/spectrogram_options.h"
 
 namespace sluice::loader {
 

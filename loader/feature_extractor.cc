@@ -48,16 +48,16 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   }
   if (m.sample_rate <= 0)
     return Status::Corruption("manifest.json: audio dataset without a sample rate");
-  if (m.codec != "pcm16" && m.codec != "flac" && m.features.is_null())
+  if (m.codec != "pcm16" && m.codec != "flac" && m.features->is_null())
     return Status::Unsupported("manifest.json: audio codec '" + m.codec + "'");
 
   FeatureKind kind = options.kind;
   FeatureConfig config;  // the computer that gives the frame count, if any
   bool computes = kind == FeatureKind::kFbank || kind == FeatureKind::kSpectrogram;
-  if (!m.features.is_null() && (options.use_precomputed || kind == FeatureKind::kPrecomputed)) {
+  if (!m.features->is_null() && (options.use_precomputed || kind == FeatureKind::kPrecomputed)) {
     kind = FeatureKind::kPrecomputed;
     computes = true;
-    SLUICE_RETURN_IF_ERROR(PrecomputedConfig(m.features, m.sample_rate, &config));
+    SLUICE_RETURN_IF_ERROR(PrecomputedConfig(*m.features, m.sample_rate, &config));
   } else if (kind == FeatureKind::kPrecomputed) {
     return Status::InvalidArgument(
         "kind precomputed: the dataset has no precomputed features. HINT: kind fbank or "

@@ -73,7 +73,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   const shards::Manifest& m = l->dataset_->manifest();
   const bool stores_ids = m.has_field("tokens");
   // The model file is read where the records are: a URL's from the URL (through its cache).
-  if (!l->options_.tokenizer && !stores_ids && !m.tokenizer.is_null())
+  if (!l->options_.tokenizer && !stores_ids && !m.tokenizer->is_null())
     SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->source(0).storage(),
                                                m.kind == "text", &l->options_.tokenizer));
   // The one place that tells packed batches from padded ones (collator.h).

@@ -23,7 +23,7 @@
 
 #include "base/fields.h"
 #include "base/status.h"
-#include "features/augment.h"
+#include "features/augment_options.h"
 #include "loader/allocator.h"
 #include "loader/feature_args.h"
 #include "storage/options.h"

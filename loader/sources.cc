@@ -1,5 +1,6 @@
 #include "loader/sources.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "loader/mix.h"
@@ -22,8 +23,8 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
   // The loader computes features itself for both unless it would use stored ones; then the
   // stored ones are no part of what must agree.
   const bool stored = options.use_precomputed || options.kind == FeatureKind::kPrecomputed;
-  const bool stored_a = stored && !ma.features.is_null();
-  const bool stored_b = stored && !mb.features.is_null();
+  const bool stored_a = stored && !ma.features->is_null();
+  const bool stored_b = stored && !mb.features->is_null();
   const auto fields = [&](const shards::Manifest& m) {
     std::string s;
     for (const std::string& f : m.fields)
@@ -37,15 +38,15 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
                   std::to_string(mb.sample_rate), "shardify both at one --sample-rate");
   if (ma.codec != mb.codec)
     return differ("their audio codec", ma.codec, mb.codec, "shardify both with one --codec");
-  if (stored_a != stored_b || (stored_a && ma.features != mb.features))
-    return differ("their precomputed features", ma.features.dump(), mb.features.dump(),
+  if (stored_a != stored_b || (stored_a && *ma.features != *mb.features))
+    return differ("their precomputed features", ma.features->dump(), mb.features->dump(),
                   "shardify both with the same --features options, or compute features in the "
                   "loader (use_precomputed false and kind fbank; sluice-bench --features fbank)");
   if (fields(ma) != fields(mb))
     return differ("the fields of their records", fields(ma), fields(mb),
                   "shardify both with the same --tokenizer, --store and --features options");
-  if (ma.tokenizer != mb.tokenizer)
-    return differ("their tokenizer", ma.tokenizer.dump(), mb.tokenizer.dump(),
+  if (*ma.tokenizer != *mb.tokenizer)
+    return differ("their tokenizer", ma.tokenizer->dump(), mb.tokenizer->dump(),
                   "shardify both with the same --tokenizer (one model file)");
   return "";
 }

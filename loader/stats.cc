@@ -1,5 +1,7 @@
 #include "loader/stats.h"
 
+#include <nlohmann/json.hpp>
+
 namespace sluice::loader {
 
 nlohmann::json EpochStats::ToJson() const {

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "shards/storage_counters.h"
 
@@ -65,7 +64,7 @@ struct EpochStats {
   double padding_waste() const {
     return padded_frames ? 1.0 - static_cast<double>(frames) / padded_frames : 0.0;
   }
-  nlohmann::json ToJson() const;
+  nlohmann::json ToJson() const;  // callers include <nlohmann/json.hpp> to use it
 };
 
 }  // namespace sluice::loader

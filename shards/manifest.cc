@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 
 #include "base/file.h"
 #include "shards/checksum.h"
@@ -110,8 +111,8 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   j["sample_rate"] = m.sample_rate;
   j["codec"] = m.codec;
   j["fields"] = m.fields;
-  j["features"] = m.features;
-  j["tokenizer"] = m.tokenizer;
+  j["features"] = *m.features;
+  j["tokenizer"] = *m.tokenizer;
   j["records"] = m.records;
   j["rejected"] = m.rejected;
   j["seconds"] = m.seconds();
@@ -122,7 +123,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   for (const auto& s : m.shards) shards.push_back(ShardEntryToJson(s));
   j["shards"] = shards;
   j["created_by"] = m.created_by;
-  j["source"] = m.source;
+  j["source"] = *m.source;
   return j;
 }
 
@@ -143,13 +144,13 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
     m->sample_rate = j.at("sample_rate").get<int>();
     m->codec = j.at("codec").get<std::string>();
     m->fields = j.at("fields").get<std::vector<std::string>>();
-    m->features = j.value("features", nlohmann::json());
-    m->tokenizer = j.value("tokenizer", nlohmann::json());
+    *m->features = j.value("features", nlohmann::json());
+    *m->tokenizer = j.value("tokenizer", nlohmann::json());
     m->records = j.at("records").get<uint64_t>();
     m->rejected = j.at("rejected").get<uint64_t>();
     m->tokens = j.value("tokens", uint64_t{0});
     m->created_by = j.value("created_by", "");
-    m->source = j.value("source", nlohmann::json());
+    *m->source = j.value("source", nlohmann::json());
     m->shards.clear();
     uint64_t total = 0;
     for (const auto& s : j.at("shards")) {

@@ -4,13 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/status.h"
+#include "shards/json_value.h"
 #include "shards/storage.h"
 
 namespace sluice::shards {
@@ -39,14 +39,14 @@ struct Manifest {
   int sample_rate = 0;              // audio datasets: Hz of every record
   std::string codec;                // audio datasets: "pcm16" or "flac"
   std::vector<std::string> fields;  // field names present in records, e.g. ["audio", "text"]
-  nlohmann::json features;          // null, or the options of precomputed features
-  nlohmann::json tokenizer;         // null, or the tokenizer description
+  JsonValue features;               // null, or the options of precomputed features
+  JsonValue tokenizer;              // null, or the tokenizer description
   uint64_t records = 0;
   uint64_t rejected = 0;            // input lines listed in rejects.jsonl
   uint64_t tokens = 0;
   std::vector<ShardEntry> shards;
   std::string created_by;           // "shardify 0.1.0"
-  nlohmann::json source;            // what was read: manifest path, line count, part
+  JsonValue source;                 // what was read: manifest path, line count, part
 
   double seconds() const;  // total audio duration
   uint64_t bytes() const;  // total shard bytes
@@ -55,6 +55,7 @@ struct Manifest {
   bool has_field(const std::string& name) const;  // `name` is in `fields`
 };
 
+// The JSON forms below: callers include <nlohmann/json.hpp> to use them.
 // One entry of "shards"; also the unit of shardify's resume journal.
 nlohmann::json ShardEntryToJson(const ShardEntry& e);
 Status ShardEntryFromJson(const nlohmann::json& j, const std::string& where, ShardEntry* e);

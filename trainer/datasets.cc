@@ -52,14 +52,14 @@ Status OpenTokenized(const std::string& dir, const storage::StorageOptions& stor
   if (m.kind != "audio")
     return Status::InvalidArgument(d->name + ": a " + m.kind +
                                    " dataset; sluice-train needs audio with transcripts");
-  if (m.tokenizer.is_null() || !m.has_field("tokens"))
+  if (m.tokenizer->is_null() || !m.has_field("tokens"))
     return Status::InvalidArgument(
         d->name +
         "/manifest.json: the records carry no token ids, which CTC training needs. "
         "HINT: shardify audio -m MANIFEST.jsonl -o " +
         d->name + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
-  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(m.tokenizer, *files, &d->tokenizer));
-  d->fingerprint = TokenizerFingerprint(m.tokenizer);
+  SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(*m.tokenizer, *files, &d->tokenizer));
+  d->fingerprint = TokenizerFingerprint(*m.tokenizer);
   d->content = DatasetFingerprint(m);
   return Status::OK();
 }

@@ -304,7 +304,7 @@ nlohmann::json Run::ConfigJson() const {
       {"run", run_config_},
       {"schedule",
        {{"total_steps", schedule_.total_steps}, {"warmup_steps", schedule_.warmup_steps}}},
-      {"tokenizer", train_set_.manifest.tokenizer},
+      {"tokenizer", *train_set_.manifest.tokenizer},
       {"world", ranks_.world},
   };
 }
@@ -332,7 +332,7 @@ void Run::PrintHeader() const {
   std::printf("sluice-train: %s: %llu records, %.2f h of audio; %s tokenizer, %d classes; "
               "%s features, %d bins\n",
               data_name_.c_str(), static_cast<unsigned long long>(m.records), m.seconds() / 3600,
-              m.tokenizer.value("type", "?").c_str(), vocab_,
+              m.tokenizer->value("type", "?").c_str(), vocab_,
               loader::FeatureKindName(loader_->feature_info().kind), config_.n_mels);
   if (!o_.data.empty()) {
     std::printf("mixture (records above: the first source's):");

@@ -175,9 +175,9 @@ void ManifestSeeds(const nlohmann::json& char_tokenizer) {
   m.sample_rate = 16000;
   m.codec = "pcm16";
   m.fields = {"audio", "text", "tokens"};
-  m.tokenizer = char_tokenizer;
+  *m.tokenizer = char_tokenizer;
   m.created_by = "shardify 0.1.0";
-  m.source = {{"manifest", "corpus/manifest.jsonl"}};
+  *m.source = {{"manifest", "corpus/manifest.jsonl"}};
   for (int i = 0; i < 2; ++i) {
     shards::ShardEntry e;
     e.file = "shard-0000" + std::to_string(i) + ".sluice";
@@ -198,7 +198,7 @@ void ManifestSeeds(const nlohmann::json& char_tokenizer) {
   m.sample_rate = 0;
   m.codec = "";
   m.fields = {"text"};
-  m.tokenizer = nullptr;
+  *m.tokenizer = nullptr;
   m.rejected = 0;
   Write("manifest", "text.json", shards::ManifestToJson(m).dump(2) + "\n");
 
@@ -206,7 +206,7 @@ void ManifestSeeds(const nlohmann::json& char_tokenizer) {
   m.sample_rate = 8000;
   m.codec = "flac";
   m.fields = {"audio", "text", "features"};
-  m.features = {{"kind", "fbank"}, {"num_mel_bins", 80}, {"frame_shift_ms", 10}};
+  *m.features = {{"kind", "fbank"}, {"num_mel_bins", 80}, {"frame_shift_ms", 10}};
   Write("manifest", "flac_features.json", shards::ManifestToJson(m).dump(2) + "\n");
 }
 

@@ -38,11 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::unique_ptr<sluice::loader::FeatureExtractor> fx;
   (void)sluice::loader::FeatureExtractor::Create(m, sluice::loader::LoaderOptions{}, &fx);
-  if (!m.tokenizer.is_null()) {
+  if (!m.tokenizer->is_null()) {
     // A "sentencepiece" description names a model file: the directory does not exist, so that
     // branch ends at NotFound (sentencepiece_fuzzer covers model bytes).
     std::unique_ptr<sluice::features::Tokenizer> t;
-    (void)sluice::loader::LoadDatasetTokenizer(m.tokenizer, "/nonexistent/fuzz-dataset", &t);
+    (void)sluice::loader::LoadDatasetTokenizer(*m.tokenizer, "/nonexistent/fuzz-dataset", &t);
   }
   return 0;
 }

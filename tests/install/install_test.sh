@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs the build's development files (headers, libraries, sluice.pc) into a temporary
-# directory, checks that every installed header includes only installed headers, and builds a
+# directory, checks the installed headers (check_installed.sh: the public set of LIST, gpu/ on a
+# CUDA build, each one including only installed ones and compiling on its own), and builds a
 # trainer's loop (docs/examples/train_loop.cc) against that tree and sluice.pc alone: no include
 # path into the sources, so a public header that reaches an internal one fails here. Then runs
 # the example on a dataset.
 #
-#   install_test.sh MESON BUILD_DIR EXAMPLE_CC DATASET_DIR CXX [CXX ARGS...]
+#   install_test.sh MESON BUILD_DIR EXAMPLE_CC DATASET_DIR LIST HAVE_GPU CXX [CXX ARGS...]
 set -euo pipefail
-meson=$1 build=$2 example=$3 dataset=$4
-shift 4
+meson=$1 build=$2 example=$3 dataset=$4 list=$5 have_gpu=$6
+shift 6
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
@@ -18,16 +20,7 @@ pc=$(find "$root" -name sluice.pc | head -n 1)
 inc=$(find "$root" -type d -path '*/include/sluice' | head -n 1)
 [[ -n $pc && -n $inc ]] || { echo "no sluice.pc or include/sluice under $root"; exit 1; }
 
-status=0
-while IFS= read -r header; do
-  while IFS= read -r included; do
-    if [[ ! -f $inc/$included ]]; then
-      echo "${header#"$inc"/} includes \"$included\", which is not installed"
-      status=1
-    fi
-  done < <(sed -n 's/^#include "\(.*\)".*$/\1/p' "$header")
-done < <(find "$inc" -name '*.h' | sort)
-[[ $status == 0 ]] || exit 1
+"$here/check_installed.sh" "$inc" "$list" "$have_gpu" "$@"
 
 export PKG_CONFIG_PATH=${pc%/*}
 prefix=$(pkg-config --variable=prefix sluice)

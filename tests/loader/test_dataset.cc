@@ -98,9 +98,13 @@ shards::Manifest WriteAudioDataset(const std::string& dir, const AudioDatasetSpe
   if (spec.with_tokens) m.fields.push_back("tokens");
   if (spec.precomputed) {
     m.fields.push_back("features");
-    m.features = {{"kind", "fbank"}, {"dtype", "float16"}, {"dim", 80}, {"num_mel_bins", 80},
-                  {"frame_length_ms", 25.0}, {"frame_shift_ms", spec.precomputed_shift_ms},
-                  {"snip_edges", true}};
+    *m.features = {{"kind", "fbank"},
+                   {"dtype", "float16"},
+                   {"dim", 80},
+                   {"num_mel_bins", 80},
+                   {"frame_length_ms", 25.0},
+                   {"frame_shift_ms", spec.precomputed_shift_ms},
+                   {"snip_edges", true}};
   }
   m.records = spec.records;
   m.tokens = tokens;
@@ -172,7 +176,7 @@ shards::Manifest WriteDocuments(const std::string& dir, size_t block_size, uint6
   m.kind = "text";
   m.fields = {"text"};
   if (store_ids) m.fields.push_back("tokens");
-  m.tokenizer = tokenizer;
+  *m.tokenizer = tokenizer;
   m.records = texts.size();
   m.tokens = tokens;
   m.shards = w.shards();

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "assert_ok.h"
 #include "fake_remote.h"

@@ -714,10 +714,10 @@ TEST_F(ShardifyTest, CharTokenizerIdsDecodeToTheNormalisedTranscript) {
   std::unique_ptr<shards::Dataset> ds;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   const auto& m = ds->manifest();
-  EXPECT_EQ(m.tokenizer["type"], "char");
+  EXPECT_EQ((*m.tokenizer)["type"], "char");
   EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "tokens"}));
   std::unique_ptr<features::Tokenizer> tok;
-  Status st = loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ds"), &tok);
+  Status st = loader::LoadDatasetTokenizer(*m.tokenizer, tmp_.Join("ds"), &tok);
   ASSERT_OK(st);
   uint64_t total = 0;
   for (size_t i = 0; i < ds->shard(0).num_records(); ++i) {
@@ -744,12 +744,12 @@ TEST_F(ShardifyTest, BpeTokenizerIsTrainedDeterministicallyAndStored) {
   shards::Manifest m;
   ASSERT_OK(shards::LoadManifest(tmp_.Join("a"), &m));
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_OK(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok));
+  ASSERT_OK(loader::LoadDatasetTokenizer(*m.tokenizer, tmp_.Join("a"), &tok));
   EXPECT_EQ(tok->type(), "sentencepiece");
 
   // A replaced model is caught by its checksum.
   testing::WriteFile(tmp_.Join("a/tokenizer.model"), "not the model");
-  EXPECT_TRUE(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("a"), &tok).IsCorruption());
+  EXPECT_TRUE(loader::LoadDatasetTokenizer(*m.tokenizer, tmp_.Join("a"), &tok).IsCorruption());
 }
 
 TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
@@ -766,7 +766,7 @@ TEST_F(ShardifyTest, TextDocumentsEndWithTheEndOfDocumentId) {
   EXPECT_EQ(ids.back(), features::kEndOfDocumentId);
   EXPECT_EQ(ds->shard(0).record(0).tokens, ids.size());
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_OK(loader::LoadDatasetTokenizer(ds->manifest().tokenizer, tmp_.Join("ds"), &tok));
+  ASSERT_OK(loader::LoadDatasetTokenizer(*ds->manifest().tokenizer, tmp_.Join("ds"), &tok));
   std::string decoded;
   ASSERT_OK(tok->Decode(ids.data(), ids.size(), &decoded));
   EXPECT_EQ(decoded, "hello world second line here");
@@ -784,7 +784,7 @@ TEST_F(ShardifyTest, OfflineAndOnlineTokenizationAgree) {
   shards::Manifest m;
   ASSERT_OK(shards::LoadManifest(tmp_.Join("ids"), &m));
   std::unique_ptr<features::Tokenizer> tok;
-  ASSERT_OK(loader::LoadDatasetTokenizer(m.tokenizer, tmp_.Join("ids"), &tok));
+  ASSERT_OK(loader::LoadDatasetTokenizer(*m.tokenizer, tmp_.Join("ids"), &tok));
 
   auto collect = [&](const std::string& dir, bool online) {
     loader::LoaderOptions o;
@@ -839,7 +839,7 @@ TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("ids"), {}, &ids));
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("text"), {}, &counted));
   EXPECT_EQ(counted->manifest().fields, std::vector<std::string>{"text"});
-  EXPECT_EQ(counted->manifest().tokenizer, ids->manifest().tokenizer);
+  EXPECT_EQ(*counted->manifest().tokenizer, *ids->manifest().tokenizer);
   EXPECT_EQ(counted->manifest().tokens, ids->manifest().tokens);
   EXPECT_LT(counted->manifest().bytes(), ids->manifest().bytes());
   std::string first_text;
@@ -899,8 +899,8 @@ TEST_F(ShardifyTest, PrecomputedFbankMatchesTheStoredAudio) {
   std::unique_ptr<shards::Dataset> ds;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
   const auto& m = ds->manifest();
-  EXPECT_EQ(m.features["kind"], "fbank");
-  EXPECT_EQ(m.features["num_mel_bins"], 40);
+  EXPECT_EQ((*m.features)["kind"], "fbank");
+  EXPECT_EQ((*m.features)["num_mel_bins"], 40);
   EXPECT_EQ(m.fields, (std::vector<std::string>{"audio", "text", "features"}));
   features::FbankOptions fo;
   fo.num_mel_bins = 40;

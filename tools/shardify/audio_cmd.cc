@@ -349,14 +349,14 @@ shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models) {
   if (!a.drop_audio) m.fields.insert(m.fields.begin(), "audio");
   if (!a.features.kind.empty()) {
     m.fields.push_back("features");
-    m.features = tools::FeatureConfigToJson(models.fconf);
+    *m.features = tools::FeatureConfigToJson(models.fconf);
   }
   if (models.tok.tokenizer) {
     m.fields.push_back("tokens");
-    m.tokenizer = models.tok.description;
+    *m.tokenizer = models.tok.description;
   }
   m.created_by = kVersion;
-  m.source = {{"manifest", a.manifest}};
+  *m.source = {{"manifest", a.manifest}};
   return m;
 }
 

@@ -23,9 +23,9 @@ Status CheckCompleteDataset(const std::string& dir, const nlohmann::json& finger
   nlohmann::json recorded;
   std::string where = "the dataset";
   std::string then_xxh3 = input_xxh3;  // a journal records none: its fingerprint only
-  if (m.source.is_object() && m.source.contains("options")) {
-    recorded = m.source["options"];
-    then_xxh3 = m.source.value("input_xxh3", "");
+  if (m.source->is_object() && m.source->contains("options")) {
+    recorded = (*m.source)["options"];
+    then_xxh3 = m.source->value("input_xxh3", "");
   } else {
     // A run that failed after its manifest's rename left its journal, whose first line is the
     // fingerprint.

@@ -115,9 +115,9 @@ void RemoveOurFiles(const std::string& dir) {
 std::string UnmarkedPart(const std::string& dir) {
   if (std::string part = JournalPart(dir); !part.empty()) return part;
   shards::Manifest m;
-  if (shards::LoadManifest(dir, &m).ok() && m.source.is_object() && m.source.contains("part") &&
-      m.source["part"].is_string())
-    return m.source["part"].get<std::string>();
+  if (shards::LoadManifest(dir, &m).ok() && m.source->is_object() && m.source->contains("part") &&
+      (*m.source)["part"].is_string())
+    return (*m.source)["part"].get<std::string>();
   return "";
 }
 
@@ -541,12 +541,12 @@ Status IngestRun::WriteManifest(shards::Manifest* manifest) {
   m.tokens = 0;
   for (const auto& e : m.shards) m.tokens += e.tokens;
   if (opt_.is_part) {
-    m.source["part"] = PartSpec(opt_.part, opt_.parts);
-    m.source["items"] = {begin_, end_};
+    (*m.source)["part"] = PartSpec(opt_.part, opt_.parts);
+    (*m.source)["items"] = {begin_, end_};
   }
   // What --resume over the complete dataset compares its command line with (fingerprint.h).
-  m.source["options"] = opt_.fingerprint;
-  m.source["input_xxh3"] = shards::ChecksumHex(input_digest_);
+  (*m.source)["options"] = opt_.fingerprint;
+  (*m.source)["input_xxh3"] = shards::ChecksumHex(input_digest_);
   for (const auto& [name, bytes] : opt_.extra_files) {
     SLUICE_RETURN_IF_ERROR(WriteFileAtomic(opt_.out_dir + "/" + name, bytes));
   }

@@ -46,9 +46,9 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
   if (a.codec != b.codec) return differ("codec", a.codec, b.codec);
   if (a.fields != b.fields)
     return differ("fields", nlohmann::json(a.fields).dump(), nlohmann::json(b.fields).dump());
-  if (a.features != b.features) return differ("features", a.features.dump(), b.features.dump());
-  if (a.tokenizer != b.tokenizer)
-    return differ("tokenizer", a.tokenizer.dump(), b.tokenizer.dump());
+  if (*a.features != *b.features) return differ("features", a.features->dump(), b.features->dump());
+  if (*a.tokenizer != *b.tokenizer)
+    return differ("tokenizer", a.tokenizer->dump(), b.tokenizer->dump());
   return Status::OK();
 }
 
@@ -102,9 +102,9 @@ Status AlreadyMerged(const std::string& out_dir, const std::vector<CompletePart>
   for (const auto& p : parts) {
     shards::Manifest m;
     SLUICE_RETURN_IF_ERROR(shards::LoadManifest(p.dir, &m));
-    sources.push_back({{"dir", p.dir}, {"source", m.source}});
+    sources.push_back({{"dir", p.dir}, {"source", *m.source}});
   }
-  if (existing->source != nlohmann::json{{"merged", sources}}) return Status::OK();
+  if (*existing->source != nlohmann::json{{"merged", sources}}) return Status::OK();
   for (const auto& e : existing->shards) {
     std::error_code ec;
     if (fs::file_size(out_dir + "/" + e.file, ec) != e.bytes || ec) return Status::OK();
@@ -209,7 +209,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
     out->records += m.records;
     out->rejected += m.rejected;
     out->tokens += m.tokens;
-    sources.push_back({{"dir", dir}, {"source", m.source}});
+    sources.push_back({{"dir", dir}, {"source", *m.source}});
   }
   if (writer) {
     SLUICE_RETURN_IF_ERROR(writer->Finish());
@@ -225,7 +225,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
     std::fprintf(stderr, "shardify merge: warning: %llu record keys appear in more than one part\n",
                  static_cast<unsigned long long>(duplicate_keys));
   }
-  out->source = {{"merged", sources}};
+  *out->source = {{"merged", sources}};
   out->created_by = kVersion;
   SLUICE_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/rejects.jsonl", rejects));
   SLUICE_RETURN_IF_ERROR(CopyTokenizerModel(parts, a.out));

@@ -107,10 +107,10 @@ int Run(const TextArgs& a) {
   // A tokenizer without a "tokens" field: the index holds counts and the loader tokenizes.
   if (tok.tokenizer) {
     if (store_ids) m.fields.push_back("tokens");
-    m.tokenizer = tok.description;
+    *m.tokenizer = tok.description;
   }
   m.created_by = kVersion;
-  m.source = {{"inputs", a.inputs}, {"docs", a.docs}};
+  *m.source = {{"inputs", a.inputs}, {"docs", a.docs}};
   LineSource source(a.inputs, a.docs);
   IngestSummary summary;
   const features::Tokenizer* t = tok.tokenizer.get();
