@@ -66,7 +66,11 @@ TEST(ToolsCommandLine, ABadCommandLineExitsTwoSayingWhy) {
   for (const std::string& command : Commands()) {
     const testing::ShellResult r = testing::RunShell(command + " --no-such-flag");
     EXPECT_EQ(r.code, 2) << command << " --no-such-flag\n" << r.out;
-    EXPECT_NE(r.out.find("Run with --help"), std::string::npos) << command << "\n" << r.out;
+    // CLI11's "Run with --help", or sluice-bench's own list of commands.
+    EXPECT_TRUE(r.out.find("--help") != std::string::npos ||
+                r.out.find("unknown command") != std::string::npos)
+        << command << "\n"
+        << r.out;
   }
 }
 
