@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/device.h"
-#include "comm/gradient_buckets.h"
 #include "assert_ok.h"
+#include "comm/gradient_buckets.h"
+#include "gpu/device.h"
 #include "require_gpu.h"
 
 namespace sluice::gpu {

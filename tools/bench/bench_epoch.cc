@@ -26,12 +26,12 @@
 
 #include "command_line.h"
 #include "commands.h"
-#include "loader_flags.h"
 #include "features/pcm.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/feature_extractor.h"
 #include "loader/loader.h"
+#include "loader_flags.h"
 #include "shards/dataset.h"
 #include "storage/open.h"
 #include "storage/url.h"

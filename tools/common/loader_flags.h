@@ -26,8 +26,9 @@ struct LoaderFlagUse {
 };
 
 // Adds the flags to `app`, and the flags' former names (loader::kRenamedFlags), hidden, which
-// fail naming the new one ("--buckets was renamed --num-buckets", a command-line error). Sets o->use_precomputed false: on the command line --features decides
-// (precomputed: the dataset's stored features).
+// fail naming the new one ("--buckets was renamed --num-buckets", a command-line error). Sets
+// o->use_precomputed false: on the command line --features decides (precomputed: the dataset's
+// stored features).
 void AddLoaderOptions(CLI::App* app, loader::LoaderOptions* o, const LoaderFlagUse& use = {});
 
 // A flag that fails with "--flag: reason" when given, hidden from --help when `hidden`.

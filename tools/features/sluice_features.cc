@@ -18,11 +18,11 @@
 #include "base/file.h"
 #include "base/random.h"
 #include "feature_options.h"
-#include "options_cli.h"
 #include "features/audio.h"
 #include "features/fbank.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
+#include "options_cli.h"
 
 namespace {
 

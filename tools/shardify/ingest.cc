@@ -571,8 +571,7 @@ Status IngestRun::WriteMarker(const shards::Manifest& manifest) {
   pm.records = manifest.records;
   pm.rejected = manifest.rejected;
   std::string written;
-  SLUICE_RETURN_IF_ERROR(
-      ReadFileToString(opt_.out_dir + "/" + shards::kManifestName, &written));
+  SLUICE_RETURN_IF_ERROR(ReadFileToString(opt_.out_dir + "/" + shards::kManifestName, &written));
   pm.manifest_xxh3 = shards::ChecksumHex(shards::Checksum(written.data(), written.size()));
   pm.created_by = manifest.created_by;
   return WritePartMarker(opt_.out_dir, pm);
