@@ -113,38 +113,48 @@ Status AlreadyMerged(const std::string& out_dir, const std::vector<CompletePart>
   return Status::OK();
 }
 
-Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
-  std::error_code ec;
-  std::vector<std::string> dirs = a.parts;
+// The part directories: as given, or those under --parts-dir but --out.
+Status PartDirs(const MergeArgs& a, std::vector<std::string>* dirs) {
+  *dirs = a.parts;
   if (!a.parts_dir.empty()) {
-    if (!dirs.empty()) {
+    if (!dirs->empty()) {
       return Status::InvalidArgument(
           "give the parts either as directories or with --parts-dir, not both");
     }
-    SLUICE_RETURN_IF_ERROR(ListPartDirs(a.parts_dir, &dirs));
+    SLUICE_RETURN_IF_ERROR(ListPartDirs(a.parts_dir, dirs));
     // --out may sit inside --parts-dir (parts/merged): it is not a part.
+    std::error_code ec;
     const fs::path out_abs = fs::weakly_canonical(a.out, ec);
-    std::erase_if(dirs, [&](const std::string& d) {
+    std::erase_if(*dirs, [&](const std::string& d) {
       std::error_code e;
       return fs::weakly_canonical(d, e) == out_abs;
     });
   }
-  if (dirs.empty()) return Status::InvalidArgument("merge: no part directories given");
-  std::vector<CompletePart> parts;
-  SLUICE_RETURN_IF_ERROR(CollectParts(dirs, &parts));
-  *num_parts = parts.size();
+  if (dirs->empty()) return Status::InvalidArgument("merge: no part directories given");
+  return Status::OK();
+}
+
+// A part may reject all of its items; the whole input, as a single run, may not.
+Status SomethingWasWritten(const std::vector<CompletePart>& parts) {
   uint64_t records = 0, rejected = 0;
   for (const auto& p : parts) {
     records += p.marker.records;
     rejected += p.marker.rejected;
   }
-  if (records == 0 && rejected > 0) {
-    // A part may reject all of its items; the whole input, as a single run, may not.
-    return Status::InvalidArgument(
-        "every one of the " + std::to_string(rejected) + " input items of the " +
-        std::to_string(parts.size()) + " parts was rejected (see each part's rejects.jsonl), so " +
-        "there is no dataset to merge. HINT: check that the input is the file you meant");
-  }
+  if (records > 0 || rejected == 0) return Status::OK();
+  return Status::InvalidArgument(
+      "every one of the " + std::to_string(rejected) + " input items of the " +
+      std::to_string(parts.size()) + " parts was rejected (see each part's rejects.jsonl), so " +
+      "there is no dataset to merge. HINT: check that the input is the file you meant");
+}
+
+Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
+  std::vector<std::string> dirs;
+  SLUICE_RETURN_IF_ERROR(PartDirs(a, &dirs));
+  std::vector<CompletePart> parts;
+  SLUICE_RETURN_IF_ERROR(CollectParts(dirs, &parts));
+  *num_parts = parts.size();
+  SLUICE_RETURN_IF_ERROR(SomethingWasWritten(parts));
   // Before anything looks at --out: a second merge (or shardify run) must not pass the same
   // checks and interleave its files with ours.
   std::unique_ptr<OutDirLock> lock;
@@ -159,6 +169,7 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
     }
     return Status::InvalidArgument(a.out + " already holds a dataset. HINT: choose an empty --out");
   }
+  std::error_code ec;
   fs::create_directories(a.out, ec);
   if (ec) return Status::IOError(a.out + ": " + ec.message());
   std::unique_ptr<shards::DatasetWriter> writer;
