@@ -13,16 +13,18 @@ using internal::S;
 using internal::WarpRowsGrid;
 using internal::kThreads;
 
-// Offset in a [B, H, T, hs] tensor of column c = h * hs + e of row bt = b * T + t of [B, T, C].
-__device__ __forceinline__ size_t HeadMajor(size_t bt, int c, int T, int H, int hs) {
+// Offset in a [B, H, Tp, hs] tensor (attention.h: Tp >= T rows per head) of column
+// c = h * hs + e of row bt = b * T + t of [B, T, C].
+__device__ __forceinline__ size_t HeadMajor(size_t bt, int c, int T, int Tp, int H, int hs) {
   const int t = bt % T;
   const int b = bt / T;
-  return ((static_cast<size_t>(b) * H + c / hs) * T + t) * hs + c % hs;
+  return ((static_cast<size_t>(b) * H + c / hs) * Tp + t) * hs + c % hs;
 }
 
-// qkv [B, T, 3C] (+ bias) -> q, k, v [B, H, T, hs] bf16.
+// qkv [B, T, 3C] (+ bias) -> q, k, v [B, H, Tp, hs] bf16.
 __global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v,
-                                 const float* qkv, const float* bias, int B, int T, int C, int H) {
+                                 const float* qkv, const float* bias, int B, int T, int Tp, int C,
+                                 int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
@@ -31,35 +33,37 @@ __global__ void SplitHeadsKernel(__nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat
     const int which = j / C;
     const float val = bias ? qkv[i] + bias[j] : qkv[i];
     __nv_bfloat16* dst = which == 0 ? q : which == 1 ? k : v;
-    dst[HeadMajor(i / (3 * C), j % C, T, H, hs)] = __float2bfloat16_rn(val);
+    dst[HeadMajor(i / (3 * C), j % C, T, Tp, H, hs)] = __float2bfloat16_rn(val);
   }
 }
 
-// src [B, H, T, hs] fp32 -> dst [B, T, C] (bf16, and fp32 when dst_f is set).
+// src [B, H, Tp, hs] fp32 -> dst [B, T, C] (bf16, and fp32 when dst_f is set).
 __global__ void MergeHeadsKernel(__nv_bfloat16* dst_b, float* dst_f, const float* src, int B, int T,
-                                 int C, int H) {
+                                 int Tp, int C, int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x) {
-    const float val = src[HeadMajor(i / C, i % C, T, H, hs)];
+    const float val = src[HeadMajor(i / C, i % C, T, Tp, H, hs)];
     if (dst_b) dst_b[i] = __float2bfloat16_rn(val);
     if (dst_f) dst_f[i] = val;
   }
 }
 
-// dout [B, T, C] fp32 -> dy [B, H, T, hs] bf16.
-__global__ void SplitGradKernel(__nv_bfloat16* dy, const float* dout, int B, int T, int C, int H) {
+// dout [B, T, C] fp32 -> dy [B, H, Tp, hs] bf16.
+__global__ void SplitGradKernel(__nv_bfloat16* dy, const float* dout, int B, int T, int Tp, int C,
+                                int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x)
-    dy[HeadMajor(i / C, i % C, T, H, hs)] = __float2bfloat16_rn(dout[i]);
+    dy[HeadMajor(i / C, i % C, T, Tp, H, hs)] = __float2bfloat16_rn(dout[i]);
 }
 
-// dq, dk, dv [B, H, T, hs] -> dqkv [B, T, 3C].
+// dq, dk, dv [B, H, Tp, hs] -> dqkv [B, T, 3C].
 __global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const float* dq,
-                                   const float* dk, const float* dv, int B, int T, int C, int H) {
+                                   const float* dk, const float* dv, int B, int T, int Tp, int C,
+                                   int H) {
   const int hs = C / H;
   const size_t n = static_cast<size_t>(B) * T * 3 * C;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
@@ -67,24 +71,31 @@ __global__ void MergeQkvGradKernel(float* dqkv, __nv_bfloat16* dqkv_b, const flo
     const int j = i % (3 * C);
     const int which = j / C;
     const float* src = which == 0 ? dq : which == 1 ? dk : dv;
-    const float val = src[HeadMajor(i / (3 * C), j % C, T, H, hs)];
+    const float val = src[HeadMajor(i / (3 * C), j % C, T, Tp, H, hs)];
     if (dqkv) dqkv[i] = val;
     if (dqkv_b) dqkv_b[i] = __float2bfloat16_rn(val);
   }
 }
 
+// Where row (b h, t) of a [B, H, Tp, Tp] score tensor starts, for row = bh * T + t.
+__device__ __forceinline__ size_t ScoreRow(size_t row, int T, int Tp) {
+  return (row / T * Tp + row % T) * Tp;
+}
+
 // One warp per row (b, h, t) of T scores: p_j = softmax_j(scale * s_j) over j < len, 0 beyond.
 __global__ void MaskedSoftmaxKernel(float* probs, __nv_bfloat16* probs_b, const float* scores,
-                                    const int32_t* lengths, int B, int H, int T, float scale) {
+                                    const int32_t* lengths, int B, int H, int T, int Tp,
+                                    float scale) {
   const size_t rows = static_cast<size_t>(B) * H * T;
   const size_t row = blockIdx.x * size_t(blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;  // uniform per warp
   const int b = row / (static_cast<size_t>(H) * T);
   const int len = min(max(lengths[b], 0), T);
-  const float* s = scores + row * T;
-  float* p = probs + row * T;
-  __nv_bfloat16* pb = probs_b + row * T;
+  const size_t at = ScoreRow(row, T, Tp);
+  const float* s = scores + at;
+  float* p = probs + at;
+  __nv_bfloat16* pb = probs_b + at;
   float m = -INFINITY;
   for (int j = lane; j < len; j += 32) m = fmaxf(m, s[j] * scale);
   m = internal::WarpMax(m);
@@ -100,17 +111,18 @@ __global__ void MaskedSoftmaxKernel(float* probs, __nv_bfloat16* probs_b, const 
 
 // ds_j = scale * p_j (dp_j - sum_k p_k dp_k), bf16; masked keys have p = 0 and so ds = 0.
 __global__ void SoftmaxBackwardKernel(__nv_bfloat16* ds, const float* dp, const float* probs,
-                                      size_t rows, int T, float scale) {
+                                      size_t rows, int T, int Tp, float scale) {
   const size_t row = blockIdx.x * size_t(blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
-  const float* g = dp + row * T;
-  const float* p = probs + row * T;
+  const size_t at = ScoreRow(row, T, Tp);
+  const float* g = dp + at;
+  const float* p = probs + at;
   float dot = 0.0f;
   for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
   dot = internal::WarpSum(dot);
   for (int j = lane; j < T; j += 32)
-    ds[row * T + j] = __float2bfloat16_rn(p[j] * (g[j] - dot) * scale);
+    ds[at + j] = __float2bfloat16_rn(p[j] * (g[j] - dot) * scale);
 }
 
 Status CheckDims(const AttentionDims& d) {
@@ -128,34 +140,31 @@ Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float*
                         const AttentionSaved& sv, const AttentionScratch& sc, void* stream) {
   SLUICE_RETURN_IF_ERROR(CheckDims(d));
   if (d.B == 0 || d.T == 0) return Status::OK();
-  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
+  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T, Tp = d.Tp();
+  const int64_t th = int64_t(Tp) * hs, tt = int64_t(Tp) * Tp;  // batch strides (padded)
   const size_t n3 = 3 * d.head_elems();
   SLUICE_LAUNCH(SplitHeadsKernel, GridFor(n3, kThreads), kThreads, 0, S(stream))(
-      BF(sv.q), BF(sv.k), BF(sv.v), qkv, qkv_bias, d.B, T, d.C, d.H);
+      BF(sv.q), BF(sv.k), BF(sv.v), qkv, qkv_bias, d.B, T, Tp, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
-  // scores[bh] = q[bh] k[bh]^T: [T, hs] x [hs, T].
+  // scores[bh] = q[bh] k[bh]^T: [T, hs] x [hs, T], rows Tp apart.
   GemmShape s;
   s.M = T; s.N = T; s.K = hs; s.trans_b = true;
-  s.batch = BH;
-  s.stride_a = int64_t(T) * hs;
-  s.stride_b = int64_t(T) * hs;
-  s.stride_c = int64_t(T) * T;
+  s.ldc = Tp;
+  s.batch = BH; s.stride_a = th; s.stride_b = th; s.stride_c = tt;
   SLUICE_RETURN_IF_ERROR(gemm.Run(s, sv.q, sv.k, sc.scores, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
   SLUICE_LAUNCH(MaskedSoftmaxKernel, WarpRowsGrid(rows), kThreads, 0, S(stream))(
-      sv.probs, BF(sv.probs_bf16), sc.scores, lengths, d.B, d.H, T, scale);
+      sv.probs, BF(sv.probs_bf16), sc.scores, lengths, d.B, d.H, T, Tp, scale);
   SLUICE_LAUNCH_CHECK();
   // y[bh] = p[bh] v[bh]: [T, T] x [T, hs].
   GemmShape y;
   y.M = T; y.N = hs; y.K = T;
-  y.batch = BH;
-  y.stride_a = int64_t(T) * T;
-  y.stride_b = int64_t(T) * hs;
-  y.stride_c = int64_t(T) * hs;
+  y.lda = Tp;
+  y.batch = BH; y.stride_a = tt; y.stride_b = th; y.stride_c = th;
   SLUICE_RETURN_IF_ERROR(gemm.Run(y, sv.probs_bf16, sv.v, sc.y, stream));
   SLUICE_LAUNCH(MergeHeadsKernel, GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream))(
-      BF(out_bf16), out_f32, sc.y, d.B, T, d.C, d.H);
+      BF(out_bf16), out_f32, sc.y, d.B, T, Tp, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
@@ -166,36 +175,39 @@ Status AttentionBackward(Gemm& gemm, float* dqkv, Bf16* dqkv_bf16, const float* 
   (void)lengths;  // the mask lives in the saved probabilities (exact zeros)
   SLUICE_RETURN_IF_ERROR(CheckDims(d));
   if (d.B == 0 || d.T == 0) return Status::OK();
-  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T;
+  const int hs = d.C / d.H, BH = d.B * d.H, T = d.T, Tp = d.Tp();
   SLUICE_LAUNCH(SplitGradKernel, GridFor(d.head_elems(), kThreads), kThreads, 0, S(stream))
-  (BF(sc.dy), dout, d.B, T, d.C, d.H);
+  (BF(sc.dy), dout, d.B, T, Tp, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
-  const int64_t th = int64_t(T) * hs, tt = int64_t(T) * T;
-  // dP = dy v^T: [T, hs] x [hs, T].
+  const int64_t th = int64_t(Tp) * hs, tt = int64_t(Tp) * Tp;  // batch strides (padded)
+  // dP = dy v^T: [T, hs] x [hs, T], rows Tp apart.
   GemmShape dp;
   dp.M = T; dp.N = T; dp.K = hs; dp.trans_b = true;
+  dp.ldc = Tp;
   dp.batch = BH; dp.stride_a = th; dp.stride_b = th; dp.stride_c = tt;
   SLUICE_RETURN_IF_ERROR(gemm.Run(dp, sc.dy, sv.v, sc.scores, stream));
   // dv = p^T dy: p stored [T(q), T(k)] is op(A) = A^T; [T(k), T(q)] x [T(q), hs].
   GemmShape dv;
   dv.M = T; dv.N = hs; dv.K = T; dv.trans_a = true;
+  dv.lda = Tp;
   dv.batch = BH; dv.stride_a = tt; dv.stride_b = th; dv.stride_c = th;
   SLUICE_RETURN_IF_ERROR(gemm.Run(dv, sv.probs_bf16, sc.dy, sc.dv, stream));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
   const size_t rows = static_cast<size_t>(BH) * T;
   SLUICE_LAUNCH(SoftmaxBackwardKernel, WarpRowsGrid(rows), kThreads, 0, S(stream))
-  (BF(sc.ds), sc.scores, sv.probs, rows, T, scale);
+  (BF(sc.ds), sc.scores, sv.probs, rows, T, Tp, scale);
   SLUICE_LAUNCH_CHECK();
   // dq = ds k: [T, T] x [T, hs].
   GemmShape dq;
   dq.M = T; dq.N = hs; dq.K = T;
+  dq.lda = Tp;
   dq.batch = BH; dq.stride_a = tt; dq.stride_b = th; dq.stride_c = th;
   SLUICE_RETURN_IF_ERROR(gemm.Run(dq, sc.ds, sv.k, sc.dq, stream));
   // dk = ds^T q: [T(k), T(q)] x [T(q), hs].
   GemmShape dk = dv;
   SLUICE_RETURN_IF_ERROR(gemm.Run(dk, sc.ds, sv.q, sc.dk, stream));
   SLUICE_LAUNCH(MergeQkvGradKernel, GridFor(3 * d.head_elems(), kThreads), kThreads, 0, S(stream))(
-      dqkv, BF(dqkv_bf16), sc.dq, sc.dk, sc.dv, d.B, T, d.C, d.H);
+      dqkv, BF(dqkv_bf16), sc.dq, sc.dk, sc.dv, d.B, T, Tp, d.C, d.H);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -18,27 +18,35 @@
 
 namespace sluice::gpu::model {
 
+// The per-head tensors are laid out with Tp = T rounded up to 8 rows: [B, H, Tp, hs] and scores
+// [B, H, Tp, Tp], of which the GEMMs and kernels touch only the first T rows and columns. With an
+// odd T the batch strides T*T and T*hs and the score rows would be 2- or 4-byte aligned; cuBLASLt's
+// tensor-core kernels load 16 bytes at a time, so such shapes got a slow algorithm or none (then
+// gemm.cc's fallback kernel). Padded, every operand, leading dimension and batch stride is
+// 16-byte aligned whenever hs is a multiple of 8 (both presets), and the padding is never read.
 struct AttentionDims {
   int B = 0, T = 0, C = 0, H = 1;
-  size_t head_elems() const { return static_cast<size_t>(B) * T * C; }        // q, k, v, y, ...
-  size_t score_elems() const { return static_cast<size_t>(B) * H * T * T; }  // probabilities
+  int Tp() const { return (T + 7) / 8 * 8; }
+  size_t head_elems() const { return static_cast<size_t>(B) * T * C; }   // [B, T, C] in and out
+  size_t saved_elems() const { return static_cast<size_t>(B) * Tp() * C; }  // [B, H, Tp, hs]
+  size_t score_elems() const { return static_cast<size_t>(B) * H * Tp() * Tp(); }  // [B, H, Tp, Tp]
 };
 
-// What the forward keeps for the backward (one set per layer): q, k, v as [B, H, T, hs] bf16
-// (head_elems each) and the probabilities [B, H, T, T] (score_elems) in fp32 and bf16.
+// What the forward keeps for the backward (one set per layer): q, k, v as [B, H, Tp, hs] bf16
+// (saved_elems each) and the probabilities [B, H, Tp, Tp] (score_elems) in fp32 and bf16.
 struct AttentionSaved {
   Bf16 *q = nullptr, *k = nullptr, *v = nullptr;
   float* probs = nullptr;
   Bf16* probs_bf16 = nullptr;
 };
 
-// Scratch shared by every layer: scores and ds score_elems; y, dy, dq, dk, dv head_elems.
+// Scratch shared by every layer: scores and ds score_elems; y, dy, dq, dk, dv saved_elems.
 struct AttentionScratch {
   float* scores = nullptr;  // fp32 scores (forward), dP (backward)
   Bf16* ds = nullptr;       // bf16 d scores, scaled (backward)
-  float* y = nullptr;       // fp32 [B, H, T, hs] (forward)
-  Bf16* dy = nullptr;       // bf16 [B, H, T, hs] (backward)
-  float *dq = nullptr, *dk = nullptr, *dv = nullptr;  // fp32 [B, H, T, hs] (backward)
+  float* y = nullptr;       // fp32 [B, H, Tp, hs] (forward)
+  Bf16* dy = nullptr;       // bf16 [B, H, Tp, hs] (backward)
+  float *dq = nullptr, *dk = nullptr, *dv = nullptr;  // fp32 [B, H, Tp, hs] (backward)
 };
 
 Status AttentionForward(Gemm& gemm, Bf16* out_bf16, float* out_f32, const float* qkv,

@@ -180,8 +180,11 @@ Status Gemm::RunTyped(const GemmShape& in, const Bf16* A, const Bf16* B, void* C
   }
   const uint32_t al_a = Alignment(A, s.stride_a, 2, s.batch);
   const uint32_t al_b = Alignment(B, s.stride_b, 2, s.batch);
-  const uint32_t al_c = Alignment(C, s.stride_c, c_bf16 ? 2 : 4, s.batch);
-  if (std::min({al_a, al_b, al_c}) < 16) ++under_aligned_calls_;
+  const size_t c_bytes = c_bf16 ? 2 : 4;
+  const uint32_t al_c = Alignment(C, s.stride_c, c_bytes, s.batch);
+  const bool rows_aligned = (s.lda * 2) % 16 == 0 && (s.ldb * 2) % 16 == 0 &&
+                            (s.ldc * static_cast<int64_t>(c_bytes)) % 16 == 0;
+  if (std::min({al_a, al_b, al_c}) < 16 || !rows_aligned) ++under_aligned_calls_;
   const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, s.lda, s.ldb, s.ldc, s.batch, s.stride_a,
                 s.stride_b, s.stride_c, c_bf16, s.beta != 0.0f, al_a, al_b, al_c};
   auto it = impl_->plans.find(key);

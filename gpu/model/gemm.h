@@ -44,9 +44,9 @@ class Gemm {
   void set_force_fallback(bool on) { force_fallback_ = on; }
   size_t cached_plans() const;
   size_t fallback_calls() const { return fallback_calls_; }
-  // Calls an operand or batch stride of which is aligned to fewer than 16 bytes: cuBLASLt's
-  // tensor-core kernels load 16 bytes at a time, so such a shape gets a slower algorithm or none
-  // (then the fallback kernel). Odd sequence lengths make the attention GEMMs' strides so.
+  // Calls an operand, leading dimension or batch stride of which is aligned to fewer than 16
+  // bytes: cuBLASLt's tensor-core kernels load 16 bytes at a time, so such a shape gets a slower
+  // algorithm or none (then the fallback kernel). The model pads its shapes so that none is.
   size_t under_aligned_calls() const { return under_aligned_calls_; }
 
  private:

@@ -16,6 +16,13 @@ __global__ void CastToBf16Kernel(__nv_bfloat16* out, const float* in, size_t n) 
     out[i] = __float2bfloat16_rn(in[i]);
 }
 
+__global__ void CastRowsToBf16Kernel(__nv_bfloat16* out, int64_t out_ld, const float* in, size_t n,
+                                     int cols) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i / cols * out_ld + i % cols] = __float2bfloat16_rn(in[i]);
+}
+
 // ---- bias ----
 __global__ void AddBiasKernel(float* x, __nv_bfloat16* xb, const float* bias, size_t n, int C) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
@@ -37,6 +44,18 @@ __global__ void AddToKernel(float* dst, const float* src, size_t n) {
 Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream) {
   if (n == 0) return Status::OK();
   SLUICE_LAUNCH(CastToBf16Kernel, GridFor(n, kThreads), kThreads, 0, S(stream))(BF(out), in, n);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status CastRowsToBf16(Bf16* out, int64_t out_ld, const float* in, int rows, int cols,
+                      void* stream) {
+  if (rows < 0 || cols < 0 || out_ld < cols)
+    return Status::InvalidArgument("cast rows: negative size or out_ld < cols");
+  const size_t n = static_cast<size_t>(rows) * cols;
+  if (n == 0) return Status::OK();
+  SLUICE_LAUNCH(CastRowsToBf16Kernel, GridFor(n, kThreads), kThreads, 0, S(stream))(
+      BF(out), out_ld, in, n, cols);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -78,6 +78,9 @@ struct CudaModel::State {
   float* Gp(int id) { return grads.data() + layout[id].offset; }
 
   AttentionDims Dims() const { return AttentionDims{B, T2, config.d_model, config.n_heads}; }
+  // The head GEMM's output (logits) and the bf16 logit gradient have rows of Vp: the vocabulary
+  // rounded up to 8, so that their rows stay 16-byte aligned for cuBLASLt whatever the vocabulary.
+  int64_t Vp() const { return (config.vocab + 7) / 8 * 8; }
   AttentionScratch Scratch() {
     return AttentionScratch{att_scores.data(), att_ds.data(), att_y.data(), att_dy.data(),
                             att_dq.data(),     att_dk.data(), att_dv.data()};
@@ -87,26 +90,31 @@ struct CudaModel::State {
     return AttentionSaved{a.q.data(), a.k.data(), a.v.data(), a.probs.data(), a.probs_bf16.data()};
   }
 
-  // out[n, oc] = in[n, :] . W[oc, :] (no bias: the consumer adds it, fused).
+  // out[n, oc] = in[n, :] . W[oc, :] (no bias: the consumer adds it, fused); out's rows are
+  // out_ld apart (0: packed).
   Status LinearNoBias(float* out, const Bf16* in, int w, int rows, int in_features,
-                      int out_features) {
+                      int out_features, int64_t out_ld = 0) {
     GemmShape s;
     s.M = rows;
     s.N = out_features;
     s.K = in_features;
+    s.ldc = out_ld;
     s.trans_b = true;  // W is stored [out, in]
     return gemm->Run(s, in, W(w), out, stream);
   }
 
   // Linear backward: din = dout W (written; skipped when din is null), grads[w] += dout^T in,
   // grads[b] += column sums of dout. The weight gradient goes through 256-byte aligned scratch
-  // (the flat buffer's offsets are only 4-byte aligned), then is added in.
+  // (the flat buffer's offsets are only 4-byte aligned), then is added in. dout_bf16's rows are
+  // dout_ld apart (0: packed); dout (fp32) is packed.
   Status LinearBackward(float* din, int w, int b, const Bf16* dout_bf16, const float* dout,
-                        const Bf16* in, int rows, int in_features, int out_features) {
+                        const Bf16* in, int rows, int in_features, int out_features,
+                        int64_t dout_ld = 0) {
     GemmShape dw;  // [out, in] = dout^T [out, rows] x in [rows, in]
     dw.M = out_features;
     dw.N = in_features;
     dw.K = rows;
+    dw.lda = dout_ld;
     dw.trans_a = true;
     SLUICE_RETURN_IF_ERROR(gemm->Run(dw, dout_bf16, in, dw_scratch.data(), stream));
     SLUICE_RETURN_IF_ERROR(AddTo(Gp(w), dw_scratch.data(), layout[w].count, stream));
@@ -117,6 +125,7 @@ struct CudaModel::State {
     dx.M = rows;
     dx.N = in_features;
     dx.K = out_features;
+    dx.lda = dout_ld;
     return gemm->Run(dx, dout_bf16, W(w), din, stream);
   }
 };
@@ -184,7 +193,9 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   const size_t NC = Nm * C, ND = Nm * D, NV = Nm * V;
   const size_t M2 = Bm * T2m * s.F2;  // rows of the conv2 GEMM
   const size_t n1 = Bm * C * T1m * s.F1;
-  const size_t scores = Bm * H * T2m * T2m;
+  // Attention's per-head tensors at the longest batch (attention.h: rows padded to 8).
+  const AttentionDims att_max{static_cast<int>(Bm), static_cast<int>(T2m), C, H};
+  const size_t scores = att_max.score_elems(), heads = att_max.saved_elems();
 
   auto alloc = [](auto& arr, size_t n) { return arr.Allocate(std::max<size_t>(n, 1)); };
   SLUICE_RETURN_IF_ERROR(Gemm::Create(options.gemm_workspace_bytes, &s.gemm));
@@ -207,10 +218,10 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   SLUICE_RETURN_IF_ERROR(alloc(s.conv2_out, M2 * C));
   SLUICE_RETURN_IF_ERROR(alloc(s.relu2, M2 * C));
   SLUICE_RETURN_IF_ERROR(alloc(s.sub_in, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.gemm_out, std::max({3 * NC, ND, NV})));
+  SLUICE_RETURN_IF_ERROR(alloc(s.gemm_out, std::max({3 * NC, ND, Nm * s.Vp()})));
   SLUICE_RETURN_IF_ERROR(alloc(s.log_probs, NV));
   SLUICE_RETURN_IF_ERROR(alloc(s.dlogits, NV));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dlogits_bf16, NV));
+  SLUICE_RETURN_IF_ERROR(alloc(s.dlogits_bf16, Nm * s.Vp()));
   SLUICE_RETURN_IF_ERROR(alloc(s.lnf, NC));
   SLUICE_RETURN_IF_ERROR(alloc(s.lnf_mean, Nm));
   SLUICE_RETURN_IF_ERROR(alloc(s.lnf_rstd, Nm));
@@ -218,8 +229,8 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   for (auto& x : s.xs) SLUICE_RETURN_IF_ERROR(alloc(x, NC));
   s.layers.resize(config.n_layers);
   for (LayerActs& a : s.layers) {
-    for (DeviceArray<Bf16>* v : {&a.ln1, &a.attn, &a.ln2, &a.q, &a.k, &a.v})
-      SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
+    for (DeviceArray<Bf16>* v : {&a.ln1, &a.attn, &a.ln2}) SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
+    for (DeviceArray<Bf16>* v : {&a.q, &a.k, &a.v}) SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
     SLUICE_RETURN_IF_ERROR(alloc(a.act, ND));
     for (DeviceArray<float>* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd})
       SLUICE_RETURN_IF_ERROR(alloc(*v, Nm));
@@ -245,8 +256,8 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   SLUICE_RETURN_IF_ERROR(alloc(s.att_scores, scores));
   SLUICE_RETURN_IF_ERROR(alloc(s.att_ds, scores));
   for (DeviceArray<float>* v : {&s.att_y, &s.att_dq, &s.att_dk, &s.att_dv})
-    SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.att_dy, NC));
+    SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
+  SLUICE_RETURN_IF_ERROR(alloc(s.att_dy, heads));
 
   SLUICE_RETURN_IF_ERROR(s.params.Zero(s.stream));
   SLUICE_RETURN_IF_ERROR(s.grads.Zero(s.stream));
@@ -376,9 +387,10 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
   SLUICE_RETURN_IF_ERROR(LayerNormForward(s.lnf.data(), nullptr, s.lnf_mean.data(),
                                           s.lnf_rstd.data(), s.xs[L].data(), s.Pp(ids.lnf_g),
                                           s.Pp(ids.lnf_b), N, C, st));
-  SLUICE_RETURN_IF_ERROR(s.LinearNoBias(s.gemm_out.data(), s.lnf.data(), ids.out_w, N, C, V));
   SLUICE_RETURN_IF_ERROR(
-      BiasLogSoftmaxForward(s.log_probs.data(), s.gemm_out.data(), s.Pp(ids.out_b), N, V, st));
+      s.LinearNoBias(s.gemm_out.data(), s.lnf.data(), ids.out_w, N, C, V, s.Vp()));
+  SLUICE_RETURN_IF_ERROR(BiasLogSoftmaxForward(s.log_probs.data(), s.gemm_out.data(), s.Vp(),
+                                               s.Pp(ids.out_b), N, V, st));
   // The CTC gradient (w.r.t. the logits, scaled by 1/B) comes with the forward-backward.
   SLUICE_RETURN_IF_ERROR(CtcLossBatch(s.log_probs.data(), B, T2, V, batch.labels, batch.S_max,
                                       s.out_len.data(), batch.label_lengths, /*zero_infinity=*/true,
@@ -426,10 +438,9 @@ Status CudaModel::Backward(const GradReadyFn& ready) {
   };
 
   // Head: dlogits is d loss / d logits already (CTC differentiates through the log_softmax).
-  SLUICE_RETURN_IF_ERROR(
-      CastToBf16(s.dlogits_bf16.data(), s.dlogits.data(), static_cast<size_t>(N) * V, st));
+  SLUICE_RETURN_IF_ERROR(CastRowsToBf16(s.dlogits_bf16.data(), s.Vp(), s.dlogits.data(), N, V, st));
   SLUICE_RETURN_IF_ERROR(s.LinearBackward(s.dC.data(), ids.out_w, ids.out_b, s.dlogits_bf16.data(),
-                                          s.dlogits.data(), s.lnf.data(), N, C, V));
+                                          s.dlogits.data(), s.lnf.data(), N, C, V, s.Vp()));
   done(ids.out_w, ids.out_b);
   SLUICE_RETURN_IF_ERROR(s.dx.Zero(st));  // the residual stream's gradient, carried down the layers
   SLUICE_RETURN_IF_ERROR(LayerNormBackward(

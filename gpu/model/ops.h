@@ -27,6 +27,10 @@ namespace sluice::gpu::model {
 
 // --- conversions -------------------------------------------------------------------------------
 Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream);  // round to nearest even
+// in [rows, cols] packed -> out's rows, out_ld >= cols apart (a GEMM operand whose rows are padded
+// to 16 bytes); the padding columns are not written.
+Status CastRowsToBf16(Bf16* out, int64_t out_ld, const float* in, int rows, int cols,
+                      void* stream);
 
 // --- reductions over rows ----------------------------------------------------------------------
 // Floats of scratch the column reductions below need for N rows of C columns.
@@ -73,7 +77,9 @@ Status DropoutBackward(float* din, Bf16* din_bf16, const float* dout, size_t n, 
 
 // --- log_softmax over rows of V -----------------------------------------------------------------
 // out[n, :] = in[n, :] + bias - logsumexp(in[n, :] + bias); bias may be null. fp32 throughout.
-Status BiasLogSoftmaxForward(float* out, const float* in, const float* bias, int N, int V,
+// in's rows are in_ld >= V apart (the head GEMM's padded output), out is packed [N, V].
+Status BiasLogSoftmaxForward(float* out, const float* in, int64_t in_ld, const float* bias, int N,
+                             int V,
                              void* stream);
 
 // --- Conv2d subsampling -------------------------------------------------------------------------

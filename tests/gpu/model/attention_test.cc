@@ -1,5 +1,6 @@
 // Masked multi-head attention (two strided-batched bf16 GEMMs around an fp32 softmax) against
-// reference::AttentionForward/Backward. q, k, v and the probabilities enter the GEMMs as bf16
+// reference::AttentionForward/Backward. The per-head tensors have rows padded to a multiple of 8
+// (attention.h), so with an odd T no GEMM operand, row or batch stride is under 16-byte aligned. q, k, v and the probabilities enter the GEMMs as bf16
 // (2^-8 relative at most each) with fp32 accumulation, so outputs and gradients agree to 2e-2
 // relative L2 and 5e-2 of each tensor's scale per element. The mask is exact: masked probabilities
 // are 0.
@@ -25,22 +26,22 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
                            bias = Random(3 * C, 2, -0.5, 0.5);
   std::vector<float> qkv_b(qkv.size());
   for (size_t i = 0; i < qkv.size(); ++i) qkv_b[i] = qkv[i] + bias[i % (3 * C)];
-  std::vector<float> out(d.head_elems()), att(d.score_elems());
+  std::vector<float> out(d.head_elems()), att(static_cast<size_t>(B) * H * T * T);
   reference::AttentionForward(out.data(), att.data(), qkv_b.data(), lengths.data(), B, T, C, H);
 
   std::unique_ptr<Gemm> gemm;
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dqkv_in = ToDevice(qkv), dbias = ToDevice(bias);
   auto dlen = ToDevice(lengths);
-  auto q = Zeros<Bf16>(d.head_elems()), k = Zeros<Bf16>(d.head_elems()),
-       v = Zeros<Bf16>(d.head_elems());
+  auto q = Zeros<Bf16>(d.saved_elems()), k = Zeros<Bf16>(d.saved_elems()),
+       v = Zeros<Bf16>(d.saved_elems());
   auto probs = Zeros<float>(d.score_elems());
   auto probs_b = Zeros<Bf16>(d.score_elems());
   auto scores = Zeros<float>(d.score_elems());
   auto ds = Zeros<Bf16>(d.score_elems());
-  auto y = Zeros<float>(d.head_elems()), dq = Zeros<float>(d.head_elems()),
-       dk = Zeros<float>(d.head_elems()), dv = Zeros<float>(d.head_elems());
-  auto dy = Zeros<Bf16>(d.head_elems());
+  auto y = Zeros<float>(d.saved_elems()), dq = Zeros<float>(d.saved_elems()),
+       dk = Zeros<float>(d.saved_elems()), dv = Zeros<float>(d.saved_elems());
+  auto dy = Zeros<Bf16>(d.saved_elems());
   const AttentionSaved saved{q.data(), k.data(), v.data(), probs.data(), probs_b.data()};
   const AttentionScratch scratch{scores.data(), ds.data(), y.data(), dy.data(),
                                  dq.data(),     dk.data(), dv.data()};
@@ -48,7 +49,15 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
   auto out_f = Zeros<float>(d.head_elems());
   ASSERT_OK(AttentionForward(*gemm, out_b.data(), out_f.data(), dqkv_in.data(), dbias.data(),
                              dlen.data(), d, saved, scratch, nullptr));
-  const std::vector<float> got_p = ToHost(probs, d.score_elems());
+  // The probabilities of [B, H, Tp, Tp], unpadded to the reference's [B, H, T, T].
+  const int Tp = d.Tp();
+  ASSERT_EQ(Tp, 40);
+  const std::vector<float> padded_p = ToHost(probs, d.score_elems());
+  std::vector<float> got_p;
+  for (int bh = 0; bh < B * H; ++bh)
+    for (int t = 0; t < T; ++t)
+      for (int j = 0; j < T; ++j)
+        got_p.push_back(padded_p[(static_cast<size_t>(bh) * Tp + t) * Tp + j]);
   ExpectClose("probabilities", got_p, att, 2e-2, 5e-2);
   size_t masked_nonzero = 0;
   for (int b = 0; b < B; ++b)
@@ -84,6 +93,9 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
   size_t nonzero = 0;
   for (size_t i = static_cast<size_t>(3) * T * 3 * C; i < g.size(); ++i) nonzero += g[i] != 0.0f;
   EXPECT_EQ(nonzero, 0u);
+  // Six strided-batched GEMMs over an odd T, none of them under-aligned or on the fallback.
+  EXPECT_EQ(gemm->under_aligned_calls(), 0u);
+  EXPECT_EQ(gemm->fallback_calls(), 0u);
 }
 
 }  // namespace

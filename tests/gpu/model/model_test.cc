@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "gpu/model/model.h"
+#include "reference/conv2d.h"
 #include "reference/model.h"
 #include "test_util.h"
 #include "assert_ok.h"
@@ -183,6 +184,33 @@ TEST(GpuModel, ForwardWithoutALossPointerDoesNotWaitAndReadForwardGivesTheLoss) 
   float read = -1;
   ASSERT_OK(gpu->ReadForward(&read));
   EXPECT_EQ(read, waited);
+}
+
+// An odd subsampled length (65 frames -> 15) and an odd vocabulary (11): attention pads its
+// per-head rows and the head its logit rows to 8, so no GEMM of a step has an operand, row or
+// batch stride under 16 bytes (cuBLASLt's tensor-core loads), and none runs the fallback kernel.
+TEST(GpuModel, NoGemmOfAStepIsUnderAlignedOnOddLengthsAndVocabulary) {
+  SKIP_WITHOUT_GPU();
+  const reference::ModelConfig config = reference::ModelConfig::Tiny(11, 20);
+  HostBatch h = MakeBatch();
+  h.T = 65;
+  h.frames[0] = 65;
+  ASSERT_EQ(reference::SubsampledLength(h.T) % 2, 1);
+  h.features = Random(static_cast<size_t>(h.B) * h.T * h.F, 12, -1, 1);
+  std::unique_ptr<CudaModel> gpu;
+  ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
+  ASSERT_OK(gpu->InitParameters(1));
+  auto feats = ToDevice(h.features);
+  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
+       lab_len = ToDevice(h.label_lengths);
+  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  float loss = 0;
+  ASSERT_OK(gpu->Forward(cb, {}, &loss));
+  ASSERT_OK(gpu->ZeroGrad());
+  ASSERT_OK(gpu->Backward());
+  EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_EQ(gpu->gemm_under_aligned_calls(), 0u);
+  EXPECT_EQ(gpu->gemm_fallback_calls(), 0u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //     accumulation: 1e-2 relative L2, 3e-2 of the scale per element.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -148,9 +149,42 @@ TEST(GpuOps, BiasLogSoftmaxMatchesReference) {
     reference::LogSoftmaxForward(want.data(), xb.data(), N, V);
     auto dx = ToDevice(x), dbias = ToDevice(bias);
     auto out = Zeros<float>(N * V);
-    ASSERT_OK(BiasLogSoftmaxForward(out.data(), dx.data(), dbias.data(), N, V, nullptr));
+    ASSERT_OK(BiasLogSoftmaxForward(out.data(), dx.data(), V, dbias.data(), N, V, nullptr));
     ExpectClose("log_softmax V " + std::to_string(V), ToHost(out, N * V), want, 1e-6, 1e-6);
+    // The same rows read ld = V + 5 apart (the head's padded output); the padding is never read.
+    const int64_t ld = V + 5;
+    std::vector<float> padded(static_cast<size_t>(N) * ld, std::nanf(""));
+    for (int n = 0; n < N; ++n)
+      std::copy(x.begin() + n * V, x.begin() + (n + 1) * V, padded.begin() + n * ld);
+    auto dpadded = ToDevice(padded);
+    auto out2 = Zeros<float>(N * V);
+    ASSERT_OK(BiasLogSoftmaxForward(out2.data(), dpadded.data(), ld, dbias.data(), N, V, nullptr));
+    ExpectClose("log_softmax V " + std::to_string(V) + " strided", ToHost(out2, N * V), want,
+                1e-6, 1e-6);
   }
+}
+
+TEST(GpuOps, CastRowsToBf16WritesPaddedRowsAndLeavesThePadding) {
+  SKIP_WITHOUT_GPU();
+  const int rows = 5, cols = 11;
+  const int64_t ld = 16;
+  const std::vector<float> x = Random(rows * cols, 4);
+  std::vector<float> sentinel(static_cast<size_t>(rows) * ld, 7.0f);  // bf16-exact
+  auto dx = ToDevice(x);
+  auto out = Zeros<Bf16>(rows * ld);
+  auto dsentinel = ToDevice(sentinel);
+  ASSERT_OK(CastToBf16(out.data(), dsentinel.data(), sentinel.size(), nullptr));
+  ASSERT_OK(CastRowsToBf16(out.data(), ld, dx.data(), rows, cols, nullptr));
+  const std::vector<float> got = FromBf16(ToHost(out, rows * ld));
+  for (int r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < ld; ++c) {
+      const float g = got[r * ld + c];
+      if (c < cols)
+        EXPECT_NEAR(g, x[r * cols + c], std::fabs(x[r * cols + c]) / 256) << r << "," << c;
+      else
+        EXPECT_EQ(g, 7.0f) << "padding " << r << "," << c << " was written";
+    }
+  EXPECT_FALSE(CastRowsToBf16(out.data(), 4, dx.data(), rows, cols, nullptr).ok());
 }
 
 TEST(GpuOps, BiasAndColumnSumsMatchHost) {
