@@ -1,9 +1,11 @@
 #include "trainer/device_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -513,8 +515,127 @@ Status MakeCudaEngine(const reference::ModelConfig& config, double weight_decay,
   return Status::OK();
 }
 
+// A batch like asr_torch_step.py's synthetic_batch (not the same values: the step's time does not
+// depend on them): features N(0, 1), rows of `frames` or uniform in [frames/2, frames] with the
+// first row the longest, label_ratio labels per encoder frame, classes in [1, vocab).
+struct SyntheticBatch {
+  std::vector<float> features;
+  std::vector<int32_t> frames, labels, label_lengths;
+  int S_max = 1;
+};
+
+SyntheticBatch MakeSyntheticBatch(const StepBenchOptions& o) {
+  SyntheticBatch b;
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  b.features.resize(static_cast<size_t>(o.batch) * o.frames * o.n_mels);
+  for (float& f : b.features) f = normal(rng);
+  std::uniform_int_distribution<int> length(std::max(7, o.frames / 2), o.frames);
+  std::uniform_int_distribution<int32_t> label(1, o.vocab - 1);
+  for (int r = 0; r < o.batch; ++r) {
+    const int len = r == 0 || !o.uniform_lengths ? o.frames : length(rng);
+    b.frames.push_back(len);
+    b.label_lengths.push_back(
+        std::max(1, static_cast<int>(o.label_ratio * reference::SubsampledLength(len))));
+    b.S_max = std::max(b.S_max, b.label_lengths.back());
+  }
+  b.labels.assign(static_cast<size_t>(o.batch) * b.S_max, 0);
+  for (int r = 0; r < o.batch; ++r)
+    for (int k = 0; k < b.label_lengths[r]; ++k)
+      b.labels[static_cast<size_t>(r) * b.S_max + k] = label(rng);
+  return b;
+}
+
+// CudaEngine::Step without loader, feeder or ranks: the same calls on a batch already uploaded,
+// the host waiting for each step's end (the loss, then the norm) as asr_torch_step.py does.
+Status BenchStep(const StepBenchOptions& o, StepBenchResult* r) {
+  if (o.preset != "tiny" && o.preset != "small")
+    return Status::InvalidArgument("--preset '" + o.preset + "': expected tiny or small");
+  if (o.batch < 1 || o.frames < 7 || o.steps < 1 || o.warmup_steps < 0 || o.vocab < 2 ||
+      !(o.label_ratio > 0))
+    return Status::InvalidArgument(
+        "step bench: needs --batch >= 1, --frames >= 7 (two stride-2 convolutions), --steps >= 1, "
+        "--warmup-steps >= 0, --vocab >= 2 and --label-ratio > 0");
+  int count = 0;
+  const Status probe = gpu::ProbeDevices(&count);
+  if (!probe.ok())
+    return Status::Unsupported("--device " SLUICE_DEVICE_NAME ": " + probe.message() +
+                               ". HINT: run on a machine with an NVIDIA GPU and its driver");
+  SLUICE_RETURN_IF_ERROR(gpu::SetDevice(0));
+  std::unique_ptr<gpu::Stream> stream;
+  SLUICE_RETURN_IF_ERROR(gpu::Stream::Create(&stream));
+  reference::ModelConfig config = o.preset == "small"
+                                      ? reference::ModelConfig::Small(o.vocab, o.n_mels)
+                                      : reference::ModelConfig::Tiny(o.vocab, o.n_mels);
+  config.dropout = static_cast<float>(o.dropout);
+  SLUICE_RETURN_IF_ERROR(config.Validate());
+  const SyntheticBatch h = MakeSyntheticBatch(o);
+
+  gpu::model::CudaModelOptions mo;
+  mo.max_batch = o.batch;
+  mo.max_frames = o.frames;
+  mo.max_labels = h.S_max;
+  mo.stream = stream->handle();
+  std::unique_ptr<CudaModel> model;
+  SLUICE_RETURN_IF_ERROR(CudaModel::Create(config, mo, &model));
+  SLUICE_RETURN_IF_ERROR(model->InitParameters(o.seed));
+  reference::AdamWOptions ao;
+  ao.weight_decay = o.weight_decay;
+  std::unique_ptr<gpu::model::CudaAdamW> adam;
+  SLUICE_RETURN_IF_ERROR(gpu::model::CudaAdamW::Create(model->layout(), ao, &adam));
+  gpu::model::DeviceArray<double> norm, norm_scratch;
+  SLUICE_RETURN_IF_ERROR(norm.Allocate(1));
+  SLUICE_RETURN_IF_ERROR(norm_scratch.Allocate(gpu::model::GlobalNormScratch()));
+  gpu::model::DeviceArray<float> features;
+  gpu::model::DeviceArray<int32_t> frames, labels, label_lengths;
+  void* st = stream->handle();
+  SLUICE_RETURN_IF_ERROR(features.Allocate(h.features.size()));
+  SLUICE_RETURN_IF_ERROR(features.Upload(h.features.data(), h.features.size(), st));
+  for (auto [dst, src] :
+       {std::pair{&frames, &h.frames}, {&labels, &h.labels}, {&label_lengths, &h.label_lengths}}) {
+    SLUICE_RETURN_IF_ERROR(dst->Allocate(src->size()));
+    SLUICE_RETURN_IF_ERROR(dst->Upload(src->data(), src->size(), st));
+  }
+  const gpu::model::CudaBatch cb{
+      features.data(), frames.data(), labels.data(), label_lengths.data(),
+      o.batch,         o.frames,      h.S_max};
+
+  *r = StepBenchResult();
+  r->device = gpu::DeviceDescription(0);
+  r->parameters = static_cast<int64_t>(model->num_parameters());
+  r->encoder_frames = reference::SubsampledLength(o.frames);
+  for (int32_t f : h.frames) {
+    r->frames_total += f;
+    r->encoder_frames_total += reference::SubsampledLength(f);
+  }
+  r->step_flops = TrainStepFlops(config, o.batch, o.frames);
+  r->peak_flops = PeakBf16Flops(r->device);
+  SLUICE_RETURN_IF_ERROR(stream->Synchronize());  // the uploads are not part of a step
+  for (int i = 0; i < o.warmup_steps + o.steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const reference::StepContext ctx{o.seed, static_cast<uint64_t>(i), true};
+    SLUICE_RETURN_IF_ERROR(model->Forward(cb, ctx, nullptr));
+    SLUICE_RETURN_IF_ERROR(model->ZeroGrad());
+    SLUICE_RETURN_IF_ERROR(model->Backward());
+    SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(
+        model->grads(), model->num_parameters(), o.clip, norm.data(), norm_scratch.data(), st));
+    SLUICE_RETURN_IF_ERROR(adam->Step(model->params(), model->grads(), o.lr, st));
+    float loss = 0;
+    SLUICE_RETURN_IF_ERROR(model->ReadForward(&loss));
+    double grad_norm = 0;
+    SLUICE_RETURN_IF_ERROR(norm.Download(&grad_norm, 1, st));  // synchronises the stream
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i >= o.warmup_steps) r->step_seconds.push_back(dt);
+    if (i == 0) r->first_loss = loss;
+    r->last_loss = loss;
+  }
+  r->gemm_fallbacks = static_cast<int64_t>(model->gemm_fallback_calls());
+  r->gemm_under_aligned = static_cast<int64_t>(model->gemm_under_aligned_calls());
+  return Status::OK();
+}
+
 constexpr DeviceBackend kBackend{SLUICE_DEVICE_NAME, &CudaLaunch::Open, &ConfigureCudaLoader,
-                                 &MakeCudaEngine};
+                                 &MakeCudaEngine, &BenchStep};
 
 }  // namespace
 

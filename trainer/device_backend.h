@@ -19,6 +19,7 @@
 #include "loader/options.h"
 #include "reference/model.h"
 #include "trainer/engine.h"
+#include "trainer/step_bench.h"
 
 namespace sluice::train {
 
@@ -45,6 +46,9 @@ struct DeviceBackend {
   Status (*make_engine)(const reference::ModelConfig& config, double weight_decay,
                         const Ranks& ranks, loader::Loader* loader,
                         std::unique_ptr<Engine>* out);
+  // sluice-bench step: options.warmup_steps + options.steps training steps of a synthetic batch
+  // on this process's first device (step_bench.h).
+  Status (*bench_step)(const StepBenchOptions& options, StepBenchResult* out);
 };
 
 // nullptr where that build of the engine is not part of this sluice-train.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_util.h"
@@ -88,6 +89,40 @@ TEST_F(TrainSimt, EpochLinesCountGemmFallbacksAndThereAreNone) {
   ASSERT_EQ(cpu.code, 0) << cpu.out;
   for (const auto& j : sluice::train_test::JsonLines(cpu.out))
     EXPECT_FALSE(j.contains("gemm_fallbacks")) << j.dump();
+}
+
+// sluice-bench step runs the device engine's step on a synthetic batch and reports what
+// tools/bench/asr_torch_step.py reports for PyTorch at the same shape: the same keys (the script's
+// PyTorch-only ones aside) and the same model (its parameter count, which the script checks
+// against docs/model.md), run here through Debian's torch on the CPU. The loss falls over the steps
+// and no GEMM is under-aligned on an odd subsampled length (103 frames -> 25) and vocabulary (29).
+TEST_F(TrainSimt, BenchStepReportsWhatTheTorchScriptReports) {
+  const std::string shape = " --preset tiny --vocab 29 --batch 3 --frames 103 --lengths uniform";
+  const Result sluice = Shell(Env("SLUICE_BENCH") + " step --device simt" + shape +
+                              " --steps 4 --warmup-steps 1 --json");
+  ASSERT_EQ(sluice.code, 0) << sluice.out;
+  const auto ours = sluice::train_test::JsonLines(sluice.out);
+  ASSERT_EQ(ours.size(), 1u) << sluice.out;
+  const nlohmann::json& j = ours[0];
+  EXPECT_LT(j["last_loss"].get<double>(), j["first_loss"].get<double>()) << j.dump();
+  EXPECT_EQ(j["gemm_fallbacks"].get<int64_t>(), 0) << j.dump();
+  EXPECT_EQ(j["gemm_under_aligned"].get<int64_t>(), 0) << j.dump();
+  EXPECT_GT(j["step_ms"].get<double>(), 0.0) << j.dump();
+
+  const Result torch = Shell("/usr/bin/python3 " + Env("SLUICE_SOURCE_ROOT") +
+                             "/tools/bench/asr_torch_step.py --device cpu --dtype fp32" + shape +
+                             " --steps 1 --warmup-steps 0 --threads 1 --json");
+  ASSERT_EQ(torch.code, 0) << torch.out;
+  const auto theirs = sluice::train_test::JsonLines(torch.out);
+  ASSERT_EQ(theirs.size(), 1u) << torch.out;
+  EXPECT_EQ(j["parameters"], theirs[0]["parameters"]);
+  EXPECT_EQ(j["encoder_frames"], theirs[0]["encoder_frames"]);
+  for (const auto& [key, value] : theirs[0].items()) {
+    if (key == "torch" || key == "compile" || key == "fused_adamw" || key == "attention" ||
+        key == "max_memory_gib")
+      continue;  // PyTorch's own settings
+    EXPECT_TRUE(j.contains(key)) << "sluice-bench step lacks the script's key " << key;
+  }
 }
 
 TEST_F(TrainSimt, CheckpointsMoveBetweenCpuAndSimt) {

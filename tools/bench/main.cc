@@ -17,6 +17,8 @@ void Usage(FILE* out) {
       "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
       "  feed       host-to-device feed: data wait, H2D GB/s pinned vs pageable, hidden-copy "
       "ratio\n"
+      "  step       one training step of the CTC model on the device: ms/step and MFU, the sluice\n"
+      "             side of tools/bench/asr_torch_step.py\n"
       "\n"
       "Run 'sluice-bench <command> --help' for the options of one command.\n"
       "docs/benchmarks.md explains the method.\n");
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   if (cmd == "features") return sluice::bench::RunFeatures(argc - 1, argv + 1);
   if (cmd == "epoch") return sluice::bench::RunEpoch(argc - 1, argv + 1);
   if (cmd == "feed") return sluice::bench::RunFeed(argc - 1, argv + 1);
+  if (cmd == "step") return sluice::bench::RunStep(argc - 1, argv + 1);
   std::fprintf(stderr, "sluice-bench: unknown command '%s'\n", cmd.c_str());
   Usage(stderr);
   return 2;
