@@ -5,7 +5,8 @@
 #    Python target (whatever CUDA, MPI or Python this machine has);
 #  - `meson install` would write exactly the SDK: the headers of LIST under include/sluice/,
 #    the static libraries, LIBDIR/pkgconfig/sluice.pc and LIBDIR/cmake/sluice/'s two files;
-#    nothing under bin/, no Python module (in a Debian dist-packages or anywhere).
+#    nothing under bin/, no Python module (in a Debian dist-packages or anywhere);
+#  - an option that asks for more than the SDK beside it is refused, not ignored.
 #
 #   sdk_only_test.sh MESON SOURCE_DIR LIST
 set -euo pipefail
@@ -53,4 +54,13 @@ if ! diff -u "$tmp/expected" "$tmp/installed" > "$tmp/diff"; then
     "sluice.pc and the CMake package (meson.build, cmake/meson.build)"
   status=1
 fi
+
+for option in -Dsdk=false -Dcuda=enabled -Dpython=enabled -Dfuzz=true; do
+  if "$meson" setup "$tmp/refused" "$source" -Dsdk_only=true "$option" > "$tmp/refused.log" 2>&1
+  then
+    echo "meson setup -Dsdk_only=true $option was accepted: the option would be ignored"
+    status=1
+  fi
+  rm -rf "$tmp/refused"
+done
 exit $status
