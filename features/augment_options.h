@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "base/fields.h"
+#include "../base/fields.h"
 
 namespace sluice::features {
 

@@ -3,8 +3,8 @@
 // reach the options alone, not the FFT, mel and window code.
 #pragma once
 
-#include "base/fields.h"
-#include "features/window_type.h"
+#include "../base/fields.h"
+#include "../features/window_type.h"
 
 namespace sluice::features {
 

@@ -2,7 +2,7 @@
 // from it so that spectrogram_options.h (installed with the SDK) needs no more.
 #pragma once
 
-#include "base/fields.h"
+#include "../base/fields.h"
 
 namespace sluice::features {
 

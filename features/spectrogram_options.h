@@ -3,9 +3,9 @@
 // that installs them, reach the options alone, not the FFT and window code.
 #pragma once
 
-#include "base/fields.h"
-#include "features/frame_convention.h"
-#include "features/window_type.h"
+#include "../base/fields.h"
+#include "../features/frame_convention.h"
+#include "../features/window_type.h"
 
 namespace sluice::features {
 

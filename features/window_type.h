@@ -2,7 +2,7 @@
 // headers (fbank_options.h, spectrogram_options.h) and the SDK that installs them need no more.
 #pragma once
 
-#include "base/fields.h"
+#include "../base/fields.h"
 
 namespace sluice::features {
 

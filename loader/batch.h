@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "loader/allocator.h"
-#include "loader/options.h"
+#include "../loader/allocator.h"
+#include "../loader/options.h"
 
 namespace sluice::loader {
 
@@ -58,12 +58,15 @@ class Batch {
   uint64_t epoch() const { return f_.epoch; }
   uint64_t index() const { return f_.index; }  // position in this rank's epoch, from 0
   size_t size() const { return f_.size; }      // rows
-  int64_t frames() const { return f_.frames; } // T: the longest row's frames
-  int dim() const { return f_.dim; }           // F: feature bins (1 for raw audio, 0 for text)
+  int64_t frames() const { return f_.frames; }  // T: the longest row's frames
+  int dim() const { return f_.dim; }            // F: feature bins (1 for raw audio, 0 for text)
   DType dtype() const { return f_.dtype; }
 
   const void* features() const { return f_.features.data(); }
-  size_t features_bytes() const { return f_.size * f_.frames * f_.dim * DTypeSize(f_.dtype); }
+  size_t features_bytes() const {
+    return f_.size * static_cast<size_t>(f_.frames) * static_cast<size_t>(f_.dim) *
+           DTypeSize(f_.dtype);
+  }
   // features() as float; nullptr unless dtype() is kFloat32.
   const float* features_f32() const {
     return f_.dtype == DType::kFloat32 ? static_cast<const float*>(f_.features.data()) : nullptr;

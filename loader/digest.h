@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "loader/batch.h"
-#include "shards/checksum.h"
+#include "../loader/batch.h"
+#include "../shards/checksum.h"
 
 namespace sluice::loader {
 

@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
-#include "base/fields.h"
-#include "base/status.h"
-#include "features/fbank_options.h"
-#include "features/spectrogram_options.h"
+#include "../base/fields.h"
+#include "../base/status.h"
+#include "../features/fbank_options.h"
+#include "../features/spectrogram_options.h"
 
 namespace sluice::loader {
 

@@ -28,11 +28,11 @@
 #include <memory>
 #include <string>
 
-#include "base/status.h"
-#include "loader/batch.h"
-#include "loader/options.h"
-#include "loader/resume.h"
-#include "loader/stats.h"
+#include "../base/status.h"
+#include "../loader/batch.h"
+#include "../loader/options.h"
+#include "../loader/resume.h"
+#include "../loader/stats.h"
 
 namespace sluice::loader {
 
@@ -89,7 +89,10 @@ class Loader {
   virtual Status Start(const ResumeState& state) = 0;
   // This world's epoch `epoch` from batch `start_batch`.
   Status Start(uint64_t epoch, uint64_t start_batch) {
-    return Start(ResumeState{epoch, start_batch});
+    ResumeState state;
+    state.epoch = epoch;
+    state.batches = start_batch;
+    return Start(state);
   }
   Status Start(uint64_t epoch) { return Start(epoch, 0); }
 

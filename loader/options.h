@@ -21,12 +21,12 @@
 #include <string_view>
 #include <vector>
 
-#include "base/fields.h"
-#include "base/status.h"
-#include "features/augment_options.h"
-#include "loader/allocator.h"
-#include "loader/feature_args.h"
-#include "storage/options.h"
+#include "../base/fields.h"
+#include "../base/status.h"
+#include "../features/augment_options.h"
+#include "../loader/allocator.h"
+#include "../loader/feature_args.h"
+#include "../storage/options.h"
 
 namespace sluice::loader {
 

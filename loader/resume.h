@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
+#include "../base/status.h"
 
 namespace sluice::loader {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
-#include "shards/storage_counters.h"
+#include "../shards/storage_counters.h"
 
 namespace sluice::loader {
 
@@ -62,7 +62,8 @@ struct EpochStats {
                                      // block cache hits, misses and bytes; zero for local ones
 
   double padding_waste() const {
-    return padded_frames ? 1.0 - static_cast<double>(frames) / padded_frames : 0.0;
+    return padded_frames ? 1.0 - static_cast<double>(frames) / static_cast<double>(padded_frames)
+                         : 0.0;
   }
   nlohmann::json ToJson() const;  // callers include <nlohmann/json.hpp> to use it
 };

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/fields.h"
+#include "../base/fields.h"
 
 namespace sluice::storage {
 

@@ -1,31 +1,36 @@
-// The loop a trainer writes around sluice's loader (docs/loader.md). Build against the installed
-// library or as a Meson subproject:
+// The loop a trainer writes around sluice's loader (docs/loader.md). Build it against the
+// installed SDK with pkg-config or CMake (CMakeLists.txt beside it), or as a Meson subproject
+// (`dependency('sluice')`):
 //
 //   c++ -std=c++20 train_loop.cc $(pkg-config --cflags --libs sluice) -o train_loop
+//   cmake -S . -B build && cmake --build build
 //
 // The test suite builds and runs it on a tiny dataset, in the build tree and (suite `install`)
-// against an installed tree.
+// against an installed tree, where it compiles with -Wall -Wextra -Wconversion -Wsign-conversion.
 //
 //   train_loop DATASET_DIR [RESUME_STATE_JSON]
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "loader/loader.h"
+#include <sluice/loader/loader.h>
 
 namespace {
 
 // Stands in for a training step: here, the mean of the real (unpadded) feature frames.
 double TrainStep(const sluice::loader::Batch& batch) {
   const float* x = batch.features_f32();
+  const auto dim = static_cast<size_t>(batch.dim());
+  const size_t row_floats = static_cast<size_t>(batch.frames()) * dim;
   double sum = 0;
-  int64_t count = 0;
+  size_t count = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    const float* row = x + i * batch.frames() * batch.dim();
-    for (int64_t k = 0; k < batch.lengths()[i] * batch.dim(); ++k) sum += row[k];
-    count += batch.lengths()[i] * batch.dim();
+    const float* row = x + i * row_floats;
+    const size_t n = static_cast<size_t>(batch.lengths()[i]) * dim;  // the unpadded frames
+    for (size_t k = 0; k < n; ++k) sum += row[k];
+    count += n;
   }
-  return count ? sum / count : 0.0;
+  return count ? sum / static_cast<double>(count) : 0.0;
 }
 
 sluice::Status Train(const std::string& dir, sluice::loader::ResumeState state) {

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # `pip install .` configures with -Dsdk=false: the wheel holds the Python package and the tools,
 # and no part of the C++ SDK. Configures the source tree so (no compile: the options decide what
-# is installed) and fails when anything would be installed under include/, a static library or
-# a pkg-config file: on a CUDA build gpu/'s headers and library were, and they include loader/
-# and comm/ headers that such an install does not have.
+# is installed) and fails when anything would be installed under include/, a static library, a
+# pkg-config file or a CMake package.
 #
 #   no_sdk_test.sh MESON SOURCE_DIR
 set -euo pipefail
@@ -19,7 +18,7 @@ fi
 "$meson" introspect "$tmp/build" --installed |
   python3 -c 'import json, sys; print("\n".join(sorted(json.load(sys.stdin).values())))' \
     > "$tmp/installed"
-if grep -E '/include/|\.a$|\.pc$' "$tmp/installed" > "$tmp/sdk"; then
+if grep -E '/include/|\.a$|\.pc$|/cmake/' "$tmp/installed" > "$tmp/sdk"; then
   echo "-Dsdk=false still installs part of the SDK:"
   sed 's/^/  /' "$tmp/sdk"
   echo "HINT: guard the install (install_headers, install: of a library) with get_option('sdk')"
