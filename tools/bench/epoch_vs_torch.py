@@ -17,7 +17,9 @@ Interleaved, in one run: --rounds rounds, each running both sides back to back (
 alternates), and the ratio taken within each round. A round's sluice figure is the median of its
 --epochs epochs; the DataLoader runs one epoch per round. Prints each round (with the CPU
 utilisation of each side: far below the core count means another process had the cores), then
-the median, minimum and maximum over the rounds, and a line of versions to quote with them.
+the median, minimum and maximum over the rounds, and a line of versions to quote with them. The
+ratio per core-second divides each side's h/s by its CPU utilisation: audio per second of CPU it
+got, less moved by other processes than the wall-clock ratio.
 
 Runs with PyPI's torch in the benchmark venv (`./run.sh bench-venv`, docs/benchmarks.md) or with
 Debian's python3 (python3-torch 1.13, python3-torchaudio, python3-soundfile):
@@ -194,13 +196,18 @@ def main():
                 got["sluice"], cmd = run_sluice(args, args.workers)
                 got["sluice_1_thread"], _ = run_sluice(args, 1)
         got["ratio"] = got["sluice"]["hours_per_second"] / got["torch"]["hours_per_second"]
+        # Audio per core-second: what each side did with the CPU it got, which a shared machine's
+        # load moves less than wall-clock throughput.
+        per_core = lambda r: r["hours_per_second"] / max(r["cpu_utilisation"], 1e-9)
+        got["ratio_per_core_second"] = per_core(got["sluice"]) / per_core(got["torch"])
         got["load_average"] = os.getloadavg()[0]
         t, s, s1 = got["torch"], got["sluice"], got["sluice_1_thread"]
         print(f"round {r + 1}: PyTorch {t['hours_per_second']:.4f} h/s ({t['wall_seconds']:.1f} s, "
               f"cpu {t['cpu_utilisation']:.0%}); sluice {args.workers} threads "
               f"{s['hours_per_second']:.4f} h/s ({s['wall_seconds']:.2f} s, "
               f"cpu {s['cpu_utilisation']:.0%}), 1 thread {s1['hours_per_second']:.4f} h/s; "
-              f"sluice / PyTorch {got['ratio']:.1f}x; load average {got['load_average']:.1f}",
+              f"sluice / PyTorch {got['ratio']:.1f}x, per core-second "
+              f"{got['ratio_per_core_second']:.1f}x; load average {got['load_average']:.1f}",
               flush=True)
         rounds.append(got)
 
@@ -219,6 +226,8 @@ def main():
           + fmt(spread([g["sluice_1_thread"]["hours_per_second"] for g in rounds])))
     print(f"ratio sluice / PyTorch at {args.workers} cores, median of {args.rounds} rounds: "
           + fmt(spread([g["ratio"] for g in rounds])))
+    print(f"ratio per core-second (h/s over CPU utilisation), median of {args.rounds} rounds: "
+          + fmt(spread([g["ratio_per_core_second"] for g in rounds])))
     print("sluice command: " + " ".join(cmd))
     json.dump({"versions": v, "rounds": rounds}, sys.stderr)
     sys.stderr.write("\n")
