@@ -705,7 +705,7 @@ def run_bench(args):
         dt = time.perf_counter() - t0
         if i >= args.warmup_steps:
             times.append(dt)
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     step_s = statistics.median(times)
     frames_total = int(frames.sum())
     out_total = sum(subsampled_length(int(f)) for f in frames.tolist())
