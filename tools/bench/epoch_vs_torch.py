@@ -109,10 +109,11 @@ def worker_init(_):
 
 def run_torch(args):
     torch.set_num_threads(1)
+    corpus = Corpus(args.manifest, args.limit, getattr(args, "resample", "kernel"))
     loader = torch.utils.data.DataLoader(
-        Corpus(args.manifest, args.limit, getattr(args, "resample", "kernel")), batch_size=args.batch_size, shuffle=True,
-        num_workers=args.workers, collate_fn=collate, worker_init_fn=worker_init,
-        prefetch_factor=2, persistent_workers=False)
+        corpus, batch_size=args.batch_size, shuffle=True, num_workers=args.workers,
+        collate_fn=collate, worker_init_fn=worker_init, prefetch_factor=2,
+        persistent_workers=False)
     cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     seconds = 0.0
@@ -123,7 +124,8 @@ def run_torch(args):
         seconds += batch[3]
         batches += 1
     wall = time.perf_counter() - t0
-    del loader  # the workers exit (persistent_workers=False): their CPU time is reaped
+    # Without persistent_workers the exhausted iterator has joined its workers, so their CPU
+    # time is in RUSAGE_CHILDREN now.
     return {"hours": seconds / 3600, "wall_seconds": wall, "batches": batches,
             "hours_per_second": seconds / 3600 / wall,
             "cpu_utilisation": (cpu_seconds() - cpu0) / wall}
