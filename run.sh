@@ -91,6 +91,40 @@ tools_venv() {
     echo "run.sh: could not install moto into $venv: the S3 tests will skip" >&2
 }
 
+# The benchmark venv (docs/benchmarks.md, "The benchmark venv"): PyPI's torch and torchaudio as
+# users install them, so that tools/bench/*.py compare sluice with what users run rather than
+# Debian's torch 1.13. torchaudio 2.11.0 is PyPI's newest and goes with torch 2.11.0 only: pip
+# installs it beside torch 2.15.0 (it declares no torch requirement), but then `import torchaudio`
+# stops ("compiled with different CUDA versions": 13.2 against 13.0). Hence torch 2.11.0.
+# PyPI's Linux torch is the CUDA build: `import torch` needs the nvidia-* wheels (about 2.2 GB)
+# even on a CPU, so they come with it. No --system-site-packages: Debian's torch would shadow.
+BENCH_PIP=("torch==2.11.0" "torchaudio==2.11.0" "numpy==2.4.6" "soundfile==0.14.0")
+bench_venv() {
+  local venv=build/venv-bench
+  install_deps
+  if [ ! -f build/build.ninja ]; then
+    log "configuring build"
+    with_ccache meson setup build >/dev/null
+  fi
+  # sluice itself: the extension module that build/ compiles with Debian's python3 (the same
+  # CPython 3.11 ABI as the venv's), imported through a .pth file, and the tools the scripts run.
+  local targets
+  targets=$(ninja -C build -t targets all |
+    grep -E '^(python/sluice/[^/ ]*|tools/(sluice-bench|shardify)):' | cut -d: -f1)
+  log "building sluice-bench, shardify and the Python package in build/"
+  # shellcheck disable=SC2086
+  ninja -C build $targets
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  log "pip install ${BENCH_PIP[*]} into $venv"
+  "$venv/bin/pip" install -q "${BENCH_PIP[@]}"
+  local site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$PWD/build/python" >"$site/sluice-build.pth"
+  "$venv/bin/python" -c 'import sluice, torch, torchaudio, numpy, soundfile
+print("bench venv: torch", torch.__version__, "torchaudio", torchaudio.__version__, "numpy",
+      numpy.__version__, "soundfile", soundfile.__version__, "sluice from", sluice.__file__)'
+}
+
 # build DIR [meson options...]
 build() {
   local dir=$1; shift
@@ -223,6 +257,7 @@ usage: ./run.sh demo              generate a sample corpus, shardify it, print a
        ./run.sh test [--sanitize] build and run the whole test suite (ASan+UBSan build with --sanitize)
        ./run.sh test --tsan       the loader, shardify and feeder suites under ThreadSanitizer
        ./run.sh fuzz [SECONDS]    run every fuzz target of tests/fuzz for SECONDS (30) each (clang)
+       ./run.sh bench-venv        build/venv-bench: PyPI torch + torchaudio and sluice, for tools/bench
 USAGE
 }
 
@@ -230,6 +265,7 @@ case "${1:-}" in
   demo) shift; cmd_demo "$@" ;;
   test) shift; cmd_test "$@" ;;
   fuzz) shift; cmd_fuzz "$@" ;;
+  bench-venv) shift; bench_venv ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

@@ -534,6 +534,7 @@ def compare_with_harness(args, c, flat):
             loss, losses = ctc_mean_loss(lp.to(tdtype), out_len, labels, label_len)
             loss.backward()
             g = flat_grads(model, c)
+            loss = loss.detach()  # torch 2.x warns when a tensor that requires grad becomes a float
             dl = abs(float(loss) - cpp_loss) / max(1.0, abs(cpp_loss))
             dls = float(np.max(np.abs(losses.detach().double().numpy() - cpp_losses))) / max(1.0, abs(cpp_loss))
             dg = float(np.max(np.abs(g - cpp_grads))) / max(1e-30, float(np.max(np.abs(cpp_grads))))
@@ -704,7 +705,7 @@ def run_bench(args):
         dt = time.perf_counter() - t0
         if i >= args.warmup_steps:
             times.append(dt)
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     step_s = statistics.median(times)
     frames_total = int(frames.sum())
     out_total = sum(subsampled_length(int(f)) for f in frames.tolist())

@@ -7,8 +7,8 @@ Three sides, each in its own process, one after the other, on the same dataset a
            batch's features and lengths become tensors (torch.from_dlpack) and are read
            (sum of the lengths), as a training step would take them
   torch    tools/bench/epoch_vs_torch.py's DataLoader (soundfile + torchaudio kaldi fbank + pad)
-           with N worker processes over the corpus's manifest (needs python3-torchaudio and
-           python3-soundfile, which CI does not install)
+           with N worker processes over the corpus's manifest (needs torchaudio and soundfile,
+           which CI does not install)
 
 Each side runs twice: once for its speed, hours of audio per second (the best of --epochs
 epochs for cpp and python, as epoch_vs_torch.py does for cpp; the DataLoader runs one epoch),
@@ -17,7 +17,11 @@ and once for its peak memory, the whole process tree sampled every 50 ms as the 
 not once per process) and as the sum of RSS. Apart, because reading /proc/PID/smaps_rollup
 takes the process's memory-map lock and slowed the sampled side by a quarter.
 
-  /usr/bin/python3 tools/bench/epoch_python.py --manifest CORPUS/manifest.jsonl --dataset DIR
+With PyPI's torch: the benchmark venv (`./run.sh bench-venv`, docs/benchmarks.md) imports sluice
+from build/python; with Debian's python3 (torch 1.13), PYTHONPATH=build/python does.
+
+  build/venv-bench/bin/python tools/bench/epoch_python.py --manifest CORPUS/manifest.jsonl --dataset DIR
+  PYTHONPATH=build/python /usr/bin/python3 tools/bench/epoch_python.py --manifest ... --dataset DIR
 """
 import argparse
 import json

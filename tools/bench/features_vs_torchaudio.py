@@ -9,7 +9,9 @@ folder. torchaudio.compliance.kaldi.fbank (80 bins, dither 0) or torch.stft (Dee
 hop 80, periodic Hamming, |X|, log1p, normalised) runs on them clip after clip with
 torch.set_num_threads(T); then sluice-bench runs on the same files with --threads T (a clip per
 thread, as the loader does). Both start from decoded samples and report their fastest pass.
-Prints clips/s for each and the ratio.
+Prints clips/s for each and the ratio, after a line of versions to quote with them. Runs with
+PyPI's torch in the benchmark venv (build/venv-bench/bin/python, `./run.sh bench-venv`) or with
+Debian's python3 (python3-torch 1.13, python3-torchaudio, python3-soundfile).
 """
 import argparse
 import json
@@ -23,6 +25,7 @@ import time
 import numpy as np
 import soundfile
 import torch
+import torchaudio
 import torchaudio.compliance.kaldi as kaldi
 
 
@@ -113,6 +116,10 @@ def main():
     if not os.path.exists(args.bench):
         sys.exit(f"{args.bench}: not found; build it (ninja -C build tools/sluice-bench) or pass --bench")
     kinds = ["fbank", "spectrogram"] if args.features == "both" else [args.features]
+    # What the figures were measured with: quote this line with them.
+    print(f"versions: python {sys.version.split()[0]}, torch {torch.__version__}, torchaudio "
+          f"{torchaudio.__version__}, numpy {np.__version__}; {os.cpu_count()} cores, load "
+          f"average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="sluice-vs-torch-") as tmp:
         results = [run(k, args, tmp) for k in kinds]
     if args.json:

@@ -1,0 +1,66 @@
+"""The comparison scripts of tools/bench run and report what docs/benchmarks.md quotes. Nothing
+here is timed: the figures are printed, never asserted (docs/benchmarks.md, "Method")."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import wave
+
+import numpy as np
+import pytest
+
+from conftest import tool, write_wav
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench")
+
+
+def test_plain_16k_corpus_makes_16k_mono_wav_of_every_clip(tmp_path):
+    if shutil.which("sox") is None:
+        pytest.skip("sox is not installed (run.sh installs it)")
+    src = tmp_path / "src"
+    src.mkdir()
+    t = np.arange(22050) / 22050
+    write_wav(src / "a.wav", 0.3 * np.sin(2 * np.pi * 220 * t), rate=22050)  # 1 s at 22.05 kHz
+    # 0.5 s of stereo FLAC at 44.1 kHz, made by sox as make-sample-corpus makes its own
+    write_wav(src / "b-mono.wav", 0.3 * np.sin(2 * np.pi * 330 * t[:11025]), rate=22050)
+    subprocess.run(["sox", str(src / "b-mono.wav"), "-r", "44100", "-c", "2", str(src / "b.flac")],
+                   check=True)
+    with open(src / "manifest.jsonl", "w") as f:
+        f.write(json.dumps({"audio_filepath": "a.wav", "text": "one", "id": "a"}) + "\n")
+        f.write("{not json\n")  # a corpus made with --bad has such lines: skipped
+        f.write(json.dumps({"audio_filepath": "b.flac", "text": "two", "id": "b"}) + "\n")
+    out = tmp_path / "plain"
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "plain_16k_corpus.py"), "--manifest",
+                        str(src / "manifest.jsonl"), "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(l) for l in open(out / "manifest.jsonl")]
+    assert [(j["id"], j["text"], j["audio_filepath"]) for j in lines] == [
+        ("a", "one", "audio/a.wav"), ("b", "two", "audio/b.wav")]
+    for j, seconds in zip(lines, (1.0, 0.5)):
+        with wave.open(str(out / j["audio_filepath"])) as w:
+            assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (16000, 1, 2)
+            assert abs(w.getnframes() / 16000 - seconds) < 0.01
+        assert abs(j["duration"] - seconds) < 0.01
+
+
+def test_epoch_vs_torch_interleaves_rounds_and_reports_medians(corpus, dataset):
+    for module in ("torch", "torchaudio", "soundfile"):
+        pytest.importorskip(module)
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "epoch_vs_torch.py"), "--manifest",
+                        corpus, "--dataset", dataset, "--bench", tool("sluice-bench"),
+                        "--rounds", "2", "--epochs", "1", "--batch-size", "16"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0].startswith("versions: python ") and " torch " in out[0]
+    assert [l.split(":")[0] for l in out if l.startswith("round ")] == ["round 1", "round 2"]
+    assert any(l.startswith("ratio sluice / PyTorch at 2 cores, median of 2 rounds: ") for l in out)
+    assert any(l.startswith("ratio per core-second") for l in out)
+    report = json.loads(r.stderr.strip().splitlines()[-1])
+    assert len(report["rounds"]) == 2
+    for g in report["rounds"]:
+        # Both sides read the whole corpus: the same 80 clips, as hours of audio.
+        assert g["torch"]["hours"] == pytest.approx(g["sluice"]["audio_seconds"] / 3600, rel=1e-3)
+        assert g["ratio"] > 0 and g["ratio_per_core_second"] > 0
