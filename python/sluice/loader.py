@@ -25,6 +25,37 @@ def default_rank_world():
     return rank, world
 
 
+# The launchers' count of ranks on this node, in the order comm/launch_env.h reads the ranks:
+# torchrun, Open MPI, MPICH/Hydra, Slurm (set with --ntasks-per-node).
+LOCAL_WORLD_VARIABLES = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                         "SLURM_NTASKS_PER_NODE")
+
+
+def default_threads():
+    """Decode threads of a Loader given no ``threads``: this process's usable cores (affinity
+    mask and cgroup quota) shared by the ranks of its node, at least 1.
+
+    The ranks a launcher starts on one node (torchrun --nproc-per-node N) each see every core;
+    each taking all of them would run N times as many threads as cores. The node's rank count is
+    the first of LOCAL_WORLD_SIZE (torchrun), OMPI_COMM_WORLD_LOCAL_SIZE (mpirun),
+    MPI_LOCALNRANKS (MPICH) and SLURM_NTASKS_PER_NODE (srun) that is set; none: 1, all the cores.
+    """
+    local = 1
+    for name in LOCAL_WORLD_VARIABLES:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        try:
+            local = int(value)
+        except ValueError:
+            local = 0
+        if local < 1:
+            raise ValueError(f"{name}={value!r}: expected the number of ranks on this node, an "
+                             "int >= 1. HINT: pass threads= to sluice.Loader to choose them")
+        break
+    return max(1, _sluice.usable_cores() // local)
+
+
 def _sources(path):
     """[(location, weight)] from a path or URL, a {path: weight} dict or (path, weight) pairs."""
     if isinstance(path, (str, os.PathLike)):
@@ -81,8 +112,12 @@ class Loader:
     loader and feature flags (sluice-bench epoch --help, sluice-train --help) without their
     dashes, '-' as '_': ``features="fbank"``, ``num_mel_bins=80``, ``max_frames=20000``,
     ``dtype="bf16"``, ``threads=4``, ``spec_augment=True``, ``cmvn="mean-var"``, ... and
-    ``shuffle``. ``sluice.loader_keywords()`` lists them all. rank and world default to
-    torch.distributed's when it is initialised, else to the launcher's environment variables.
+    ``shuffle``. ``sluice.loader_keywords()`` lists them all. A misspelled keyword raises
+    TypeError with the close ones; a keyword that does not apply to the dataset (``batch_size``,
+    packing's, on audio: ``max_batch_size``) raises InvalidArgumentError naming the one that
+    does. ``threads`` defaults to default_threads(): the usable cores shared by the node's
+    ranks (LOCAL_WORLD_SIZE under torchrun). rank and world default to torch.distributed's
+    when it is initialised, else to the launcher's environment variables.
 
     Iterating yields sluice.Batch objects for epoch ``set_epoch(e)`` (default 0), the same on
     every iteration until set_epoch changes it (as torch's DistributedSampler). Their arrays
@@ -114,6 +149,9 @@ class Loader:
         if rank is None:
             rank, world = default_rank_world()
         options.setdefault("consumer_batches", DEFAULT_CONSUMER_BATCHES)
+        threads = options.get("threads", 0)
+        if type(threads) is int and threads == 0:  # a wrong type is the table's TypeError
+            options["threads"] = default_threads()
         options.update(seed=seed, rank=rank, world=world)
         if pin_memory is None:
             hooks = _pin_hooks()
