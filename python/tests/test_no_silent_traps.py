@@ -152,3 +152,19 @@ def test_default_threads_share_the_cores_between_local_ranks(dataset, monkeypatc
     loader = sluice.Loader(dataset, seed=1, threads=3, max_frames=1500)
     next(iter(loader))
     assert loader.stats()["threads"] == 3
+
+
+# --- int16 samples are PCM, not [-1, 1] floats -----------------------------------------------------
+def test_int16_samples_are_read_as_pcm_and_other_integers_are_refused():
+    import torch
+
+    rng = np.random.default_rng(3)
+    pcm = (rng.standard_normal(16000) * 3000).astype(np.int16)
+    as_float = pcm.astype(np.float32) / 32768.0  # soundfile.read's scale
+    for fn in (sluice.features.fbank, sluice.features.spectrogram):
+        expected = fn(as_float, 16000)
+        np.testing.assert_array_equal(fn(pcm, 16000), expected)
+        np.testing.assert_array_equal(fn(torch.from_numpy(pcm), 16000).numpy(), expected)
+        for dtype in (np.int32, np.uint8):
+            with pytest.raises(TypeError, match=f"{np.dtype(dtype).name}.*int16 PCM or float"):
+                fn(pcm.astype(dtype), 16000)
