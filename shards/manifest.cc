@@ -44,7 +44,7 @@ Status NoManifest(const Storage& storage, const std::string& path) {
       return Status::NotFound(path + ": no manifest: shardify did not finish writing this " +
                               "dataset (" + mark + " is there). HINT: re-run the same shardify " +
                               "command with --resume, or wait for the run writing it to finish");
-  return Status::NotFound(storage.location() + ": not a dataset directory: no " + kManifestName +
+  return Status::NotFound(storage.location() + ": not a dataset directory: no " + path +
                           ", and shardify never wrote here (no journal of an unfinished run). " +
                           "HINT: give the directory shardify audio|text wrote (its --out)");
 }
