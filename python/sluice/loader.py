@@ -1,5 +1,6 @@
 """sluice.Loader: the C++ loader as a Python iterable of zero-copy batches (docs/python.md)."""
 import json
+import operator
 import os
 import sys
 
@@ -82,6 +83,22 @@ def _sources(path):
             raise TypeError(f"path[{i}] weight: expected a number, got {type(weight).__name__}")
         out.append((os.fspath(where), float(weight)))
     return out
+
+
+def _plain_state(value, path="state"):
+    """``value`` with JSON's types only, for ResumeState's JSON: a count that came back from a
+    checkpoint as a numpy integer or a 0-d tensor (np.savez, torch.save) becomes an int; any other
+    object is a TypeError naming its field, as the C++ checks name theirs."""
+    if isinstance(value, dict):
+        return {k: _plain_state(v, f"{path}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_state(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{path}: expected an int, got {type(value).__name__}") from None
 
 
 def _pin_hooks():
@@ -204,7 +221,7 @@ class Loader:
         a resume at another size would lose or repeat records, so it is refused."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected dict, got {type(state).__name__}")
-        text = _sluice.check_resume_state(json.dumps(state))
+        text = _sluice.check_resume_state(json.dumps(_plain_state(state)))
         checked = json.loads(text)
         if "world" not in checked and (checked["batches"] > 0 or "earlier" in checked):
             raise ValueError(

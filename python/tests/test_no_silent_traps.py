@@ -168,3 +168,19 @@ def test_int16_samples_are_read_as_pcm_and_other_integers_are_refused():
         for dtype in (np.int32, np.uint8):
             with pytest.raises(TypeError, match=f"{np.dtype(dtype).name}.*int16 PCM or float"):
                 fn(pcm.astype(dtype), 16000)
+
+
+def test_a_state_of_numpy_or_tensor_counts_loads_and_another_object_is_named(dataset):
+    import torch
+
+    loader = sluice.Loader(dataset, seed=1, max_frames=1500)
+    it = iter(loader)
+    next(it)
+    next(it)
+    saved = loader.state_dict()
+    # a checkpoint's state can come back with numpy or tensor counts (np.savez, torch.save)
+    loader.load_state_dict({"epoch": np.int64(saved["epoch"]), "batches": torch.tensor(2),
+                            "world": np.int32(1)})
+    assert loader.state_dict() == saved
+    with pytest.raises(TypeError, match=r"state\['batches'\]: expected an int, got object"):
+        loader.load_state_dict({"epoch": 0, "batches": object(), "world": 1})
