@@ -33,6 +33,22 @@ Status ParseHex64(const std::string& hex, const char* key, const std::string& wh
   return Status::OK();
 }
 
+// The error for a location without manifest.json: what it is instead. A file or a missing path
+// says so; a directory that shardify's journal or lock shows an unfinished run in is to be
+// resumed; any other directory never was shardify's output, and --resume would not help it.
+Status NoManifest(const Storage& storage, const std::string& path) {
+  SLUICE_RETURN_IF_ERROR(storage.CheckIsDirectory());
+  std::string unused;
+  for (const char* mark : {kShardifyJournalName, kShardifyLockName})
+    if (storage.ReadFile(mark, &unused).ok())
+      return Status::NotFound(path + ": no manifest: shardify did not finish writing this " +
+                              "dataset (" + mark + " is there). HINT: re-run the same shardify " +
+                              "command with --resume, or wait for the run writing it to finish");
+  return Status::NotFound(storage.location() + ": not a dataset directory: no " + path +
+                          ", and shardify never wrote here (no journal of an unfinished run). " +
+                          "HINT: give the directory shardify audio|text wrote (its --out)");
+}
+
 }  // namespace
 
 double Manifest::seconds() const {
@@ -177,11 +193,7 @@ Status LoadManifest(const Storage& storage, Manifest* m) {
   const std::string path = storage.Where(kManifestName);
   std::string text;
   Status s = storage.ReadFile(kManifestName, &text);
-  if (s.IsNotFound()) {
-    return Status::NotFound(path +
-                            ": no manifest (not a dataset directory, or shardify did not finish: "
-                            "HINT: re-run shardify with --resume)");
-  }
+  if (s.IsNotFound()) return NoManifest(storage, path);
   SLUICE_RETURN_IF_ERROR(s);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::Corruption(path + ": not valid JSON");

@@ -17,6 +17,10 @@ namespace sluice::shards {
 
 inline constexpr int kManifestVersion = 1;
 inline constexpr const char* kManifestName = "manifest.json";
+// What shardify leaves in its output directory until a run finishes (its journal, and its lock if
+// it crashed): a directory without a manifest that holds one is an interrupted run, to resume.
+inline constexpr const char* kShardifyJournalName = ".shardify-journal.jsonl";
+inline constexpr const char* kShardifyLockName = ".shardify.lock";
 
 struct ShardEntry {
   std::string file;        // name relative to the dataset directory

@@ -31,6 +31,10 @@ class Storage {
   virtual Status OpenFile(const std::string& name, uint64_t expected_size,
                           std::unique_ptr<RandomAccessFile>* out) const = 0;
   virtual StorageCounters Counters() const { return {}; }
+  // Why location() cannot be a dataset, for the error of a missing manifest.json: a local path
+  // that is a file ("... is a file ...", with a hint) or does not exist. OK for a directory, and
+  // where the storage cannot tell (a URL prefix is no object of its own).
+  virtual Status CheckIsDirectory() const { return Status::OK(); }
 };
 
 // A local dataset directory.

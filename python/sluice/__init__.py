@@ -12,10 +12,10 @@ shardify command; sluice.TorchDataset (import torch first) adapts a Loader to
 torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=0).
 """
 from . import errors, features
-from ._sluice import Array, Batch
+from ._sluice import Array, Batch, usable_cores
 from .errors import (CorruptionError, Error, InvalidArgumentError, IOError, NotFoundError,
                      ShardifyError, UnsupportedError)
-from .loader import Loader, default_rank_world
+from .loader import Loader, default_rank_world, default_threads
 from .shardify import shardify
 
 __version__ = "0.1.0"
@@ -23,7 +23,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "Batch", "CorruptionError", "Error", "InvalidArgumentError", "IOError", "Loader",
     "NotFoundError", "ShardifyError", "TorchDataset", "UnsupportedError", "default_rank_world",
-    "errors", "features", "loader_keywords", "shardify", "to_torch",
+    "default_threads", "errors", "features", "loader_keywords", "shardify", "to_torch",
+    "usable_cores",
 ]
 
 

@@ -1,5 +1,6 @@
 """sluice.Loader: the C++ loader as a Python iterable of zero-copy batches (docs/python.md)."""
 import json
+import operator
 import os
 import sys
 
@@ -23,6 +24,37 @@ def default_rank_world():
         return dist.get_rank(), dist.get_world_size()
     rank, world, _ = _sluice.launch_env()
     return rank, world
+
+
+# The launchers' count of ranks on this node, in the order comm/launch_env.h reads the ranks:
+# torchrun, Open MPI, MPICH/Hydra, Slurm (set with --ntasks-per-node).
+LOCAL_WORLD_VARIABLES = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                         "SLURM_NTASKS_PER_NODE")
+
+
+def default_threads():
+    """Decode threads of a Loader given no ``threads``: this process's usable cores (affinity
+    mask and cgroup quota) shared by the ranks of its node, at least 1.
+
+    The ranks a launcher starts on one node (torchrun --nproc-per-node N) each see every core;
+    each taking all of them would run N times as many threads as cores. The node's rank count is
+    the first of LOCAL_WORLD_SIZE (torchrun), OMPI_COMM_WORLD_LOCAL_SIZE (mpirun),
+    MPI_LOCALNRANKS (MPICH) and SLURM_NTASKS_PER_NODE (srun) that is set; none: 1, all the cores.
+    """
+    local = 1
+    for name in LOCAL_WORLD_VARIABLES:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        try:
+            local = int(value)
+        except ValueError:
+            local = 0
+        if local < 1:
+            raise ValueError(f"{name}={value!r}: expected the number of ranks on this node, an "
+                             "int >= 1. HINT: pass threads= to sluice.Loader to choose them")
+        break
+    return max(1, _sluice.usable_cores() // local)
 
 
 def _sources(path):
@@ -53,6 +85,22 @@ def _sources(path):
     return out
 
 
+def _plain_state(value, path="state"):
+    """``value`` with JSON's types only, for ResumeState's JSON: a count that came back from a
+    checkpoint as a numpy integer or a 0-d tensor (np.savez, torch.save) becomes an int; any other
+    object is a TypeError naming its field, as the C++ checks name theirs."""
+    if isinstance(value, dict):
+        return {k: _plain_state(v, f"{path}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_state(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{path}: expected an int, got {type(value).__name__}") from None
+
+
 def _pin_hooks():
     """(register, unregister) for pinned host memory, or None without CUDA."""
     torch = sys.modules.get("torch")
@@ -81,8 +129,12 @@ class Loader:
     loader and feature flags (sluice-bench epoch --help, sluice-train --help) without their
     dashes, '-' as '_': ``features="fbank"``, ``num_mel_bins=80``, ``max_frames=20000``,
     ``dtype="bf16"``, ``threads=4``, ``spec_augment=True``, ``cmvn="mean-var"``, ... and
-    ``shuffle``. ``sluice.loader_keywords()`` lists them all. rank and world default to
-    torch.distributed's when it is initialised, else to the launcher's environment variables.
+    ``shuffle``. ``sluice.loader_keywords()`` lists them all. A misspelled keyword raises
+    TypeError with the close ones; a keyword that does not apply to the dataset (``batch_size``,
+    packing's, on audio: ``max_batch_size``) raises InvalidArgumentError naming the one that
+    does. ``threads`` defaults to default_threads(): the usable cores shared by the node's
+    ranks (LOCAL_WORLD_SIZE under torchrun). rank and world default to torch.distributed's
+    when it is initialised, else to the launcher's environment variables.
 
     Iterating yields sluice.Batch objects for epoch ``set_epoch(e)`` (default 0), the same on
     every iteration until set_epoch changes it (as torch's DistributedSampler). Their arrays
@@ -114,6 +166,9 @@ class Loader:
         if rank is None:
             rank, world = default_rank_world()
         options.setdefault("consumer_batches", DEFAULT_CONSUMER_BATCHES)
+        threads = options.get("threads", 0)
+        if type(threads) is int and threads == 0:  # a wrong type is the table's TypeError
+            options["threads"] = default_threads()
         options.update(seed=seed, rank=rank, world=world)
         if pin_memory is None:
             hooks = _pin_hooks()
@@ -166,7 +221,7 @@ class Loader:
         a resume at another size would lose or repeat records, so it is refused."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected dict, got {type(state).__name__}")
-        text = _sluice.check_resume_state(json.dumps(state))
+        text = _sluice.check_resume_state(json.dumps(_plain_state(state)))
         checked = json.loads(text)
         if "world" not in checked and (checked["batches"] > 0 or "earlier" in checked):
             raise ValueError(

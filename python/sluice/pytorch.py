@@ -5,6 +5,8 @@ Batching, shuffling and the worker threads are the loader's: the DataLoader must
 (batch_size=None) nor fork workers (num_workers=0). Each item is a dict of tensors viewing the
 batch's memory (torch.from_dlpack, no copy) plus the keys and transcripts.
 """
+import sys
+
 import torch
 import torch.utils.data
 
@@ -26,6 +28,26 @@ def to_torch(batch):
     }
 
 
+def _collates(frame):
+    """Whether the code that called iter() on the dataset is a DataLoader fetcher that collates
+    items into batches (auto-collation: batch_size not None).
+
+    DataLoader gives an IterableDataset to a fetcher (torch/utils/data/_utils/fetch.py, the same in
+    torch 1.13 and 2.x), whose __init__ calls iter(dataset) after storing auto_collation, and whose
+    fetch() then collates a list of items when auto_collation is set. So the caller's frame holds
+    the fetcher as `self`. Nothing else DataLoader does shows its batch_size to the dataset: it
+    calls no len() or __getitem__ on an IterableDataset before iterating. Another caller (a plain
+    for loop, itertools, torch's datapipes) has no fetcher and is left alone; a torch without this
+    fetcher class disables the check rather than refusing every use.
+    """
+    fetch = getattr(getattr(torch.utils.data, "_utils", None), "fetch", None)
+    base = getattr(fetch, "_BaseDatasetFetcher", None)
+    if frame is None or base is None:
+        return False
+    caller = frame.f_locals.get("self")
+    return isinstance(caller, base) and bool(getattr(caller, "auto_collation", False))
+
+
 class TorchDataset(torch.utils.data.IterableDataset):
     """``TorchDataset(loader)`` or ``TorchDataset(path, seed=..., **options)`` (a new Loader)."""
 
@@ -44,8 +66,16 @@ class TorchDataset(torch.utils.data.IterableDataset):
             raise RuntimeError("sluice.TorchDataset in a DataLoader worker: use num_workers=0 "
                                "(the loader's own threads decode; workers would each read the "
                                "whole epoch)")
-        for batch in self.loader:
-            yield to_torch(batch)
+        # A plain function, not a generator: the check runs when DataLoader asks for the
+        # iterator, before any batch, with its caller's frame still on the stack.
+        if _collates(sys._getframe(1) if hasattr(sys, "_getframe") else None):
+            raise RuntimeError(
+                "sluice.TorchDataset in a DataLoader that batches: pass batch_size=None, "
+                "DataLoader(dataset, batch_size=None, num_workers=0). Its items are whole batches "
+                "already; DataLoader's default batch_size=1 (or any batch_size, or a collate_fn "
+                "with one) would put each in a list and collate it ([1, B, T, F] features, keys "
+                "as tuples) or fail on batches of different shapes")
+        return (to_torch(batch) for batch in self.loader)
 
     def __len__(self):
         return len(self.loader)

@@ -5,8 +5,10 @@ writes rejects.jsonl, which a subprocess keeps as they are. Keywords are its fla
 dashes, '-' as '_'; True gives a flag alone (overwrite=True: --overwrite), False leaves it out,
 a list repeats the values (input=["a.txt", "b.txt"]).
 """
+import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -46,6 +48,23 @@ def _argv(options):
     return argv
 
 
+def _check_keywords(exe, command, options):
+    """TypeError for the first keyword that is none of COMMAND's flags, with "did you mean" the
+    close ones (difflib), as sluice.Loader says it: CLI11's "arguments were not expected" names
+    the flag alone. The flags are read from ``shardify COMMAND --help``."""
+    proc = subprocess.run([exe, command, "--help"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return
+    flags = {f[2:].replace("-", "_") for f in re.findall(r"--[a-z][a-z0-9-]*", proc.stdout)}
+    for name in options:
+        if name not in flags:
+            close = difflib.get_close_matches(name, sorted(flags), n=3)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise TypeError(f"shardify({command!r}) got an unexpected keyword argument "
+                            f"{name!r}{hint} (the keywords are `{os.path.basename(exe)} "
+                            f"{command} --help`'s flags, '-' as '_')")
+
+
 def shardify(command, *args, binary=None, **options):
     """Runs ``shardify COMMAND ARGS... --flags --json`` and returns its JSON result as a dict.
 
@@ -63,6 +82,8 @@ def shardify(command, *args, binary=None, **options):
         argv.append("--quiet")
     proc = subprocess.run(argv, capture_output=True, text=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode == 2:  # a bad command line: a misspelled keyword is named as Python's
+        _check_keywords(exe, command, options)
     if proc.returncode != 0:
         message = proc.stderr.strip() or proc.stdout.strip()
         if command == "verify" and lines:

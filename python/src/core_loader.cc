@@ -18,6 +18,8 @@
 #include "array.h"
 #include "errors.h"
 #include "kwargs.h"
+#include "option_scope.h"
+#include "storage/url.h"
 
 namespace sluice::python {
 
@@ -64,9 +66,14 @@ loader::LoaderOptions ParseOptions(const py::dict& kwargs) {
   o.use_precomputed = false;
   std::set<std::string> unused = KeysOf(kwargs);
   ThrowIfRenamed(unused, "Loader");
-  ApplyKwargs(
-      kwargs, &o, [](const FieldInfo&) { return true; }, &unused);
-  ThrowIfUnused(unused, "Loader");
+  const auto all = [](const FieldInfo&) { return true; };
+  ApplyKwargs(kwargs, &o, all, &unused);
+  if (!unused.empty()) {
+    std::vector<std::string> accepted = KeywordsOf(&o, all);
+    // sluice.Loader's own keywords (python/sluice/loader.py), which a typo passes on to here.
+    for (const char* own : {"digest", "pin_memory", "mix_records"}) accepted.emplace_back(own);
+    ThrowIfUnused(unused, "Loader", accepted);
+  }
   return o;
 }
 
@@ -150,6 +157,9 @@ CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& source
   Check(job->status);
   loader_ = std::move(job->loader);
   options_ = loader_->options();  // with what Open added (the dataset's tokenizer)
+  const loader::FeatureInfo& f = loader_->feature_info();
+  Check(CheckKeywordsApply(options, DatasetShape{f.audio, f.kind, options_.packing.seq_len},
+                           storage::RedactUrl(sources[0].first)));
 }
 
 CoreLoader::~CoreLoader() { Close(); }

@@ -1,5 +1,7 @@
 #include "kwargs.h"
 
+#include <pybind11/stl.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -107,10 +109,21 @@ std::set<std::string> KeysOf(const py::dict& kwargs) {
   return keys;
 }
 
-void ThrowIfUnused(const std::set<std::string>& unused, const char* function) {
+void ThrowIfUnused(const std::set<std::string>& unused, const char* function,
+                   const std::vector<std::string>& accepted) {
   if (unused.empty()) return;
-  throw py::type_error(std::string(function) + "() got an unexpected keyword argument '" +
-                       *unused.begin() + "'");
+  const std::string& name = *unused.begin();
+  std::string message =
+      std::string(function) + "() got an unexpected keyword argument '" + name + "'";
+  const py::list close =
+      py::module_::import("difflib").attr("get_close_matches")(name, py::cast(accepted), 3, 0.6);
+  std::string list;  // 'a', 'b' or 'c'
+  for (size_t i = 0; i < close.size(); ++i) {
+    if (i > 0) list += i + 1 == close.size() ? " or " : ", ";
+    list += "'" + close[i].cast<std::string>() + "'";
+  }
+  if (!list.empty()) message += "; did you mean " + list + "?";
+  throw py::type_error(message);
 }
 
 }  // namespace sluice::python

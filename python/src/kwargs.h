@@ -116,8 +116,20 @@ void ApplyKwargs(const py::dict& kwargs, S* s, Keep&& keep, std::set<std::string
 
 // The keys of `kwargs`, to pass to ApplyKwargs and then to ThrowIfUnused.
 std::set<std::string> KeysOf(const py::dict& kwargs);
-// TypeError "`function`() got an unexpected keyword argument 'x'" for a name left in `unused`.
-void ThrowIfUnused(const std::set<std::string>& unused, const char* function);
+// TypeError "`function`() got an unexpected keyword argument 'x'" for a name left in `unused`,
+// with "did you mean 'y'?" for the names of `accepted` close to it (difflib's measure, as
+// Python's own NameError suggestions), so that a typo is not read as an unknown option alone.
+void ThrowIfUnused(const std::set<std::string>& unused, const char* function,
+                   const std::vector<std::string>& accepted);
+
+// The keywords VisitKeywords visits: what a caller of ApplyKwargs accepts.
+template <class S, class Keep>
+std::vector<std::string> KeywordsOf(S* s, Keep&& keep) {
+  std::vector<std::string> names;
+  VisitKeywords(s, keep,
+                [&](const FieldInfo&, const std::string& name, auto&) { names.push_back(name); });
+  return names;
+}
 
 // The table's keywords, types and help.
 template <class S, class Keep>

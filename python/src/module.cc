@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "array.h"
+#include "base/cpus.h"
 #include "comm/launch_env.h"
 #include "core_loader.h"
 #include "errors.h"
@@ -58,6 +59,8 @@ PYBIND11_MODULE(_sluice, m) {
       },
       "A ResumeState's JSON as ResumeState::ToJson writes it back (every field kept); "
       "ValueError naming the problem.");
+  m.def("usable_cores", &sluice::UsableCores,
+        "The cores this process may use: its affinity mask and cgroup CPU quota (base/cpus.h).");
   m.def("redact_url", &sluice::storage::RedactUrl, py::arg("text"),
         "text with the password of every URL in it hidden (storage/url.h), for what Python shows.");
 }

@@ -37,3 +37,16 @@ def test_worker_processes_are_refused(dataset):
     dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1)
     with pytest.raises(RuntimeError, match="num_workers=0"):
         next(iter(dl))
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(batch_size=1), dict(batch_size=4),
+                                    dict(collate_fn=lambda items: items)])
+def test_dataloader_that_would_batch_the_batches_is_refused(dataset, kwargs):
+    # DataLoader's default batch_size=1 would wrap each batch in a list of one and collate it:
+    # features [1, B, T, F], keys a list of 1-tuples; batch_size=None is the fix.
+    ds = sluice.TorchDataset(dataset, seed=2, **SMALL)
+    dl = torch.utils.data.DataLoader(ds, **kwargs)
+    with pytest.raises(RuntimeError, match=r"batch_size=None.*whole batches"):
+        next(iter(dl))
+    item = next(iter(torch.utils.data.DataLoader(ds, batch_size=None)))
+    assert item["features"].dim() == 3

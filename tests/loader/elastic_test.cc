@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "assert_ok.h"
@@ -191,6 +192,29 @@ TEST(ResumeStateJson, CarriesWorldAndHistoryAndReadsOldStates) {
   const Status st = ResumeState::FromJson(longest.ToJson(), &back);
   EXPECT_TRUE(st.IsInvalidArgument());
   EXPECT_NE(st.ToString().find("over the limit"), std::string::npos) << st.ToString();
+}
+
+// A state is written by hand or by another program often enough (a checkpoint's JSON, a
+// Python dict): the error names the field and what it must hold.
+TEST(ResumeStateJson, BadFieldIsNamedWithWhatItMustHold) {
+  ResumeState back;
+  const std::pair<const char*, const char*> cases[] = {
+      {"{\"epoch\": 1, \"batches\": \"3\"}", "state['batches']: expected an int >= 0, got \"3\""},
+      {"{\"epoch\": 1, \"batch\": 3}", "state['batches']: missing"},
+      {"{\"epoch\": -1, \"batches\": 0}", "state['epoch']: expected an int >= 0, got -1"},
+      {"{\"epoch\": 1, \"batches\": 0, \"world\": 0}",
+       "state['world']: expected a rank count, an int >= 1, got 0"},
+      {"{\"epoch\": 1, \"batches\": 2, \"earlier\": [{\"world\": 2, \"batches\": 1.5}]}",
+       "state['earlier'][0]['batches']: expected an int >= 0, got 1.5"},
+      {"{\"epoch\": 1, \"batches\": 2, \"earlier\": [{\"batches\": 1}]}",
+       "state['earlier'][0]['world']: missing"},
+      {"[1, 2]", "state: expected an object"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const Status st = ResumeState::FromJson(text, &back);
+    EXPECT_TRUE(st.IsInvalidArgument()) << text;
+    EXPECT_NE(st.message().find(expected), std::string::npos) << st.ToString();
+  }
 }
 
 // The Loader end to end: states saved by W loaders, resumed by W' loaders.

@@ -205,12 +205,55 @@ TEST(Dataset, MalformedFooterChecksumIsCorruption) {
   EXPECT_NE(s.message().find("bad footer_xxh3 'xyz'"), std::string::npos) << s.ToString();
 }
 
-TEST(Dataset, NoManifestGivesAHint) {
+// --resume helps a directory shardify left unfinished, and only that: a directory it never wrote,
+// a file, or a path that does not exist each say what they are.
+TEST(Dataset, DirectoryShardifyNeverWroteIsNotADatasetDirectory) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("notes.txt"), "x");
+  std::unique_ptr<Dataset> ds;
+  const Status s = Dataset::Open(dir.path(), {}, &ds);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_NE(s.message().find(dir.path() + ": not a dataset directory"), std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(s.message().find("--resume"), std::string::npos) << s.ToString();
+}
+
+TEST(Dataset, UnfinishedShardifyOutputSaysResume) {
+  for (const char* mark : {kShardifyJournalName, kShardifyLockName}) {
+    testing::TempDir dir;
+    testing::WriteFile(dir.Join(mark), "{}\n");
+    std::unique_ptr<Dataset> ds;
+    const Status s = Dataset::Open(dir.path(), {}, &ds);
+    EXPECT_TRUE(s.IsNotFound());
+    EXPECT_NE(s.message().find("shardify did not finish"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("--resume"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(Dataset, FileGivenAsTheDatasetSaysSoAndNamesItsDirectory) {
+  testing::TempDir dir;
+  WriteDataset(dir.path(), 3, 25000);
+  std::unique_ptr<Dataset> ds;
+  Status s = Dataset::Open(dir.Join("manifest.json"), {}, &ds);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(dir.Join("manifest.json") + " is a file, not a dataset directory"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("HINT: give its directory, " + dir.path()), std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(s.message().find("--resume"), std::string::npos) << s.ToString();
+  testing::WriteFile(dir.Join("list.txt"), "x");
+  s = Dataset::Open(dir.Join("list.txt"), {}, &ds);
+  EXPECT_NE(s.message().find("is a file"), std::string::npos) << s.ToString();
+}
+
+TEST(Dataset, MissingDirectorySaysSo) {
   testing::TempDir dir;
   std::unique_ptr<Dataset> ds;
-  Status s = Dataset::Open(dir.path(), {}, &ds);
+  const Status s = Dataset::Open(dir.Join("nothing"), {}, &ds);
   EXPECT_TRUE(s.IsNotFound());
-  EXPECT_NE(s.message().find("--resume"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find(dir.Join("nothing") + ": no such directory"), std::string::npos)
+      << s.ToString();
 }
 
 TEST(Dataset, ManifestRecordCountMismatchIsCorruption) {

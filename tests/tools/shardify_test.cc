@@ -1260,7 +1260,7 @@ TEST_F(ShardifyTest, UsageErrorsAreClear) {
   EXPECT_NE(r.out.find("i/N"), std::string::npos) << r.out;
   r = Sh(Shardify() + " info " + tmp_.Join("nothing"));
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("no manifest"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no such directory"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -15,10 +15,12 @@
 #include <string>
 
 #include "base/status.h"
+#include "shards/manifest.h"
 
 namespace sluice::shardify {
 
-inline constexpr const char* kLockName = ".shardify.lock";
+// shards/manifest.h's name: a reader that finds it where no manifest is says "resume".
+inline constexpr const char* kLockName = shards::kShardifyLockName;
 
 class OutDirLock {
  public:

@@ -17,13 +17,14 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "shards/manifest.h"
 
 namespace sluice::shardify {
 
 inline constexpr const char* kPartMarkerName = "part.json";
 // The journal of an interrupted run (ingest.h), which tells merge which part an incomplete
 // directory was.
-inline constexpr const char* kJournalName = ".shardify-journal.jsonl";
+inline constexpr const char* kJournalName = shards::kShardifyJournalName;
 inline constexpr int kPartMarkerVersion = 1;
 
 struct PartMarker {
