@@ -26,11 +26,12 @@ if [ ! -x "$rootfs/usr/bin/python3" ] || [ ! -f "$rootfs/.complete" ]; then
   rm -rf "$rootfs" && mv "$rootfs.tmp" "$rootfs" && touch "$rootfs/.complete"
 fi
 
-# numpy and pytest for the rootfs's Python (the same 3.11 as the build's), from PyPI.
+# numpy and pytest for the rootfs's Python (the same 3.11 as the build's), from PyPI, or offline
+# the copies an earlier run downloaded.
 stage=$out/stage
 rm -rf "$stage" && mkdir -p "$stage/wheel" "$stage/python/tests" "$stage/docs" "$stage/tools" "$stage/deps"
 mkdir -p "$out/deps"
-/usr/bin/python3 -m pip download -q --only-binary=:all: -d "$out/deps" numpy pytest || {
+/usr/bin/python3 -m pip download -q --only-binary=:all: --find-links "$out/deps" -d "$out/deps" numpy pytest || {
   echo "tools/wheel/check.sh: could not download numpy and pytest from PyPI" >&2
   exit 77
 }
