@@ -9,7 +9,7 @@ fail() { echo "in_root: $*" >&2; exit 1; }
 # on the build machine's libraries and prove nothing.
 for lib in libsndfile libsoxr libfftw3f libtbb libsentencepiece libcurl libFLAC libvorbis libopus \
     libmpg123 libmp3lame libboost_context libgomp; do
-  if ldconfig -p | grep -q "$lib[.-]"; then fail "$lib is installed in the test system"; fi
+  if ldconfig -p | grep -q "${lib}[.-]"; then fail "$lib is installed in the test system"; fi
 done
 dev=$(dpkg-query -W -f='${db:Status-Status} ${Package}\n' '*-dev' 2>/dev/null | awk '$1 == "installed" {print $2}')
 [ -z "$dev" ] || fail "-dev packages installed in the test system: $dev"
