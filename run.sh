@@ -25,6 +25,9 @@ DEBIAN_PACKAGES=(
   slurm-wlm munge
   # remote datasets (storage/, docs/remote.md): libcurl for HTTP(S)/S3, nginx for tests/storage
   libcurl4-openssl-dev nginx-light
+  # ./run.sh wheel --check (tools/wheel/check.sh): a minimal Debian rootfs without sluice's
+  # libraries, entered with bubblewrap, to show that the repaired wheel brings its own
+  debootstrap bubblewrap
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -125,6 +128,43 @@ print("bench venv: torch", torch.__version__, "torchaudio", torchaudio.__version
       numpy.__version__, "soundfile", soundfile.__version__, "sluice from", sluice.__file__)'
 }
 
+# A tools/wheel script that exits 77 when PyPI is unreachable: then the step is skipped, loudly.
+pypi_step() {
+  local what=$1 rc=0; shift
+  "$@" || rc=$?
+  if [ $rc -eq 77 ]; then
+    printf '\033[1;31m==> SKIPPED: %s: PyPI is unreachable\033[0m\n' "$what" >&2
+    return 0
+  fi
+  return $rc
+}
+
+# `pip install .` with default build isolation into a clean venv, and the wheel: built, repaired
+# with auditwheel and run in a rootfs without Debian's libraries (docs/install.md, tools/wheel/).
+source_install_test() {
+  log "pip install . with build isolation into a clean venv (tools/wheel/source_install.sh)"
+  pypi_step "pip install . in a clean venv" tools/wheel/source_install.sh
+}
+wheel_build() {
+  log "building and repairing the wheel (tools/wheel/build.sh -> build/wheel/wheelhouse)"
+  pypi_step "the binary wheel" tools/wheel/build.sh
+}
+wheel_check() {
+  log "the wheel in a Debian rootfs without sluice's libraries (tools/wheel/check.sh)"
+  pypi_step "the wheel's test" tools/wheel/check.sh
+}
+wheel_test() {
+  log "building the wheel and testing it in a Debian rootfs without sluice's libraries (tools/wheel)"
+  pypi_step "the binary wheel and its test" bash -c 'tools/wheel/build.sh && tools/wheel/check.sh'
+}
+cmd_wheel() {
+  case "${1:-}" in
+    '') install_deps; wheel_build ;;
+    --check) install_deps; wheel_check ;;
+    *) echo "run.sh wheel: unknown option $1" >&2; exit 2 ;;
+  esac
+}
+
 # build DIR [meson options...]
 build() {
   local dir=$1; shift
@@ -176,6 +216,8 @@ cmd_test() {
     log "running the test suite"
     meson test -C build --print-errorlogs --num-processes 2
     python_tests
+    source_install_test
+    wheel_test
   fi
 }
 
@@ -256,6 +298,8 @@ usage() {
 usage: ./run.sh demo              generate a sample corpus, shardify it, print a summary
        ./run.sh test [--sanitize] build and run the whole test suite (ASan+UBSan build with --sanitize)
        ./run.sh test --tsan       the loader, shardify and feeder suites under ThreadSanitizer
+       ./run.sh wheel [--check]   build the manylinux wheel (build/wheel/wheelhouse); --check: test
+                                  it in a Debian rootfs without sluice's libraries
        ./run.sh fuzz [SECONDS]    run every fuzz target of tests/fuzz for SECONDS (30) each (clang)
        ./run.sh bench-venv        build/venv-bench: PyPI torch + torchaudio and sluice, for tools/bench
 USAGE
@@ -266,6 +310,7 @@ case "${1:-}" in
   test) shift; cmd_test "$@" ;;
   fuzz) shift; cmd_fuzz "$@" ;;
   bench-venv) shift; bench_venv ;;
+  wheel) shift; cmd_wheel "$@" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac
