@@ -55,7 +55,7 @@ if ! diff -u "$tmp/expected" "$tmp/installed" > "$tmp/diff"; then
   status=1
 fi
 
-for option in -Dsdk=false -Dcuda=enabled -Dpython=enabled -Dfuzz=true; do
+for option in -Dsdk=false -Dcuda=enabled -Dmpi=enabled -Dpython=enabled -Dfuzz=true; do
   if "$meson" setup "$tmp/refused" "$source" -Dsdk_only=true "$option" > "$tmp/refused.log" 2>&1
   then
     echo "meson setup -Dsdk_only=true $option was accepted: the option would be ignored"
