@@ -25,20 +25,9 @@ import wave
 
 import numpy as np
 
+from speech_clips import speech_like  # beside this script
+
 import sluice
-
-
-def speech_like(clip, rate, n):
-    """Deterministic speech-like noise in [-1, 1] (sluice-bench's and features_vs_torchaudio.py's
-    recipe)."""
-    rng = np.random.default_rng(20240601 + clip)
-    f0 = 90 + 120 * rng.random()
-    syllable = 3 + 2 * rng.random()
-    t = np.arange(n) / rate
-    phase = np.cumsum(2 * np.pi * f0 * (1 + 0.1 * np.sin(2 * np.pi * 0.5 * t)) / rate)
-    env = np.maximum(0.0, np.sin(2 * np.pi * syllable * t))
-    voiced = sum(np.sin(h * phase) / h for h in range(1, 9))
-    return (0.25 * env * voiced + 0.02 * (rng.random(n) - 0.5)).astype(np.float32)
 
 
 def main():
