@@ -29,11 +29,39 @@ struct Ids {
 struct LayerActs {
   DeviceArray<Bf16> ln1, attn, ln2, act;  // GEMM inputs (act: the feed-forward activation's output)
   DeviceArray<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
-  DeviceArray<float> x1;                    // residual stream after attention (LN2's input)
-  DeviceArray<float> fc1;                   // FC1 output + bias (the activation's input)
-  DeviceArray<Bf16> q, k, v, probs_bf16;    // attention
+  DeviceArray<float> x1;                  // residual stream after attention (LN2's input)
+  DeviceArray<float> fc1;                 // FC1 output + bias (the activation's input)
+  DeviceArray<Bf16> q, k, v, probs_bf16;  // attention
   DeviceArray<float> probs;
 };
+
+// Each tensor's index in reference::ParameterLayout, by its name (docs/model.md).
+Ids FindIds(const std::vector<reference::ParamTensor>& layout, int n_layers) {
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < layout.size(); ++i) index[layout[i].name] = static_cast<int>(i);
+  auto id = [&](const std::string& name) { return index.at(name); };
+  Ids ids;
+  ids.out_w = id("head.out.weight");
+  ids.out_b = id("head.out.bias");
+  ids.lnf_g = id("head.ln.gamma");
+  ids.lnf_b = id("head.ln.beta");
+  ids.sub_w = id("subsampling.out.weight");
+  ids.sub_b = id("subsampling.out.bias");
+  ids.conv2_w = id("subsampling.conv2.weight");
+  ids.conv2_b = id("subsampling.conv2.bias");
+  ids.conv1_w = id("subsampling.conv1.weight");
+  ids.conv1_b = id("subsampling.conv1.bias");
+  ids.layers.resize(n_layers);
+  for (int l = 0; l < n_layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    ids.layers[l] =
+        LayerIds{id(p + "fc2.weight"),       id(p + "fc2.bias"),       id(p + "fc1.weight"),
+                 id(p + "fc1.bias"),         id(p + "ln2.gamma"),      id(p + "ln2.beta"),
+                 id(p + "attn.proj.weight"), id(p + "attn.proj.bias"), id(p + "attn.qkv.weight"),
+                 id(p + "attn.qkv.bias"),    id(p + "ln1.gamma"),      id(p + "ln1.beta")};
+  }
+  return ids;
+}
 
 }  // namespace
 
@@ -90,6 +118,88 @@ struct CudaModel::State {
     return AttentionSaved{a.q.data(), a.k.data(), a.v.data(), a.probs.data(), a.probs_bf16.data()};
   }
 
+  // Every buffer at the sizes of `options` (the largest batch), bf elements of bf16 weight copies
+  // and max_w floats of weight-gradient scratch; F, F1, F2 too.
+  Status Allocate(size_t bf, size_t max_w) {
+    const int C = config.d_model, D = config.d_ff, V = config.vocab, H = config.n_heads;
+    const size_t Bm = options.max_batch;
+    F = config.n_mels;
+    F1 = reference::Conv2dOutSize(F);
+    F2 = reference::Conv2dOutSize(F1);
+    const size_t T1m = reference::Conv2dOutSize(options.max_frames);
+    const size_t T2m = reference::SubsampledLength(options.max_frames);
+    const size_t Nm = Bm * T2m;
+    const size_t NC = Nm * C, ND = Nm * D, NV = Nm * V;
+    const size_t M2 = Bm * T2m * F2;  // rows of the conv2 GEMM
+    const size_t n1 = Bm * C * T1m * F1;
+    // Attention's per-head tensors at the longest batch (attention.h: rows padded to 8).
+    const AttentionDims att_max{static_cast<int>(Bm), static_cast<int>(T2m), C, H};
+    const size_t scores = att_max.score_elems(), heads = att_max.saved_elems();
+
+    auto alloc = [](auto& arr, size_t n) { return arr.Allocate(std::max<size_t>(n, 1)); };
+    SLUICE_RETURN_IF_ERROR(Gemm::Create(options.gemm_workspace_bytes, &gemm));
+    SLUICE_RETURN_IF_ERROR(alloc(params, P));
+    SLUICE_RETURN_IF_ERROR(alloc(grads, P));
+    SLUICE_RETURN_IF_ERROR(alloc(wbf, bf));
+    SLUICE_RETURN_IF_ERROR(alloc(dw_scratch, max_w));
+    size_t col_floats = 0;
+    for (auto [rows, cols] :
+         {std::pair<size_t, size_t>{Nm, 3 * C}, {Nm, D}, {Nm, V}, {Nm, C}, {M2, C}})
+      col_floats =
+          std::max(col_floats, ColumnSumScratch(static_cast<int>(rows), static_cast<int>(cols)));
+    SLUICE_RETURN_IF_ERROR(alloc(col_scratch, col_floats));
+    SLUICE_RETURN_IF_ERROR(alloc(out_len, Bm));
+    SLUICE_RETURN_IF_ERROR(alloc(flags, 2));
+    SLUICE_RETURN_IF_ERROR(alloc(mean_loss, 1));
+    SLUICE_RETURN_IF_ERROR(alloc(losses, Bm));
+    SLUICE_RETURN_IF_ERROR(alloc(relu1, n1));
+    SLUICE_RETURN_IF_ERROR(alloc(col, M2 * 9 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(conv2_out, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(relu2, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(sub_in, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(gemm_out, std::max({3 * NC, ND, Nm * Vp()})));
+    SLUICE_RETURN_IF_ERROR(alloc(log_probs, NV));
+    SLUICE_RETURN_IF_ERROR(alloc(dlogits, NV));
+    SLUICE_RETURN_IF_ERROR(alloc(dlogits_bf16, Nm * Vp()));
+    SLUICE_RETURN_IF_ERROR(alloc(lnf, NC));
+    SLUICE_RETURN_IF_ERROR(alloc(lnf_mean, Nm));
+    SLUICE_RETURN_IF_ERROR(alloc(lnf_rstd, Nm));
+    xs.resize(config.n_layers + 1);
+    for (auto& x : xs) SLUICE_RETURN_IF_ERROR(alloc(x, NC));
+    layers.resize(config.n_layers);
+    for (LayerActs& a : layers) {
+      for (DeviceArray<Bf16>* v : {&a.ln1, &a.attn, &a.ln2}) SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
+      for (DeviceArray<Bf16>* v : {&a.q, &a.k, &a.v}) SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
+      SLUICE_RETURN_IF_ERROR(alloc(a.act, ND));
+      for (DeviceArray<float>* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd})
+        SLUICE_RETURN_IF_ERROR(alloc(*v, Nm));
+      SLUICE_RETURN_IF_ERROR(alloc(a.x1, NC));
+      SLUICE_RETURN_IF_ERROR(alloc(a.fc1, ND));
+      SLUICE_RETURN_IF_ERROR(alloc(a.probs, scores));
+      SLUICE_RETURN_IF_ERROR(alloc(a.probs_bf16, scores));
+    }
+    SLUICE_RETURN_IF_ERROR(alloc(
+        ctc_ws, CtcWorkspaceElems(options.max_batch, static_cast<int>(T2m), options.max_labels)));
+    for (DeviceArray<float>* v : {&dx, &dC, &dC2}) SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
+    for (DeviceArray<float>* v : {&dD, &dD2}) SLUICE_RETURN_IF_ERROR(alloc(*v, ND));
+    SLUICE_RETURN_IF_ERROR(alloc(d3C, 3 * NC));
+    SLUICE_RETURN_IF_ERROR(alloc(dsub, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(dconv2, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(dcol, M2 * 9 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(drelu1, n1));
+    SLUICE_RETURN_IF_ERROR(alloc(dx_bf16, NC));
+    SLUICE_RETURN_IF_ERROR(alloc(dC2_bf16, NC));
+    SLUICE_RETURN_IF_ERROR(alloc(dD2_bf16, ND));
+    SLUICE_RETURN_IF_ERROR(alloc(d3C_bf16, 3 * NC));
+    SLUICE_RETURN_IF_ERROR(alloc(dconv2_bf16, M2 * C));
+    SLUICE_RETURN_IF_ERROR(alloc(att_scores, scores));
+    SLUICE_RETURN_IF_ERROR(alloc(att_ds, scores));
+    for (DeviceArray<float>* v : {&att_y, &att_dq, &att_dk, &att_dv})
+      SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
+    SLUICE_RETURN_IF_ERROR(alloc(att_dy, heads));
+    return Status::OK();
+  }
+
   // out[n, oc] = in[n, :] . W[oc, :] (no bias: the consumer adds it, fused); out's rows are
   // out_ld apart (0: packed).
   Status LinearNoBias(float* out, const Bf16* in, int w, int rows, int in_features,
@@ -138,8 +248,9 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   SLUICE_RETURN_IF_ERROR(config.Validate());
   if (options.max_batch < 1 || reference::SubsampledLength(options.max_frames) < 1 ||
       options.max_labels < 0)
-    return Status::InvalidArgument("CudaModel: options need max_batch >= 1, max_frames >= 7, "
-                                   "max_labels >= 0");
+    return Status::InvalidArgument(
+        "CudaModel: options need max_batch >= 1, max_frames >= 7, "
+        "max_labels >= 0");
   auto st = std::make_unique<State>();
   State& s = *st;
   s.config = config;
@@ -148,29 +259,7 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
   s.layout = reference::ParameterLayout(config);
   s.P = s.layout.back().offset + s.layout.back().count;
 
-  std::map<std::string, int> index;
-  for (size_t i = 0; i < s.layout.size(); ++i) index[s.layout[i].name] = static_cast<int>(i);
-  auto id = [&](const std::string& name) { return index.at(name); };
-  Ids& ids = s.ids;
-  ids.out_w = id("head.out.weight");
-  ids.out_b = id("head.out.bias");
-  ids.lnf_g = id("head.ln.gamma");
-  ids.lnf_b = id("head.ln.beta");
-  ids.sub_w = id("subsampling.out.weight");
-  ids.sub_b = id("subsampling.out.bias");
-  ids.conv2_w = id("subsampling.conv2.weight");
-  ids.conv2_b = id("subsampling.conv2.bias");
-  ids.conv1_w = id("subsampling.conv1.weight");
-  ids.conv1_b = id("subsampling.conv1.bias");
-  ids.layers.resize(config.n_layers);
-  for (int l = 0; l < config.n_layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    ids.layers[l] =
-        LayerIds{id(p + "fc2.weight"),       id(p + "fc2.bias"),       id(p + "fc1.weight"),
-                 id(p + "fc1.bias"),         id(p + "ln2.gamma"),      id(p + "ln2.beta"),
-                 id(p + "attn.proj.weight"), id(p + "attn.proj.bias"), id(p + "attn.qkv.weight"),
-                 id(p + "attn.qkv.bias"),    id(p + "ln1.gamma"),      id(p + "ln1.beta")};
-  }
+  s.ids = FindIds(s.layout, config.n_layers);
 
   // bf16 weight copies (HasBf16Copy), each at a 128-element (256-byte) boundary.
   s.wbf_offset.assign(s.layout.size(), 0);
@@ -182,82 +271,7 @@ Status CudaModel::Create(const reference::ModelConfig& config, const CudaModelOp
     max_w = std::max(max_w, s.layout[i].count);
   }
 
-  const int C = config.d_model, D = config.d_ff, V = config.vocab, H = config.n_heads;
-  const size_t Bm = options.max_batch;
-  s.F = config.n_mels;
-  s.F1 = reference::Conv2dOutSize(s.F);
-  s.F2 = reference::Conv2dOutSize(s.F1);
-  const size_t T1m = reference::Conv2dOutSize(options.max_frames);
-  const size_t T2m = reference::SubsampledLength(options.max_frames);
-  const size_t Nm = Bm * T2m;
-  const size_t NC = Nm * C, ND = Nm * D, NV = Nm * V;
-  const size_t M2 = Bm * T2m * s.F2;  // rows of the conv2 GEMM
-  const size_t n1 = Bm * C * T1m * s.F1;
-  // Attention's per-head tensors at the longest batch (attention.h: rows padded to 8).
-  const AttentionDims att_max{static_cast<int>(Bm), static_cast<int>(T2m), C, H};
-  const size_t scores = att_max.score_elems(), heads = att_max.saved_elems();
-
-  auto alloc = [](auto& arr, size_t n) { return arr.Allocate(std::max<size_t>(n, 1)); };
-  SLUICE_RETURN_IF_ERROR(Gemm::Create(options.gemm_workspace_bytes, &s.gemm));
-  SLUICE_RETURN_IF_ERROR(alloc(s.params, s.P));
-  SLUICE_RETURN_IF_ERROR(alloc(s.grads, s.P));
-  SLUICE_RETURN_IF_ERROR(alloc(s.wbf, bf));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dw_scratch, max_w));
-  size_t col_scratch = 0;
-  for (auto [rows, cols] :
-       {std::pair<size_t, size_t>{Nm, 3 * C}, {Nm, D}, {Nm, V}, {Nm, C}, {M2, C}})
-    col_scratch =
-        std::max(col_scratch, ColumnSumScratch(static_cast<int>(rows), static_cast<int>(cols)));
-  SLUICE_RETURN_IF_ERROR(alloc(s.col_scratch, col_scratch));
-  SLUICE_RETURN_IF_ERROR(alloc(s.out_len, Bm));
-  SLUICE_RETURN_IF_ERROR(alloc(s.flags, 2));
-  SLUICE_RETURN_IF_ERROR(alloc(s.mean_loss, 1));
-  SLUICE_RETURN_IF_ERROR(alloc(s.losses, Bm));
-  SLUICE_RETURN_IF_ERROR(alloc(s.relu1, n1));
-  SLUICE_RETURN_IF_ERROR(alloc(s.col, M2 * 9 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.conv2_out, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.relu2, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.sub_in, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.gemm_out, std::max({3 * NC, ND, Nm * s.Vp()})));
-  SLUICE_RETURN_IF_ERROR(alloc(s.log_probs, NV));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dlogits, NV));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dlogits_bf16, Nm * s.Vp()));
-  SLUICE_RETURN_IF_ERROR(alloc(s.lnf, NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.lnf_mean, Nm));
-  SLUICE_RETURN_IF_ERROR(alloc(s.lnf_rstd, Nm));
-  s.xs.resize(config.n_layers + 1);
-  for (auto& x : s.xs) SLUICE_RETURN_IF_ERROR(alloc(x, NC));
-  s.layers.resize(config.n_layers);
-  for (LayerActs& a : s.layers) {
-    for (DeviceArray<Bf16>* v : {&a.ln1, &a.attn, &a.ln2}) SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
-    for (DeviceArray<Bf16>* v : {&a.q, &a.k, &a.v}) SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
-    SLUICE_RETURN_IF_ERROR(alloc(a.act, ND));
-    for (DeviceArray<float>* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd})
-      SLUICE_RETURN_IF_ERROR(alloc(*v, Nm));
-    SLUICE_RETURN_IF_ERROR(alloc(a.x1, NC));
-    SLUICE_RETURN_IF_ERROR(alloc(a.fc1, ND));
-    SLUICE_RETURN_IF_ERROR(alloc(a.probs, scores));
-    SLUICE_RETURN_IF_ERROR(alloc(a.probs_bf16, scores));
-  }
-  SLUICE_RETURN_IF_ERROR(alloc(s.ctc_ws, CtcWorkspaceElems(options.max_batch, static_cast<int>(T2m),
-                                                           options.max_labels)));
-  for (DeviceArray<float>* v : {&s.dx, &s.dC, &s.dC2}) SLUICE_RETURN_IF_ERROR(alloc(*v, NC));
-  for (DeviceArray<float>* v : {&s.dD, &s.dD2}) SLUICE_RETURN_IF_ERROR(alloc(*v, ND));
-  SLUICE_RETURN_IF_ERROR(alloc(s.d3C, 3 * NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dsub, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dconv2, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dcol, M2 * 9 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.drelu1, n1));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dx_bf16, NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dC2_bf16, NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dD2_bf16, ND));
-  SLUICE_RETURN_IF_ERROR(alloc(s.d3C_bf16, 3 * NC));
-  SLUICE_RETURN_IF_ERROR(alloc(s.dconv2_bf16, M2 * C));
-  SLUICE_RETURN_IF_ERROR(alloc(s.att_scores, scores));
-  SLUICE_RETURN_IF_ERROR(alloc(s.att_ds, scores));
-  for (DeviceArray<float>* v : {&s.att_y, &s.att_dq, &s.att_dk, &s.att_dv})
-    SLUICE_RETURN_IF_ERROR(alloc(*v, heads));
-  SLUICE_RETURN_IF_ERROR(alloc(s.att_dy, heads));
+  SLUICE_RETURN_IF_ERROR(s.Allocate(bf, max_w));
 
   SLUICE_RETURN_IF_ERROR(s.params.Zero(s.stream));
   SLUICE_RETURN_IF_ERROR(s.grads.Zero(s.stream));
