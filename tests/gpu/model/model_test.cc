@@ -11,11 +11,11 @@
 #include <cstring>
 #include <memory>
 
+#include "assert_ok.h"
 #include "gpu/model/model.h"
 #include "reference/conv2d.h"
 #include "reference/model.h"
 #include "test_util.h"
-#include "assert_ok.h"
 #if defined(SLUICE_SIMT_DEVICE)
 #include "gpu/simt/cuda_runtime_host.h"
 #endif
@@ -41,6 +41,24 @@ HostBatch MakeBatch() {
     for (size_t i = 0; i < l[b].size(); ++i) h.labels[b * h.S + i] = l[b][i];
   return h;
 }
+
+// A HostBatch's arrays in device memory; batch() is the CudaBatch over them.
+struct BatchOnDevice {
+  explicit BatchOnDevice(const HostBatch& h)
+      : B(h.B),
+        T(h.T),
+        S(h.S),
+        features(ToDevice(h.features)),
+        frames(ToDevice(h.frames)),
+        labels(ToDevice(h.labels)),
+        label_lengths(ToDevice(h.label_lengths)) {}
+  CudaBatch batch() const {
+    return {features.data(), frames.data(), labels.data(), label_lengths.data(), B, T, S};
+  }
+  int B, T, S;
+  DeviceArray<float> features;
+  DeviceArray<int32_t> frames, labels, label_lengths;
+};
 
 // Room for MakeBatch's batch (3 rows, 61 frames, 6 labels) and one row more.
 CudaModelOptions BatchCapacity() {
@@ -76,10 +94,8 @@ void ExpectTinyPresetMatchesReference(reference::Activation act) {
   ASSERT_OK(gpu->DownloadParameters(p.data()));
   EXPECT_EQ(std::memcmp(p.data(), ref.params(), p.size() * 4), 0);
 
-  auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
-       lab_len = ToDevice(h.label_lengths);
-  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  const BatchOnDevice d(h);
+  const CudaBatch cb = d.batch();
   std::vector<size_t> order;
   // Two steps: the second reuses every buffer (and must give the same answer).
   for (int rep = 0; rep < 2; ++rep) {
@@ -146,10 +162,8 @@ TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
   ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
   ASSERT_OK(gpu->InitParameters(1));
   h.labels[1] = 11;  // == vocab: out of range
-  auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
-       lab_len = ToDevice(h.label_lengths);
-  CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  const BatchOnDevice d(h);
+  CudaBatch cb = d.batch();
   float loss = 0;
   EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
   cb.T = 100;  // more frames than max_frames
@@ -166,10 +180,8 @@ TEST(GpuModel, ForwardWithoutALossPointerDoesNotWaitAndReadForwardGivesTheLoss) 
   std::unique_ptr<CudaModel> gpu;
   ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
   ASSERT_OK(gpu->InitParameters(1));
-  auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
-       lab_len = ToDevice(h.label_lengths);
-  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  const BatchOnDevice d(h);
+  const CudaBatch cb = d.batch();
   float waited = 0;
   ASSERT_OK(gpu->Forward(cb, {}, &waited));
 #if defined(SLUICE_SIMT_DEVICE)
@@ -200,10 +212,8 @@ TEST(GpuModel, NoGemmOfAStepIsUnderAlignedOnOddLengthsAndVocabulary) {
   std::unique_ptr<CudaModel> gpu;
   ASSERT_OK(CudaModel::Create(config, BatchCapacity(), &gpu));
   ASSERT_OK(gpu->InitParameters(1));
-  auto feats = ToDevice(h.features);
-  auto frames = ToDevice(h.frames), labels = ToDevice(h.labels),
-       lab_len = ToDevice(h.label_lengths);
-  const CudaBatch cb{feats.data(), frames.data(), labels.data(), lab_len.data(), h.B, h.T, h.S};
+  const BatchOnDevice d(h);
+  const CudaBatch cb = d.batch();
   float loss = 0;
   ASSERT_OK(gpu->Forward(cb, {}, &loss));
   ASSERT_OK(gpu->ZeroGrad());
