@@ -15,54 +15,70 @@
 
 namespace sluice::features {
 
-Status FbankComputer::Validate(const FbankOptions& o) {
-  auto bad = [](const std::string& what) { return Status::InvalidArgument("fbank: " + what); };
-  if (!(o.sample_frequency > 0)) return bad("sample-frequency must be > 0");
+namespace {
+
+Status Bad(const std::string& what) { return Status::InvalidArgument("fbank: " + what); }
+
+// Every option but the mel banks', which MakeMelBanks checks as it builds them.
+Status ValidateFraming(const FbankOptions& o) {
+  if (!(o.sample_frequency > 0)) return Bad("sample-frequency must be > 0");
   const double length = o.sample_frequency * 0.001 * o.frame_length_ms;
   const double shift = o.sample_frequency * 0.001 * o.frame_shift_ms;
   if (!(length >= 2) || length > (1 << 20)) {
-    return bad("frame-length " + std::to_string(o.frame_length_ms) + " ms gives " +
+    return Bad("frame-length " + std::to_string(o.frame_length_ms) + " ms gives " +
                std::to_string(static_cast<int>(length)) + " samples; need 2 to 2^20");
   }
   if (!(shift >= 1) || shift > (1 << 20)) {
-    return bad("frame-shift " + std::to_string(o.frame_shift_ms) + " ms is less than one sample");
+    return Bad("frame-shift " + std::to_string(o.frame_shift_ms) + " ms is less than one sample");
   }
-  if (!(o.dither >= 0) || !std::isfinite(o.dither)) return bad("dither must be >= 0");
+  if (!(o.dither >= 0) || !std::isfinite(o.dither)) return Bad("dither must be >= 0");
   if (!(o.preemphasis_coefficient >= 0 && o.preemphasis_coefficient <= 1)) {
-    return bad("preemphasis-coefficient must be in [0, 1]");
+    return Bad("preemphasis-coefficient must be in [0, 1]");
   }
-  if (!(o.energy_floor >= 0)) return bad("energy-floor must be >= 0");
-  const int fft = static_cast<int>(length);
-  const int padded =
-      o.round_to_power_of_two ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(fft))) : fft;
-  MelBanks banks;
-  Status s = MakeMelBanks({o.num_mel_bins, o.low_freq, o.high_freq}, o.sample_frequency, padded,
-                          &banks);
-  if (!s.ok()) return bad(s.message());
+  if (!(o.energy_floor >= 0)) return Bad("energy-floor must be >= 0");
   return Status::OK();
 }
 
+// The FFT size of `o`'s frames: Kaldi's window length in samples, or the power of two above.
+int PaddedFftSize(const FbankOptions& o) {
+  const int length = static_cast<int>(o.sample_frequency * 0.001 * o.frame_length_ms);
+  return o.round_to_power_of_two ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(length)))
+                                 : length;
+}
+
+Status BuildMelBanks(const FbankOptions& o, MelBanks* banks) {
+  const Status s = MakeMelBanks({o.num_mel_bins, o.low_freq, o.high_freq}, o.sample_frequency,
+                                PaddedFftSize(o), banks);
+  return s.ok() ? s : Bad(s.message());
+}
+
+}  // namespace
+
+Status FbankComputer::Validate(const FbankOptions& o) {
+  SLUICE_RETURN_IF_ERROR(ValidateFraming(o));
+  MelBanks banks;
+  return BuildMelBanks(o, &banks);
+}
+
+// Checks the options as Validate does, building the mel banks once (they are most of the cost).
 FbankComputer::FbankComputer(const FbankOptions& opt) : opt_(opt) {
-  Status s = Validate(opt);
+  Status s = ValidateFraming(opt);
+  if (s.ok()) s = BuildMelBanks(opt, &mel_);
   if (!s.ok()) throw std::invalid_argument(s.message());
   // Kaldi's sample counts: truncation of rate * ms / 1000, computed in double as Kaldi does.
   window_length_ = static_cast<int>(opt.sample_frequency * 0.001 * opt.frame_length_ms);
   window_shift_ = static_cast<int>(opt.sample_frequency * 0.001 * opt.frame_shift_ms);
-  fft_size_ = opt.round_to_power_of_two
-                  ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(window_length_)))
-                  : window_length_;
+  fft_size_ = PaddedFftSize(opt);
   window_ = KaldiWindow(opt.window_type, window_length_, opt.blackman_coeff);
-  (void)MakeMelBanks({opt.num_mel_bins, opt.low_freq, opt.high_freq}, opt.sample_frequency,
-                     fft_size_, &mel_);
-  log_energy_floor_ = opt.energy_floor > 0 ? std::log(opt.energy_floor)
-                                           : -std::numeric_limits<float>::infinity();
+  log_energy_floor_ =
+      opt.energy_floor > 0 ? std::log(opt.energy_floor) : -std::numeric_limits<float>::infinity();
   fft_ = RealFft::Get(fft_size_);
 }
 
 int64_t FbankComputer::NumFrames(size_t num_samples) const {
-  return features::NumFrames(static_cast<int64_t>(num_samples), window_length_, window_shift_,
-                             opt_.snip_edges ? FrameConvention::kSnipEdges
-                                             : FrameConvention::kKaldiCenter);
+  return features::NumFrames(
+      static_cast<int64_t>(num_samples), window_length_, window_shift_,
+      opt_.snip_edges ? FrameConvention::kSnipEdges : FrameConvention::kKaldiCenter);
 }
 
 void FbankComputer::PrepareWorkspace(Workspace* ws) const {
