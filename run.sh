@@ -81,17 +81,22 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
   "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 }
 
-# The S3 server tests/storage starts (moto's server mode, docs/remote.md), pinned, in a venv of
-# its own under build/ (the tests look for build/venv-tools/bin/moto_server). Without PyPI the
-# S3 cases skip and say why; nothing else needs it.
+# The S3 server tests/storage starts (moto's server mode, docs/remote.md) and the PyPI packages
+# that tests compare against (real producers' writers, reference tokenizers), pinned, in a venv of
+# its own under build/ (the tests look for build/venv-tools/bin/...). Without PyPI those cases
+# skip and say why; nothing else needs it. Changing a pin reinstalls.
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
+REFERENCE_PIP=()
 tools_venv() {
-  local venv=build/venv-tools
-  [ -x "$venv/bin/moto_server" ] && return 0
-  log "pip install ${MOTO_PIP[*]} into $venv (the S3 server of tests/storage)"
-  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q "${MOTO_PIP[@]}"; } ||
-    echo "run.sh: could not install moto into $venv: the S3 tests will skip" >&2
+  local venv=build/venv-tools want="${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
+  [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ] && return 0
+  log "pip install $want into $venv (the S3 server of tests/storage, the tests' references)"
+  if /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q "${MOTO_PIP[@]}" "${REFERENCE_PIP[@]}"; then
+    echo "$want" >"$venv/.pins"
+  else
+    echo "run.sh: could not install into $venv: the S3 and reference cases will skip" >&2
+  fi
 }
 
 # The benchmark venv (docs/benchmarks.md, "The benchmark venv"): PyPI's torch and torchaudio as
