@@ -1,6 +1,9 @@
-// The conv2d subsampling (gpu/model/ops.h): conv1 + ReLU direct, im2col/col2im around the conv2
-// GEMM and its epilogue, and the subsampled lengths; against reference/conv2d.
+// The conv2d subsampling (gpu/model/ops.h): conv1 fused into conv2's im2col, conv1's weight
+// gradient fused with col2im, conv2's GEMM epilogue, and the subsampled lengths; against
+// reference/conv2d.
 #include "gpu/model/ops.h"
+
+#include <algorithm>
 
 #include "gpu/model/common.cuh"
 #include "reference/conv2d.h"
@@ -11,94 +14,99 @@ namespace {
 using internal::BF, internal::GridFor, internal::S, internal::kThreads;
 
 // ---- convolutions ----
-__global__ void Conv1ReluKernel(float* out, const float* x, const float* w, const float* bias,
-                                int B, int T, int F, int C, int T1, int F1) {
-  const size_t n = static_cast<size_t>(B) * C * T1 * F1;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const int f = i % F1;
-    const int t = (i / F1) % T1;
-    const int co = (i / (static_cast<size_t>(F1) * T1)) % C;
-    const int b = i / (static_cast<size_t>(F1) * T1 * C);
-    const float* xb = x + (static_cast<size_t>(b) * T + 2 * t) * F + 2 * f;
-    float acc = bias[co];
-    for (int kh = 0; kh < 3; ++kh)
-      for (int kw = 0; kw < 3; ++kw) acc += w[co * 9 + kh * 3 + kw] * xb[kh * F + kw];
-    out[i] = acc > 0.0f ? acc : 0.0f;
-  }
+// conv1 is never stored: its output (1 GB of fp32 at 32 x 1600 frames and 256 channels) would be
+// written once and read back by im2col, and again, with its gradient, in the backward. Each
+// reader recomputes the nine products instead, which costs far less than the bytes.
+
+// conv1 + bias + ReLU at one output position (h, w) and channel c, in the order the reference
+// sums (bias, then the taps row by row).
+__device__ __forceinline__ float Conv1At(const float* xb, const float* w9, float bias, int F) {
+  float acc = bias;
+  for (int kh = 0; kh < 3; ++kh)
+    for (int kw = 0; kw < 3; ++kw) acc += w9[kh * 3 + kw] * xb[kh * F + kw];
+  return acc;
 }
 
-// One block per output channel: dweight[co][k] += sum over (b, t, f) of d * x[window k],
-// dbias[co] += sum of d, with d the masked gradient; double accumulation, fixed order.
-__global__ void Conv1ReluBackwardKernel(float* dw, float* db, const float* dout, const float* out,
-                                        const float* x, int B, int T, int F, int C, int T1,
-                                        int F1) {
-  __shared__ double sh[32];
-  const int co = blockIdx.x;
-  double acc[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  const size_t per_b = static_cast<size_t>(T1) * F1;
-  const size_t n = static_cast<size_t>(B) * per_b;
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const int b = i / per_b;
-    const int t = (i % per_b) / F1;
-    const int f = i % F1;
-    const size_t o = (static_cast<size_t>(b) * C + co) * per_b + static_cast<size_t>(t) * F1 + f;
-    if (!(out[o] > 0.0f)) continue;
-    const double d = dout[o];
-    const float* xb = x + (static_cast<size_t>(b) * T + 2 * t) * F + 2 * f;
-    for (int kh = 0; kh < 3; ++kh)
-      for (int kw = 0; kw < 3; ++kw) acc[kh * 3 + kw] += d * xb[kh * F + kw];
-    acc[9] += d;
-  }
-  for (int k = 0; k < 10; ++k) {
-    const double total = internal::BlockSum(acc[k], sh);
-    if (threadIdx.x == 0) {
-      if (k < 9) dw[co * 9 + k] += static_cast<float>(total);
-      else db[co] += static_cast<float>(total);
-    }
-  }
-}
-
-__global__ void Im2ColKernel(__nv_bfloat16* col, const float* in, int B, int C, int H, int W,
-                             int Ho, int Wo) {
+// col [(b, t, f), (kh, kw, ci)] = bf16(ReLU(conv1(x))[b, ci, 2t + kh, 2f + kw]). The channel is
+// the fastest index, so a warp's threads share one conv1 window (its nine inputs are one
+// broadcast load each) and write 64 contiguous bytes.
+__global__ void Conv1Im2ColKernel(__nv_bfloat16* col, const float* x, const float* w,
+                                  const float* bias, int B, int T, int F, int C, int T2, int F2) {
   const size_t K = static_cast<size_t>(C) * 9;
-  const size_t n = static_cast<size_t>(B) * Ho * Wo * K;
+  const size_t n = static_cast<size_t>(B) * T2 * F2 * K;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x) {
     const size_t r = i / K;
-    const int k = i % K;
-    const int ci = k / 9, kh = (k % 9) / 3, kw = k % 3;
-    const int f = r % Wo;
-    const int t = (r / Wo) % Ho;
-    const int b = r / (static_cast<size_t>(Wo) * Ho);
-    col[i] = __float2bfloat16_rn(
-        in[((static_cast<size_t>(b) * C + ci) * H + 2 * t + kh) * W + 2 * f + kw]);
+    const int j = i % K;
+    const int tap = j / C, ci = j % C;
+    const int f = r % F2;
+    const int t = (r / F2) % T2;
+    const int b = r / (static_cast<size_t>(F2) * T2);
+    const int h = 2 * t + tap / 3, wq = 2 * f + tap % 3;  // the conv1 output position
+    const float* xb = x + (static_cast<size_t>(b) * T + 2 * h) * F + 2 * wq;
+    const float v = Conv1At(xb, w + ci * 9, bias[ci], F);
+    col[i] = __float2bfloat16_rn(v > 0.0f ? v : 0.0f);
   }
 }
 
-__global__ void Col2ImKernel(float* din, const float* dcol, int B, int C, int H, int W, int Ho,
-                             int Wo) {
+// Positions of conv1's output per block of the weight-gradient kernel: fixed, so the partial
+// sums, and with them the result, do not depend on the device.
+constexpr int kConv1Chunk = 1024;
+
+// conv1's weight and bias gradient straight from the conv2 GEMM's input gradient dcol
+// [(b, t, f), (kh, kw, ci)]: per conv1 output (b, h, w) and channel c, the gradient is the sum of
+// the (at most four) conv2 windows that read it (col2im), masked by the recomputed ReLU. Block
+// (x, y): positions [x * kConv1Chunk, ...) for channels y * blockDim.x + threadIdx.x; each thread
+// sums its channel's ten terms in double and writes them to partial[x][c][0..9].
+__global__ void Conv1BackwardPartialKernel(double* partial, const float* dcol, const float* x,
+                                           const float* w, const float* bias, int B, int T, int F,
+                                           int C, int T1, int F1, int T2, int F2) {
+  const int c = blockIdx.y * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  float w9[9];
+  for (int k = 0; k < 9; ++k) w9[k] = w[c * 9 + k];
+  const float b0 = bias[c];
   const size_t K = static_cast<size_t>(C) * 9;
-  const size_t n = static_cast<size_t>(B) * C * H * W;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const int w = i % W;
-    const int h = (i / W) % H;
-    const int ci = (i / (static_cast<size_t>(W) * H)) % C;
-    const int b = i / (static_cast<size_t>(W) * H * C);
-    float acc = 0.0f;
+  const size_t P = static_cast<size_t>(B) * T1 * F1;
+  const size_t p0 = static_cast<size_t>(blockIdx.x) * kConv1Chunk;
+  const size_t p1 = p0 + kConv1Chunk < P ? p0 + kConv1Chunk : P;
+  double acc[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t p = p0; p < p1; ++p) {
+    const int wq = p % F1;
+    const int h = (p / F1) % T1;
+    const int b = p / (static_cast<size_t>(F1) * T1);
+    float d = 0.0f;  // col2im, in the (kh, kw) order of the reference
     for (int kh = 0; kh < 3; ++kh) {
       const int th = h - kh;
-      if (th < 0 || th % 2 != 0 || th / 2 >= Ho) continue;
+      if (th < 0 || th % 2 != 0 || th / 2 >= T2) continue;
       for (int kw = 0; kw < 3; ++kw) {
-        const int tw = w - kw;
-        if (tw < 0 || tw % 2 != 0 || tw / 2 >= Wo) continue;
-        const size_t r = (static_cast<size_t>(b) * Ho + th / 2) * Wo + tw / 2;
-        acc += dcol[r * K + ci * 9 + kh * 3 + kw];
+        const int tw = wq - kw;
+        if (tw < 0 || tw % 2 != 0 || tw / 2 >= F2) continue;
+        const size_t r = (static_cast<size_t>(b) * T2 + th / 2) * F2 + tw / 2;
+        d += dcol[r * K + static_cast<size_t>(kh * 3 + kw) * C + c];
       }
     }
-    din[i] = acc;
+    const float* xb = x + (static_cast<size_t>(b) * T + 2 * h) * F + 2 * wq;
+    if (!(Conv1At(xb, w9, b0, F) > 0.0f)) continue;
+    const double dd = d;
+    for (int kh = 0; kh < 3; ++kh)
+      for (int kw = 0; kw < 3; ++kw) acc[kh * 3 + kw] += dd * xb[kh * F + kw];
+    acc[9] += dd;
   }
+  double* out = partial + (static_cast<size_t>(blockIdx.x) * C + c) * 10;
+  for (int k = 0; k < 10; ++k) out[k] = acc[k];
+}
+
+// dweight[c][k] (k < 9) and dbias[c] (k = 9) += the chunks' partial sums, in chunk order.
+__global__ void Conv1BackwardFinishKernel(float* dw, float* db, const double* partial, int chunks,
+                                          int C) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= C * 10) return;
+  double total = 0;
+  for (int k = 0; k < chunks; ++k) total += partial[static_cast<size_t>(k) * C * 10 + i];
+  const int c = i / 10, k = i % 10;
+  if (k < 9) dw[c * 9 + k] += static_cast<float>(total);
+  else db[c] += static_cast<float>(total);
 }
 
 // out [B, Ho, C, Wo] from gemm [B, Ho, Wo, C].
@@ -148,43 +156,42 @@ __global__ void SubsampledLengthsKernel(int32_t* out_len, int32_t* bad, const in
 
 }  // namespace
 
-Status Conv1ReluForward(float* out, const float* features, const float* weight, const float* bias,
-                        int B, int T, int F, int C, void* stream) {
+Status Conv1Im2Col(Bf16* col, const float* features, const float* weight, const float* bias, int B,
+                   int T, int F, int C, void* stream) {
+  const int T2 = reference::SubsampledLength(T), F2 = reference::SubsampledLength(F);
+  if (B < 0 || T2 < 0 || F2 < 0 || C < 0)
+    return Status::InvalidArgument("conv1 im2col: negative size");
+  const size_t n = static_cast<size_t>(B) * T2 * F2 * C * 9;
+  if (n == 0) return Status::OK();
+  SLUICE_LAUNCH(Conv1Im2ColKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  (BF(col), features, weight, bias, B, T, F, C, T2, F2);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+size_t Conv1BackwardScratch(int B, int T, int F, int C) {
+  const size_t P = static_cast<size_t>(std::max(B, 0)) * std::max(reference::Conv2dOutSize(T), 0) *
+                   std::max(reference::Conv2dOutSize(F), 0);
+  return (P + kConv1Chunk - 1) / kConv1Chunk * std::max(C, 0) * 10;
+}
+
+Status Conv1Backward(float* dweight, float* dbias, const float* dcol, const float* features,
+                     const float* weight, const float* bias, double* scratch, int B, int T, int F,
+                     int C, void* stream) {
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
-  const size_t n = static_cast<size_t>(B) * C * T1 * F1;
-  if (n == 0) return Status::OK();
-  SLUICE_LAUNCH(Conv1ReluKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
-  (out, features, weight, bias, B, T, F, C, T1, F1);
+  const int T2 = reference::Conv2dOutSize(T1), F2 = reference::Conv2dOutSize(F1);
+  if (B < 0 || C < 0) return Status::InvalidArgument("conv1 backward: negative size");
+  const size_t P = static_cast<size_t>(B) * std::max(T1, 0) * std::max(F1, 0);
+  if (P == 0 || C == 0) return Status::OK();
+  const int chunks = static_cast<int>((P + kConv1Chunk - 1) / kConv1Chunk);
+  const int threads = std::min(kThreads, (C + 31) / 32 * 32);
+  const dim3 grid(chunks, (C + threads - 1) / threads);
+  SLUICE_LAUNCH(Conv1BackwardPartialKernel, grid, threads, 0, S(stream))
+  (scratch, dcol, features, weight, bias, B, T, F, C, T1, F1, T2, F2);
   SLUICE_LAUNCH_CHECK();
-  return Status::OK();
-}
-
-Status Conv1ReluBackward(float* dweight, float* dbias, const float* dout, const float* out,
-                         const float* features, int B, int T, int F, int C, void* stream) {
-  const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
-  if (C <= 0) return Status::OK();
-  SLUICE_LAUNCH(Conv1ReluBackwardKernel, C, kThreads, 0, S(stream))
-  (dweight, dbias, dout, out, features, B, T, F, C, T1, F1);
-  SLUICE_LAUNCH_CHECK();
-  return Status::OK();
-}
-
-Status Im2Col(Bf16* col, const float* in, int B, int C, int H, int W, void* stream) {
-  const int Ho = reference::Conv2dOutSize(H), Wo = reference::Conv2dOutSize(W);
-  const size_t n = static_cast<size_t>(B) * Ho * Wo * C * 9;
-  if (n == 0) return Status::OK();
-  SLUICE_LAUNCH(Im2ColKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
-  (BF(col), in, B, C, H, W, Ho, Wo);
-  SLUICE_LAUNCH_CHECK();
-  return Status::OK();
-}
-
-Status Col2Im(float* din, const float* dcol, int B, int C, int H, int W, void* stream) {
-  const int Ho = reference::Conv2dOutSize(H), Wo = reference::Conv2dOutSize(W);
-  const size_t n = static_cast<size_t>(B) * C * H * W;
-  if (n == 0) return Status::OK();
-  SLUICE_LAUNCH(Col2ImKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
-  (din, dcol, B, C, H, W, Ho, Wo);
+  SLUICE_LAUNCH(Conv1BackwardFinishKernel, (C * 10 + kThreads - 1) / kThreads, kThreads, 0,
+                S(stream))
+  (dweight, dbias, scratch, chunks, C);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

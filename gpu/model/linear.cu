@@ -23,6 +23,28 @@ __global__ void CastRowsToBf16Kernel(__nv_bfloat16* out, int64_t out_ld, const f
     out[i / cols * out_ld + i % cols] = __float2bfloat16_rn(in[i]);
 }
 
+// out[o][j][i] = in[o][i][j] for in [rows, a, b]: a weight whose GEMM reads its inner two axes in
+// the other order (conv2's taps before its input channels).
+__global__ void CastToBf16SwapInnerKernel(__nv_bfloat16* out, const float* in, size_t n, int a,
+                                          int b) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const size_t ab = static_cast<size_t>(a) * b, o = i / ab;
+    const int j = (i % ab) / a, k = i % a;  // out index (o, j, k)
+    out[i] = __float2bfloat16_rn(in[o * ab + static_cast<size_t>(k) * b + j]);
+  }
+}
+
+// g[o][i][j] += src[o][j][i]: that weight's gradient, computed in the GEMM's order, added back.
+__global__ void AddToSwapInnerKernel(float* g, const float* src, size_t n, int a, int b) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const size_t ab = static_cast<size_t>(a) * b, o = i / ab;
+    const int k = (i % ab) / b, j = i % b;  // g index (o, k, j)
+    g[i] += src[o * ab + static_cast<size_t>(j) * a + k];
+  }
+}
+
 // ---- bias ----
 __global__ void AddBiasKernel(float* x, __nv_bfloat16* xb, const float* bias, size_t n, int C) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
@@ -56,6 +78,26 @@ Status CastRowsToBf16(Bf16* out, int64_t out_ld, const float* in, int rows, int 
   if (n == 0) return Status::OK();
   SLUICE_LAUNCH(CastRowsToBf16Kernel, GridFor(n, kThreads), kThreads, 0, S(stream))(
       BF(out), out_ld, in, n, cols);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status CastToBf16SwapInner(Bf16* out, const float* in, int rows, int a, int b, void* stream) {
+  if (rows < 0 || a < 0 || b < 0) return Status::InvalidArgument("cast swap inner: negative size");
+  const size_t n = static_cast<size_t>(rows) * a * b;
+  if (n == 0) return Status::OK();
+  SLUICE_LAUNCH(CastToBf16SwapInnerKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(
+      BF(out), in, n, a, b);
+  SLUICE_LAUNCH_CHECK();
+  return Status::OK();
+}
+
+Status AddToSwapInner(float* dst, const float* src, int rows, int a, int b, void* stream) {
+  if (rows < 0 || a < 0 || b < 0) return Status::InvalidArgument("add swap inner: negative size");
+  const size_t n = static_cast<size_t>(rows) * a * b;
+  if (n == 0) return Status::OK();
+  SLUICE_LAUNCH(AddToSwapInnerKernel, GridFor(n, kThreads), kThreads, 0, S(stream))(
+      dst, src, n, a, b);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }

@@ -75,8 +75,8 @@ struct CudaModel::State {
   void* stream = nullptr;
 
   // Dimensions at the maximum, and of the last Forward.
-  int F = 0, F1 = 0, F2 = 0;
-  int B = 0, T = 0, T1 = 0, T2 = 0, N = 0;
+  int F = 0, F2 = 0;
+  int B = 0, T = 0, T2 = 0, N = 0;
   float dropout_p = 0;
   reference::StepContext ctx;
   const float* features = nullptr;  // the last batch's, for conv1's weight gradient
@@ -87,20 +87,34 @@ struct CudaModel::State {
 
   DeviceArray<int32_t> out_len, flags;  // flags[0]: bad frames, [1]: bad labels (utterance + 1)
   DeviceArray<float> mean_loss, losses;
-  DeviceArray<float> relu1, conv2_out, relu2, gemm_out, log_probs, dlogits;
+  DeviceArray<float> conv2_out, relu2, gemm_out, log_probs, dlogits;
   DeviceArray<Bf16> col, sub_in, lnf, dlogits_bf16;
   DeviceArray<float> lnf_mean, lnf_rstd;
   std::vector<DeviceArray<float>> xs;  // xs[l]: input of layer l; xs[L]: encoder output
   std::vector<LayerActs> layers;
-  DeviceArray<double> ctc_ws;
+  DeviceArray<double> ctc_ws, conv1_scratch;
   // Backward scratch.
-  DeviceArray<float> dx, dC, dC2, dD, dD2, d3C, dsub, dconv2, dcol, drelu1;
+  DeviceArray<float> dx, dC, dC2, dD, dD2, d3C, dsub, dconv2, dcol;
   DeviceArray<Bf16> dx_bf16, dC2_bf16, dD2_bf16, d3C_bf16, dconv2_bf16;
   DeviceArray<float> att_scores, att_y, att_dq, att_dk, att_dv;
   DeviceArray<Bf16> att_ds, att_dy;
 
   // Every weight a GEMM reads has a bf16 copy: all but conv1's, which a direct fp32 kernel uses.
   bool HasBf16Copy(size_t i) const { return layout[i].decay && static_cast<int>(i) != ids.conv1_w; }
+  // The bf16 copy of weight i, made before each forward. conv2's GEMM reads its kernel as
+  // [Cout, 3, 3, Cin] (Conv1Im2Col's column order) while the parameters keep PyTorch's
+  // [Cout, Cin, 3, 3].
+  Status CopyToBf16(size_t i) {
+    Bf16* out = wbf.data() + wbf_offset[i];
+    const float* in = params.data() + layout[i].offset;
+    if (static_cast<int>(i) != ids.conv2_w) return CastToBf16(out, in, layout[i].count, stream);
+    return CastToBf16SwapInner(out, in, config.d_model, config.d_model, 9, stream);
+  }
+  // grads[w] += the weight gradient a GEMM computed into dw_scratch (in the copy's order).
+  Status AddWeightGrad(int w) {
+    if (w != ids.conv2_w) return AddTo(Gp(w), dw_scratch.data(), layout[w].count, stream);
+    return AddToSwapInner(Gp(w), dw_scratch.data(), config.d_model, config.d_model, 9, stream);
+  }
   const Bf16* W(int id) const { return wbf.data() + wbf_offset[id]; }
   const float* Pp(int id) const { return params.data() + layout[id].offset; }
   float* Gp(int id) { return grads.data() + layout[id].offset; }
@@ -119,19 +133,16 @@ struct CudaModel::State {
   }
 
   // Every buffer at the sizes of `options` (the largest batch), bf elements of bf16 weight copies
-  // and max_w floats of weight-gradient scratch; F, F1, F2 too.
+  // and max_w floats of weight-gradient scratch; F and F2 too.
   Status Allocate(size_t bf, size_t max_w) {
     const int C = config.d_model, D = config.d_ff, V = config.vocab, H = config.n_heads;
     const size_t Bm = options.max_batch;
     F = config.n_mels;
-    F1 = reference::Conv2dOutSize(F);
-    F2 = reference::Conv2dOutSize(F1);
-    const size_t T1m = reference::Conv2dOutSize(options.max_frames);
+    F2 = reference::SubsampledLength(F);
     const size_t T2m = reference::SubsampledLength(options.max_frames);
     const size_t Nm = Bm * T2m;
     const size_t NC = Nm * C, ND = Nm * D, NV = Nm * V;
     const size_t M2 = Bm * T2m * F2;  // rows of the conv2 GEMM
-    const size_t n1 = Bm * C * T1m * F1;
     // Attention's per-head tensors at the longest batch (attention.h: rows padded to 8).
     const AttentionDims att_max{static_cast<int>(Bm), static_cast<int>(T2m), C, H};
     const size_t scores = att_max.score_elems(), heads = att_max.saved_elems();
@@ -152,7 +163,6 @@ struct CudaModel::State {
     SLUICE_RETURN_IF_ERROR(alloc(flags, 2));
     SLUICE_RETURN_IF_ERROR(alloc(mean_loss, 1));
     SLUICE_RETURN_IF_ERROR(alloc(losses, Bm));
-    SLUICE_RETURN_IF_ERROR(alloc(relu1, n1));
     SLUICE_RETURN_IF_ERROR(alloc(col, M2 * 9 * C));
     SLUICE_RETURN_IF_ERROR(alloc(conv2_out, M2 * C));
     SLUICE_RETURN_IF_ERROR(alloc(relu2, M2 * C));
@@ -186,7 +196,8 @@ struct CudaModel::State {
     SLUICE_RETURN_IF_ERROR(alloc(dsub, M2 * C));
     SLUICE_RETURN_IF_ERROR(alloc(dconv2, M2 * C));
     SLUICE_RETURN_IF_ERROR(alloc(dcol, M2 * 9 * C));
-    SLUICE_RETURN_IF_ERROR(alloc(drelu1, n1));
+    SLUICE_RETURN_IF_ERROR(alloc(
+        conv1_scratch, Conv1BackwardScratch(static_cast<int>(Bm), options.max_frames, F, C)));
     SLUICE_RETURN_IF_ERROR(alloc(dx_bf16, NC));
     SLUICE_RETURN_IF_ERROR(alloc(dC2_bf16, NC));
     SLUICE_RETURN_IF_ERROR(alloc(dD2_bf16, ND));
@@ -227,7 +238,7 @@ struct CudaModel::State {
     dw.lda = dout_ld;
     dw.trans_a = true;
     SLUICE_RETURN_IF_ERROR(gemm->Run(dw, dout_bf16, in, dw_scratch.data(), stream));
-    SLUICE_RETURN_IF_ERROR(AddTo(Gp(w), dw_scratch.data(), layout[w].count, stream));
+    SLUICE_RETURN_IF_ERROR(AddWeightGrad(w));
     SLUICE_RETURN_IF_ERROR(
         ColumnSumAdd(Gp(b), dout, rows, out_features, col_scratch.data(), stream));
     if (din == nullptr) return Status::OK();
@@ -338,7 +349,6 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
                                    " frames, subsampling needs at least 7");
   s.B = B;
   s.T = T;
-  s.T1 = reference::Conv2dOutSize(T);
   s.T2 = reference::SubsampledLength(T);
   s.N = B * s.T2;
   s.ctx = ctx;
@@ -348,20 +358,17 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
   void* st = s.stream;
 
   // bf16 copies of the current master weights.
-  for (size_t i = 0; i < s.layout.size(); ++i) {
-    if (!s.HasBf16Copy(i)) continue;
-    SLUICE_RETURN_IF_ERROR(CastToBf16(s.wbf.data() + s.wbf_offset[i],
-                                      s.params.data() + s.layout[i].offset, s.layout[i].count, st));
-  }
+  for (size_t i = 0; i < s.layout.size(); ++i)
+    if (s.HasBf16Copy(i)) SLUICE_RETURN_IF_ERROR(s.CopyToBf16(i));
   SLUICE_RETURN_IF_ERROR(s.flags.Zero(st));
   SLUICE_RETURN_IF_ERROR(
       SubsampledLengths(s.out_len.data(), s.flags.data(), batch.frames, B, T, st));
 
-  // Subsampling: conv1 + ReLU (direct), conv2 as im2col + GEMM, + bias + ReLU + transpose, linear.
+  // Subsampling: conv1 + ReLU computed inside conv2's im2col, conv2 as GEMM, + bias + ReLU +
+  // transpose, linear.
   const Ids& ids = s.ids;
-  SLUICE_RETURN_IF_ERROR(Conv1ReluForward(s.relu1.data(), batch.features, s.Pp(ids.conv1_w),
-                                          s.Pp(ids.conv1_b), B, T, s.F, C, st));
-  SLUICE_RETURN_IF_ERROR(Im2Col(s.col.data(), s.relu1.data(), B, C, s.T1, s.F1, st));
+  SLUICE_RETURN_IF_ERROR(Conv1Im2Col(s.col.data(), batch.features, s.Pp(ids.conv1_w),
+                                     s.Pp(ids.conv1_b), B, T, s.F, C, st));
   const int M2 = B * T2 * F2;
   SLUICE_RETURN_IF_ERROR(
       s.LinearNoBias(s.conv2_out.data(), s.col.data(), ids.conv2_w, M2, 9 * C, C));
@@ -510,9 +517,9 @@ Status CudaModel::Backward(const GradReadyFn& ready) {
                                           s.dconv2_bf16.data(), s.dconv2.data(), s.col.data(), M2,
                                           9 * C, C));
   done(ids.conv2_w, ids.conv2_b);
-  SLUICE_RETURN_IF_ERROR(Col2Im(s.drelu1.data(), s.dcol.data(), B, C, s.T1, s.F1, st));
-  SLUICE_RETURN_IF_ERROR(Conv1ReluBackward(s.Gp(ids.conv1_w), s.Gp(ids.conv1_b), s.drelu1.data(),
-                                           s.relu1.data(), s.features, B, s.T, s.F, C, st));
+  SLUICE_RETURN_IF_ERROR(Conv1Backward(s.Gp(ids.conv1_w), s.Gp(ids.conv1_b), s.dcol.data(),
+                                       s.features, s.Pp(ids.conv1_w), s.Pp(ids.conv1_b),
+                                       s.conv1_scratch.data(), B, s.T, s.F, C, st));
   done(ids.conv1_w, ids.conv1_b);
   return Status::OK();
 }

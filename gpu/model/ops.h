@@ -31,6 +31,9 @@ Status CastToBf16(Bf16* out, const float* in, size_t n, void* stream);  // round
 // to 16 bytes); the padding columns are not written.
 Status CastRowsToBf16(Bf16* out, int64_t out_ld, const float* in, int rows, int cols,
                       void* stream);
+// out [rows, b, a] = in [rows, a, b] with the inner two axes swapped, as bf16: the copy of a weight
+// whose GEMM reads them in the other order (conv2's [Cout, Cin, 9] as [Cout, 9, Cin]).
+Status CastToBf16SwapInner(Bf16* out, const float* in, int rows, int a, int b, void* stream);
 
 // --- reductions over rows ----------------------------------------------------------------------
 // Floats of scratch the column reductions below need for N rows of C columns.
@@ -41,6 +44,9 @@ Status ColumnSumAdd(float* dst, const float* in, int N, int C, float* scratch, v
 // --- Linear pieces (the GEMMs are Gemm::Run) ----------------------------------------------------
 // dst[i] += src[i] (a weight gradient computed into aligned scratch, added to the flat buffer).
 Status AddTo(float* dst, const float* src, size_t n, void* stream);
+// dst [rows, a, b] += src [rows, b, a] with the inner two axes swapped back: the gradient of a
+// weight that CastToBf16SwapInner copies, computed in the GEMM's order.
+Status AddToSwapInner(float* dst, const float* src, int rows, int a, int b, void* stream);
 // x[n, c] += bias[c] over [N, C]; also writes the bf16 copy when x_bf16 is not null.
 Status AddBias(float* x, Bf16* x_bf16, const float* bias, int N, int C, void* stream);
 
@@ -83,19 +89,23 @@ Status BiasLogSoftmaxForward(float* out, const float* in, int64_t in_ld, const f
                              void* stream);
 
 // --- Conv2d subsampling -------------------------------------------------------------------------
-// First conv (1 -> C channels, 3x3 stride 2, no padding) + bias + ReLU, direct in fp32:
-// features [B, T, F] (the loader's layout, read as [B, 1, T, F]) -> out [B, C, T1, F1].
-Status Conv1ReluForward(float* out, const float* features, const float* weight, const float* bias,
-                        int B, int T, int F, int C, void* stream);
-// dweight [C, 9] and dbias [C] add; dout is d/d(ReLU output); out the ReLU's output (its mask).
-// No input gradient (the features need none). Deterministic: one block per channel.
-Status Conv1ReluBackward(float* dweight, float* dbias, const float* dout, const float* out,
-                         const float* features, int B, int T, int F, int C, void* stream);
-// im2col for the second conv: col [(b, t, f), (ci, kh, kw)] = in[b, ci, 2t + kh, 2f + kw] as bf16,
-// in [B, C, H, W] -> col [B * Ho * Wo, C * 9]; then conv = col W^T, W [Cout, C * 9] as stored.
-Status Im2Col(Bf16* col, const float* in, int B, int C, int H, int W, void* stream);
-// The adjoint: din [B, C, H, W] = sum of dcol over the windows that read each input (written).
-Status Col2Im(float* din, const float* dcol, int B, int C, int H, int W, void* stream);
+// The first conv (1 -> C channels, 3x3 stride 2, no padding) + bias + ReLU is never stored: it is
+// computed (fp32) inside the second conv's im2col, and again for its ReLU mask in the backward.
+// col [(b, t, f), (kh, kw, ci)] = bf16(ReLU(conv1(features))[b, ci, 2t + kh, 2f + kw]) from the
+// features [B, T, F] (the loader's layout, read as [B, 1, T, F]): [B * T2 * F2, 9 * C], taps
+// before channels, so conv2 = col W'^T with W' conv2's weight [Cout, C, 3, 3] read as
+// [Cout, 3, 3, C] (CastToBf16SwapInner).
+Status Conv1Im2Col(Bf16* col, const float* features, const float* weight, const float* bias, int B,
+                   int T, int F, int C, void* stream);
+// Doubles of scratch Conv1Backward needs at these sizes.
+size_t Conv1BackwardScratch(int B, int T, int F, int C);
+// conv1's dweight [C, 9] and dbias [C] add, from the conv2 GEMM's input gradient dcol (in
+// Conv1Im2Col's layout): col2im, the ReLU mask recomputed from features, weight and bias, and the
+// products with the inputs, in one pass. No input gradient (the features need none).
+// Deterministic: fixed chunks summed in double, then added in chunk order.
+Status Conv1Backward(float* dweight, float* dbias, const float* dcol, const float* features,
+                     const float* weight, const float* bias, double* scratch, int B, int T, int F,
+                     int C, void* stream);
 // The conv2 GEMM's output [B, Ho, Wo, C] + bias, ReLU, and the transpose to the subsampling
 // linear's input [B, Ho, C, Wo] (channel-major, then frequency), as fp32 (kept for the ReLU
 // mask) and bf16 (the GEMM input).

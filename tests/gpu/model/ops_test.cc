@@ -255,7 +255,8 @@ TEST(GpuOps, PositionsMatchReferenceFormula) {
 
 TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   SKIP_WITHOUT_GPU();
-  const int B = 2, T = 41, F = 23, C = 16;
+  // 2000 conv1 outputs: two of Conv1Backward's chunks.
+  const int B = 2, T = 101, F = 41, C = 16;
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   const int T2 = reference::Conv2dOutSize(T1), F2 = reference::Conv2dOutSize(F1);
   const std::vector<float> feats = Random(B * T * F, 1, -2, 2);
@@ -278,14 +279,34 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   std::unique_ptr<Gemm> gemm;
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dfeats = ToDevice(feats), dw1 = ToDevice(w1), db1 = ToDevice(b1), db2 = ToDevice(b2);
-  auto dw2 = ToDevice(ToBf16(w2));
-  auto relu1 = Zeros<float>(n1);
-  ASSERT_OK(
-      Conv1ReluForward(relu1.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
-  ExpectClose("conv1 + relu", ToHost(relu1, n1), r1, 1e-5, 1e-5);
+  // conv2's kernel as its GEMM reads it, [Cout, 3, 3, Cin], against the host's permutation.
+  const size_t K = 9 * static_cast<size_t>(C);
+  std::vector<float> w2_taps(w2.size());
+  for (int o = 0; o < C; ++o)
+    for (int ci = 0; ci < C; ++ci)
+      for (int tap = 0; tap < 9; ++tap)
+        w2_taps[o * K + tap * C + ci] = w2[(static_cast<size_t>(o) * C + ci) * 9 + tap];
+  auto dw2_f = ToDevice(w2);
+  auto dw2 = Zeros<Bf16>(w2.size());
+  ASSERT_OK(CastToBf16SwapInner(dw2.data(), dw2_f.data(), C, C, 9, nullptr));
+  ExpectClose("conv2 weight, taps first", FromBf16(ToHost(dw2, w2.size())), RoundBf16(w2_taps), 0,
+              0);
+  // conv1 + ReLU inside im2col: col [(b, t, f), (kh, kw, ci)] = r1[b, ci, 2t + kh, 2f + kw].
   const int M2 = B * T2 * F2;
-  auto col = Zeros<Bf16>(static_cast<size_t>(M2) * 9 * C);
-  ASSERT_OK(Im2Col(col.data(), relu1.data(), B, C, T1, F1, nullptr));
+  std::vector<float> want_col(M2 * K);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T2; ++t)
+      for (int f = 0; f < F2; ++f)
+        for (int tap = 0; tap < 9; ++tap)
+          for (int ci = 0; ci < C; ++ci)
+            want_col[((static_cast<size_t>(b) * T2 + t) * F2 + f) * K + tap * C + ci] =
+                r1[((static_cast<size_t>(b) * C + ci) * T1 + 2 * t + tap / 3) * F1 + 2 * f +
+                   tap % 3];
+  auto col = Zeros<Bf16>(M2 * K);
+  ASSERT_OK(
+      Conv1Im2Col(col.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
+  ExpectClose("conv1 + relu + im2col", FromBf16(ToHost(col, M2 * K)), RoundBf16(want_col), 1e-2,
+              1e-2);
   auto gout = Zeros<float>(static_cast<size_t>(M2) * C);
   GemmShape s;
   s.M = M2;
@@ -308,11 +329,12 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
         for (int f = 0; f < F2; ++f)
           dr2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] =
               dsub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
-  // The ReLU masks are the GPU's own (its outputs, read back): where the bf16 conv2 output lies
+  // conv2's ReLU mask is the GPU's own (its output, read back): where the bf16 conv2 output lies
   // within rounding of 0 its mask can differ from the reference's, and one flipped element moves
   // a bias or weight gradient by a whole |dsub| term (~5% L2 on this shape, simulated), which
-  // would swamp the bf16 error these tolerances are for.
-  const std::vector<float> relu1_gpu = ToHost(relu1, n1), relu2_gpu = ToHost(relu2, n2);
+  // would swamp the bf16 error these tolerances are for. conv1's is recomputed in fp32 on the
+  // device, as the reference computes it.
+  const std::vector<float> relu2_gpu = ToHost(relu2, n2);
   std::vector<float> mask2(n2);  // the GPU's ReLU output back in [B, C, T2, F2]
   for (int b = 0; b < B; ++b)
     for (int c = 0; c < C; ++c)
@@ -324,7 +346,7 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   std::vector<float> gw2(w2.size(), 0.0f), gb2(C, 0.0f), gw1(w1.size(), 0.0f), gb1(C, 0.0f);
   reference::Conv2dBackward(dr1.data(), gw2.data(), gb2.data(), dc2.data(), r1.data(), w2.data(), B,
                             C, T1, F1, C);
-  reference::ReluBackward(dc1.data(), dr1.data(), relu1_gpu.data(), n1);
+  reference::ReluBackward(dc1.data(), dr1.data(), r1.data(), n1);
   reference::Conv2dBackward<float>(nullptr, gw1.data(), gb1.data(), dc1.data(), feats.data(),
                                    w1.data(), B, 1, T, F, C);
 
@@ -338,34 +360,53 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   auto scratch = Zeros<float>(ColumnSumScratch(M2, C));
   ASSERT_OK(ColumnSumAdd(gb2_d.data(), dg.data(), M2, C, scratch.data(), nullptr));
   ExpectClose("conv2 dbias", ToHost(gb2_d, C), gb2, 2e-2, 5e-2);
-  auto gw2_d = Zeros<float>(w2.size());
+  // The weight gradient comes out of the GEMM taps first and is added back in PyTorch's order.
+  auto gw2_taps = Zeros<float>(w2.size()), gw2_d = Zeros<float>(w2.size());
   GemmShape dw;
   dw.M = C;
   dw.N = 9 * C;
   dw.K = M2;
   dw.trans_a = true;
-  ASSERT_OK(gemm->Run(dw, dg_b.data(), col.data(), gw2_d.data(), nullptr));
+  ASSERT_OK(gemm->Run(dw, dg_b.data(), col.data(), gw2_taps.data(), nullptr));
+  ASSERT_OK(AddToSwapInner(gw2_d.data(), gw2_taps.data(), C, C, 9, nullptr));
   ExpectClose("conv2 dweight", ToHost(gw2_d, w2.size()), gw2, 2e-2, 5e-2);
-  auto dcol = Zeros<float>(static_cast<size_t>(M2) * 9 * C);
+  auto dcol = Zeros<float>(static_cast<size_t>(M2) * K);
   GemmShape dx;
   dx.M = M2;
   dx.N = 9 * C;
   dx.K = C;
   ASSERT_OK(gemm->Run(dx, dg_b.data(), dw2.data(), dcol.data(), nullptr));
-  auto drelu1 = Zeros<float>(n1);
-  ASSERT_OK(Col2Im(drelu1.data(), dcol.data(), B, C, T1, F1, nullptr));
-  ExpectClose("conv2 din (col2im)", ToHost(drelu1, n1), dr1, 2e-2, 5e-2);
+  auto conv1_scratch = Zeros<double>(Conv1BackwardScratch(B, T, F, C));
   auto gw1_d = Zeros<float>(w1.size()), gb1_d = Zeros<float>(C);
-  ASSERT_OK(Conv1ReluBackward(gw1_d.data(), gb1_d.data(), drelu1.data(), relu1.data(),
-                              dfeats.data(), B, T, F, C, nullptr));
+  ASSERT_OK(Conv1Backward(gw1_d.data(), gb1_d.data(), dcol.data(), dfeats.data(), dw1.data(),
+                          db1.data(), conv1_scratch.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 dweight", ToHost(gw1_d, w1.size()), gw1, 2e-2, 5e-2);
   ExpectClose("conv1 dbias", ToHost(gb1_d, C), gb1, 2e-2, 5e-2);
 
-  // Conv1's backward alone, from the reference's own dc1-side input: fp32 exact up to order.
-  auto dr1_exact = ToDevice(dr1);
+  // conv1's backward alone, from an fp32 dcol whose col2im is the reference's d/d(relu1) exactly
+  // (each position's gradient in the first window that reads it, zeros elsewhere): fp32 exact up
+  // to the order of the sums.
+  std::vector<float> dcol_exact(M2 * K, 0.0f);
+  for (int b = 0; b < B; ++b)
+    for (int ci = 0; ci < C; ++ci)
+      for (int h = 0; h < T1; ++h)
+        for (int w = 0; w < F1; ++w) {
+          const float g = dr1[((static_cast<size_t>(b) * C + ci) * T1 + h) * F1 + w];
+          bool placed = false;
+          for (int kh = 0; kh < 3 && !placed; ++kh)
+            for (int kw = 0; kw < 3 && !placed; ++kw) {
+              const int th = h - kh, tw = w - kw;
+              if (th < 0 || tw < 0 || th % 2 || tw % 2 || th / 2 >= T2 || tw / 2 >= F2) continue;
+              dcol_exact[((static_cast<size_t>(b) * T2 + th / 2) * F2 + tw / 2) * K +
+                         (kh * 3 + kw) * C + ci] = g;
+              placed = true;
+            }
+          ASSERT_TRUE(placed || g == 0.0f) << "conv1 output read by no window has a gradient";
+        }
+  auto ddcol_exact = ToDevice(dcol_exact);
   auto gw1_e = Zeros<float>(w1.size()), gb1_e = Zeros<float>(C);
-  ASSERT_OK(Conv1ReluBackward(gw1_e.data(), gb1_e.data(), dr1_exact.data(), relu1.data(),
-                              dfeats.data(), B, T, F, C, nullptr));
+  ASSERT_OK(Conv1Backward(gw1_e.data(), gb1_e.data(), ddcol_exact.data(), dfeats.data(),
+                          dw1.data(), db1.data(), conv1_scratch.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 dweight (exact input)", ToHost(gw1_e, w1.size()), gw1, 1e-5, 1e-5);
   ExpectClose("conv1 dbias (exact input)", ToHost(gb1_e, C), gb1, 1e-5, 1e-5);
 }
