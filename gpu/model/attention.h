@@ -19,11 +19,13 @@
 namespace sluice::gpu::model {
 
 // The per-head tensors are laid out with Tp = T rounded up to 8 rows: [B, H, Tp, hs] and scores
-// [B, H, Tp, Tp], of which the GEMMs and kernels touch only the first T rows and columns. With an
-// odd T the batch strides T*T and T*hs and the score rows would be 2- or 4-byte aligned; cuBLASLt's
-// tensor-core kernels load 16 bytes at a time, so such shapes got a slow algorithm or none (then
-// gemm.cc's fallback kernel). Padded, every operand, leading dimension and batch stride is
-// 16-byte aligned whenever hs is a multiple of 8 (both presets), and the padding is never read.
+// [B, H, Tp, Tp]. With an odd T the batch strides T*T and T*hs and the score rows would be 2- or
+// 4-byte aligned; cuBLASLt's tensor-core kernels load 16 bytes at a time, so such shapes got a
+// slow algorithm or none (then gemm.cc's fallback kernel). Even with aligned strides, an extent
+// of T rows or columns (odd) made it pick 1-element aligned kernels, several times slower (seen on
+// an H200). So the kernels write zeros into the padding of q, k, v, dy, the bf16 probabilities and
+// ds, and the GEMMs run over Tp: every extent, leading dimension and batch stride is 16-byte
+// aligned whenever hs is a multiple of 8 (both presets), and the padding adds nothing.
 struct AttentionDims {
   int B = 0, T = 0, C = 0, H = 1;
   int Tp() const { return (T + 7) / 8 * 8; }

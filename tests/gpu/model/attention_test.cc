@@ -33,15 +33,17 @@ TEST(GpuAttention, ForwardAndBackwardMatchReferenceWithPadding) {
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dqkv_in = ToDevice(qkv), dbias = ToDevice(bias);
   auto dlen = ToDevice(lengths);
-  auto q = Zeros<Bf16>(d.saved_elems()), k = Zeros<Bf16>(d.saved_elems()),
-       v = Zeros<Bf16>(d.saved_elems());
-  auto probs = Zeros<float>(d.score_elems());
-  auto probs_b = Zeros<Bf16>(d.score_elems());
-  auto scores = Zeros<float>(d.score_elems());
-  auto ds = Zeros<Bf16>(d.score_elems());
-  auto y = Zeros<float>(d.saved_elems()), dq = Zeros<float>(d.saved_elems()),
-       dk = Zeros<float>(d.saved_elems()), dv = Zeros<float>(d.saved_elems());
-  auto dy = Zeros<Bf16>(d.saved_elems());
+  // Every saved and scratch tensor starts as NaN: the GEMMs run over the padded Tp rows and
+  // columns, so a padding element the kernels did not zero would poison the results.
+  auto q = NaNs<Bf16>(d.saved_elems()), k = NaNs<Bf16>(d.saved_elems()),
+       v = NaNs<Bf16>(d.saved_elems());
+  auto probs = NaNs<float>(d.score_elems());
+  auto probs_b = NaNs<Bf16>(d.score_elems());
+  auto scores = NaNs<float>(d.score_elems());
+  auto ds = NaNs<Bf16>(d.score_elems());
+  auto y = NaNs<float>(d.saved_elems()), dq = NaNs<float>(d.saved_elems()),
+       dk = NaNs<float>(d.saved_elems()), dv = NaNs<float>(d.saved_elems());
+  auto dy = NaNs<Bf16>(d.saved_elems());
   const AttentionSaved saved{q.data(), k.data(), v.data(), probs.data(), probs_b.data()};
   const AttentionScratch scratch{scores.data(), ds.data(), y.data(), dy.data(),
                                  dq.data(),     dk.data(), dv.data()};

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "features/half.h"
@@ -53,6 +56,14 @@ DeviceArray<T> Zeros(size_t n) {
   EXPECT_OK(d.Allocate(std::max<size_t>(n, 1)));
   EXPECT_OK(d.Zero(nullptr));
   return d;
+}
+// n NaNs (bf16 NaN for Bf16): scratch that a kernel must write before anything reads it, so that
+// a read of memory nothing wrote shows as a non-finite result.
+template <typename T>
+DeviceArray<T> NaNs(size_t n) {
+  const std::vector<float> nan(std::max<size_t>(n, 1), std::numeric_limits<float>::quiet_NaN());
+  if constexpr (std::is_same_v<T, Bf16>) return ToDevice(ToBf16(nan));
+  else return ToDevice(std::vector<T>(nan.begin(), nan.end()));
 }
 template <typename T>
 std::vector<T> ToHost(const DeviceArray<T>& d, size_t n) {
