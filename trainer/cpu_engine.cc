@@ -68,15 +68,20 @@ class CpuEngine : public Engine {
   loader::ResumeState Position() const override { return loader_->state(); }
 
   Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
-              double* loss, double* grad_norm, double* flops) override {
-    SLUICE_RETURN_IF_ERROR(replicas_.TrainStep(*batch_, rows_, seed, step, loss));
+              double* flops, StepOutcome* finished) override {
+    *finished = StepOutcome();
+    double loss = 0;
+    SLUICE_RETURN_IF_ERROR(replicas_.TrainStep(*batch_, rows_, seed, step, &loss));
     const size_t P = num_parameters();
     if (comm_ != nullptr)
       SLUICE_RETURN_IF_ERROR(CombineGradients(
-          comm_, model().grads(), P, static_cast<int64_t>(rows_.size()), total_rows, loss));
-    *grad_norm = reference::ClipByGlobalNorm(model().grads(), P, clip);
+          comm_, model().grads(), P, static_cast<int64_t>(rows_.size()), total_rows, &loss));
+    finished->grad_norm = reference::ClipByGlobalNorm(model().grads(), P, clip);
     adam_.Step(model().params(), model().grads(), lr);
     *flops = 0;
+    finished->valid = true;  // computed on this thread: the outcome is this step's
+    finished->batch_index = batch_->index();
+    finished->loss = loss;
     return Status::OK();
   }
 

@@ -235,6 +235,12 @@ class CudaEngine : public Engine {
       : config_(config), ranks_(ranks), loader_(loader), source_(loader, config.vocab) {}
 
   ~CudaEngine() override {
+    if (slots_ != nullptr) {
+      // The GPU may still be writing the last step's slot.
+      for (auto& e : slot_events_)
+        if (e != nullptr) (void)e->Synchronize();
+      pinned_->Free(slots_, 2 * sizeof(OutcomeSlot), 64);
+    }
     if (feeder_ != nullptr) {
       const Status s = feeder_->Finish();
       if (!s.ok()) std::fprintf(stderr, "sluice-train: %s\n", s.ToString().c_str());
@@ -258,6 +264,11 @@ class CudaEngine : public Engine {
     SLUICE_RETURN_IF_ERROR(gpu::model::CudaAdamW::Create(model_->layout(), ao, &adam_));
     SLUICE_RETURN_IF_ERROR(norm_.Allocate(1));
     SLUICE_RETURN_IF_ERROR(norm_scratch_.Allocate(gpu::model::GlobalNormScratch()));
+    pinned_ = gpu::MakePinnedAllocator();
+    slots_ = static_cast<OutcomeSlot*>(pinned_->Allocate(2 * sizeof(OutcomeSlot), 64));
+    if (slots_ == nullptr) return Status::IOError("sluice-train: no host memory for step results");
+    for (auto& e : slot_events_)
+      SLUICE_RETURN_IF_ERROR(gpu::Event::Create(/*timing=*/false, /*blocking=*/true, &e));
     // Collective: every rank makes its lane here, at the same point.
     if (ranks_.comm != nullptr) SLUICE_RETURN_IF_ERROR(ranks_.comm->MakeLane(&lane_));
     ResetBuckets();
@@ -343,11 +354,11 @@ class CudaEngine : public Engine {
   }
 
   Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
-              double* loss, double* grad_norm, double* flops) override {
+              double* flops, StepOutcome* finished) override {
     comm::Communicator* comm = ranks_.comm;
     const double scale =
         comm != nullptr ? GradientScale(ranks_.world, info_.rows, total_rows) : 1.0;
-    *loss = 0;
+    *finished = StepOutcome();
     *flops = 0;
     Status hook_status;
     // Called on the host right after the work finishing a tensor's gradient is enqueued on the
@@ -379,7 +390,7 @@ class CudaEngine : public Engine {
       ctx.step = step;
       ctx.training = true;
       // Enqueued only: the host goes on to enqueue backward and the optimizer while the GPU runs
-      // the forward; the loss (and a bad batch's error) is read once the step is enqueued.
+      // the forward; the loss (and a bad batch's error) is read a step later (Settle).
       SLUICE_RETURN_IF_ERROR(model_->Forward(cb, ctx, nullptr));
       *flops = TrainStepFlops(config_, B, T);
       SLUICE_RETURN_IF_ERROR(model_->ZeroGrad());
@@ -395,16 +406,32 @@ class CudaEngine : public Engine {
     SLUICE_RETURN_IF_ERROR(gpu::model::ClipByGlobalNorm(
         model_->grads(), num_parameters(), clip, norm_.data(), norm_scratch_.data(), stream()));
     SLUICE_RETURN_IF_ERROR(adam_->Step(model_->params(), model_->grads(), lr, stream()));
-    if (info_.rows > 0) {
-      float mean = 0;
-      SLUICE_RETURN_IF_ERROR(model_->ReadForward(&mean));  // the step's first wait
-      *loss = mean;
-    }
-    // The loss's collective (NCCL's AllReduceMaxHost: enqueued on this stream, then waits) after
-    // clipping and AdamW are enqueued, so the GPU does not sit idle for its host round trip.
-    if (comm != nullptr) SLUICE_RETURN_IF_ERROR(CombineLoss(comm, scale, loss));
-    // Synchronises the stream: the step is over on the GPU when this returns.
-    return norm_.Download(grad_norm, 1, stream());
+    // The step's flags, loss and norm go to a pinned slot behind it on the stream; the host reads
+    // them only once the NEXT step is enqueued, so the GPU does not wait for the host in between.
+    InFlight now;
+    now.active = true;
+    now.slot = static_cast<int>(enqueued_++ % 2);
+    now.batch_index = current_->index;
+    now.has_rows = info_.rows > 0;
+    now.frames = static_cast<int>(current_->frames);
+    now.scale = scale;
+    OutcomeSlot& out = slots_[now.slot];
+    if (now.has_rows) SLUICE_RETURN_IF_ERROR(model_->CopyForwardAsync(out.flags, &out.loss));
+    SLUICE_RETURN_IF_ERROR(norm_.DownloadAsync(&out.grad_norm, 1, stream()));
+    SLUICE_RETURN_IF_ERROR(slot_events_[now.slot]->Record(stream()));
+    // With ranks the loss is combined on the host (CombineLoss: a collective on this stream that
+    // would wait for the step just enqueued anyway), so the step is settled at once.
+    if (comm != nullptr) return Settle(now, finished);
+    const InFlight previous = in_flight_;
+    in_flight_ = now;
+    return previous.active ? Settle(previous, finished) : Status::OK();
+  }
+
+  Status Flush(StepOutcome* finished) override {
+    *finished = StepOutcome();
+    if (!in_flight_.active) return Status::OK();
+    in_flight_.active = false;
+    return Settle(in_flight_, finished);
   }
 
   GemmCounts gemm_counts() const override {
@@ -440,6 +467,39 @@ class CudaEngine : public Engine {
 
  private:
   void* stream() const { return ranks_.stream; }
+
+  // A step's results as the GPU left them in pinned host memory (one slot per step in flight).
+  struct OutcomeSlot {
+    int32_t flags[2];  // CudaModel's device flags: a bad batch's utterance + 1, 0 when fine
+    float loss;        // this rank's mean loss
+    double grad_norm;
+  };
+  // A step enqueued whose slot the host has not read yet.
+  struct InFlight {
+    bool active = false;
+    int slot = 0;
+    uint64_t batch_index = 0;
+    bool has_rows = false;
+    int frames = 0;
+    double scale = 1;  // this rank's share of the mean (data_parallel.h)
+  };
+
+  // Waits for f's slot and turns it into its outcome; with ranks, combines the loss (collective).
+  Status Settle(const InFlight& f, StepOutcome* out) {
+    SLUICE_RETURN_IF_ERROR(slot_events_[f.slot]->Synchronize());
+    const OutcomeSlot& o = slots_[f.slot];
+    out->valid = true;
+    out->batch_index = f.batch_index;
+    out->grad_norm = o.grad_norm;
+    out->loss = 0;
+    if (f.has_rows) {
+      out->status = CudaModel::ForwardStatus(o.flags, f.frames, config_.vocab);
+      if (!out->status.ok()) return Status::OK();
+      out->loss = o.loss;
+    }
+    if (ranks_.comm != nullptr) return CombineLoss(ranks_.comm, f.scale, &out->loss);
+    return Status::OK();
+  }
 
   void ResetBuckets() {
     buckets_.reset();
@@ -491,6 +551,11 @@ class CudaEngine : public Engine {
   std::unique_ptr<CudaModel> model_;
   std::unique_ptr<gpu::model::CudaAdamW> adam_;
   gpu::model::DeviceArray<double> norm_, norm_scratch_;
+  std::shared_ptr<gpu::PinnedAllocator> pinned_;
+  OutcomeSlot* slots_ = nullptr;  // [2], pinned: written by the GPU, read after slot_events_
+  std::unique_ptr<gpu::Event> slot_events_[2];
+  InFlight in_flight_;
+  uint64_t enqueued_ = 0;
   std::unique_ptr<comm::ReduceLane> lane_;
   std::unique_ptr<comm::GradientBuckets> buckets_;
   std::unique_ptr<gpu::Feeder> feeder_;  // after the model: destroyed (and finished) first

@@ -4,7 +4,7 @@
 // options, checkpoints, evaluation and logging are shared; an engine owns only how batches reach
 // the model, how a step runs and where parameters and AdamW moments live.
 //
-// Per epoch:  StartEpoch(at); while (Next(&b, &end), !end) { ...; Step(...) }
+// Per epoch:  StartEpoch(at); while (Next(&b, &end), !end) { ...; Step(..., &out) }; Flush(&out)
 #pragma once
 
 #include <cstdint>
@@ -54,6 +54,16 @@ inline void TrainingRows(const loader::Batch& batch, std::vector<int>* rows, int
   }
 }
 
+// What a step gave once it ended: the mean loss over all ranks' rows and the gradient norm before
+// clipping, or the error the device found in its batch (frames or labels out of range).
+struct StepOutcome {
+  bool valid = false;        // false: no step ended in this call
+  uint64_t batch_index = 0;  // StepBatch::index of the step's batch
+  double loss = 0;
+  double grad_norm = 0;
+  Status status;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -81,11 +91,20 @@ class Engine {
 
   // One optimizer step on the current batch's rows: gradient of their mean CTC loss (dropout keyed
   // by seed and step), combined over ranks into the gradient of the mean over `total_rows` rows
-  // (data_parallel.h), clipped to `clip`, AdamW with learning rate lr. *loss: the mean loss over
-  // all ranks' rows; *grad_norm: the norm before clipping; *flops: the model FLOPs this rank's
-  // step took (0 where not estimated). Errors name the batch.
+  // (data_parallel.h), clipped to `clip`, AdamW with learning rate lr. *flops: the model FLOPs
+  // this rank's step takes (0 where not estimated). *finished: the outcome of a step that ended,
+  // which a device engine gives one call late (the previous step's: reading this step's loss
+  // would make the host wait for the GPU to finish it before it can enqueue the next) and the CPU
+  // engine at once. A returned error is this step's (the caller names its batch); an error the
+  // device found in a batch comes in its outcome.
   virtual Status Step(int64_t total_rows, uint64_t seed, uint64_t step, double clip, double lr,
-                      double* loss, double* grad_norm, double* flops) = 0;
+                      double* flops, StepOutcome* finished) = 0;
+  // The outcome of the step still running, if any (waiting for it): before anything reads what
+  // the steps so far did (a checkpoint, an evaluation, the end of the epoch or of the run).
+  virtual Status Flush(StepOutcome* finished) {
+    *finished = StepOutcome();
+    return Status::OK();
+  }
 
   // Forward only (no dropout) over rows of a host batch (the evaluation loader's). For each row:
   // its position in `rows`, its loss and log-probabilities [frames, vocab], in row order.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,8 +113,16 @@ class Run {
   nlohmann::json ConfigJson() const;
   // Collective with several ranks: call it on every rank.
   Status Save(uint64_t step, const loader::ResumeState& at);
-  void LogStep(uint64_t epoch, const StepBatch& batch, double loss, double grad_norm, double lr,
-               double compute, double flops, double audio, uint64_t utterances) const;
+  // A step whose outcome (loss, gradient norm) Engine::Step gives later, with what its log line
+  // reports besides them.
+  struct PendingStep {
+    uint64_t step = 0;  // the run's step count after it
+    double wait = 0, flops = 0, audio = 0, lr = 0;
+    uint64_t utterances = 0;
+  };
+  // `seconds`: since the previous step ended (its data wait included).
+  void LogStep(uint64_t epoch, const PendingStep& p, double loss, double grad_norm,
+               double seconds) const;
 
   const TrainOptions& o_;
   const Ranks ranks_;
@@ -374,11 +383,36 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     SLUICE_RETURN_IF_ERROR(comm::AgreeOnBatchCount(comm, engine_->num_batches(),
                                                    ("epoch " + std::to_string(epoch)).c_str()));
   totals->start = Clock::now();
-  double grad_norm = 0;
+  // Steps enqueued whose outcome has not come back yet (a device engine's last one).
+  std::deque<PendingStep> pending;
+  Clock::time_point last_end = totals->start;
+  // Books an ended step: the epoch's loss and its log line; an error the device found in a
+  // batch is reported with that batch.
+  auto settle = [&](const StepOutcome& out) -> Status {
+    if (!out.valid) return Status::OK();
+    if (!out.status.ok())
+      return Prefixed(out.status, data_name_ + ": epoch " + std::to_string(epoch) + " batch " +
+                                      std::to_string(out.batch_index));
+    if (pending.empty())
+      return Status::IOError("sluice-train: the engine reported a step that was never taken");
+    const PendingStep p = pending.front();
+    pending.pop_front();
+    counters_.epoch_loss_sum += out.loss;
+    ++counters_.epoch_steps;
+    const double seconds = Since(last_end);
+    last_end = Clock::now();
+    LogStep(epoch, p, out.loss, out.grad_norm, seconds);
+    return Status::OK();
+  };
+  auto flush = [&]() -> Status {
+    StepOutcome out;
+    SLUICE_RETURN_IF_ERROR(engine_->Flush(&out));
+    return settle(out);
+  };
   while (true) {
     if (static_cast<int64_t>(counters_.step) >= last_step) {
       *stop = true;
-      return Status::OK();
+      return flush();
     }
     StepBatch batch;
     bool end = false;
@@ -386,7 +420,7 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     totals->wait_seconds += batch.wait_seconds;
     if (end) {
       totals->done = true;
-      return Status::OK();
+      return flush();
     }
     totals->unalignable.Add(batch.unalignable);
     // The step's rows over all ranks, which weigh each rank's gradient (data_parallel.h); a
@@ -397,13 +431,15 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     if (step_rows.total_rows == 0) continue;
 
     const Clock::time_point compute_start = Clock::now();
-    double loss = 0, flops = 0;
+    double flops = 0;
+    StepOutcome finished;
     totals->lr = reference::LearningRate(schedule_, static_cast<int64_t>(counters_.step));
     const Status s = engine_->Step(step_rows.total_rows, counters_.seed, counters_.step, o_.clip,
-                                   totals->lr, &loss, &grad_norm, &flops);
+                                   totals->lr, &flops, &finished);
     if (!s.ok())
       return Prefixed(s, data_name_ + ": epoch " + std::to_string(epoch) + " batch " +
                              std::to_string(batch.index));
+    // A device engine's: enqueuing this step and waiting for the previous one to end.
     const double compute = Since(compute_start);
 
     const double audio = static_cast<double>(step_rows.total_frames) * frame_seconds_;
@@ -411,34 +447,32 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     ++counters_.step;
     counters_.utterances += utterances;
     counters_.audio_seconds += audio;
-    counters_.epoch_loss_sum += loss;
-    ++counters_.epoch_steps;
     ++totals->steps;
     totals->utterances += utterances;
     totals->audio_seconds += audio;
     totals->compute_seconds += compute;
     totals->flops += flops;
-    LogStep(epoch, batch, loss, grad_norm, totals->lr, compute, flops, audio, utterances);
+    pending.push_back({counters_.step, batch.wait_seconds, flops, audio, totals->lr, utterances});
+    SLUICE_RETURN_IF_ERROR(settle(finished));
     if (!o_.checkpoint.empty() && o_.checkpoint_every > 0 &&
         counters_.step % static_cast<uint64_t>(o_.checkpoint_every) == 0) {
+      SLUICE_RETURN_IF_ERROR(flush());  // the checkpoint's epoch loss counts every step so far
       SLUICE_RETURN_IF_ERROR(Save(counters_.step, engine_->Position()));
     }
   }
 }
 
-void Run::LogStep(uint64_t epoch, const StepBatch& batch, double loss, double grad_norm, double lr,
-                  double compute, double flops, double audio, uint64_t utterances) const {
-  if (!lead_ || o_.json || o_.log_every <= 0 || counters_.step % o_.log_every != 0) return;
-  const double step_seconds = compute + batch.wait_seconds;
+void Run::LogStep(uint64_t epoch, const PendingStep& p, double loss, double grad_norm,
+                  double step_seconds) const {
+  if (!lead_ || o_.json || o_.log_every <= 0 || p.step % o_.log_every != 0) return;
   std::printf("step %5llu/%lld  epoch %llu  loss %.4f  |g| %.3f  lr %.2e  %3zu utt  %6.1f utt/s  "
               "%.4f h/s  wait %.1f ms (%.1f%%)",
-              static_cast<unsigned long long>(counters_.step),
+              static_cast<unsigned long long>(p.step),
               static_cast<long long>(schedule_.total_steps), static_cast<unsigned long long>(epoch),
-              loss, grad_norm, lr, static_cast<size_t>(utterances), utterances / step_seconds,
-              audio / 3600 / step_seconds, batch.wait_seconds * 1e3,
-              100 * batch.wait_seconds / step_seconds);
+              loss, grad_norm, p.lr, static_cast<size_t>(p.utterances), p.utterances / step_seconds,
+              p.audio / 3600 / step_seconds, p.wait * 1e3, 100 * p.wait / step_seconds);
   const double peak = engine_->peak_flops();
-  if (peak > 0) std::printf("  MFU %.1f%%", 100 * flops / (step_seconds * peak));
+  if (peak > 0) std::printf("  MFU %.1f%%", 100 * p.flops / (step_seconds * peak));
   std::printf("\n");
   std::fflush(stdout);
 }

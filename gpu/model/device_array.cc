@@ -29,6 +29,13 @@ Status Download(void* dst, const void* src, size_t bytes, void* stream) {
   return Status::OK();
 }
 
+Status DownloadAsync(void* dst, const void* src, size_t bytes, void* stream) {
+  if (bytes == 0) return Status::OK();
+  SLUICE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                                              static_cast<cudaStream_t>(stream)));
+  return Status::OK();
+}
+
 Status Zero(void* dst, size_t bytes, void* stream) {
   if (bytes == 0) return Status::OK();
   SLUICE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dst, 0, bytes, static_cast<cudaStream_t>(stream)));

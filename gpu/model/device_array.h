@@ -32,6 +32,7 @@ Status DeviceAlloc(size_t bytes, void** out);  // cudaMalloc, file:line on failu
 void DeviceFree(void* p);                      // cudaFree, logs a failure
 Status Upload(void* dst, const void* src, size_t bytes, void* stream);    // async on stream
 Status Download(void* dst, const void* src, size_t bytes, void* stream);  // then syncs stream
+Status DownloadAsync(void* dst, const void* src, size_t bytes, void* stream);  // enqueued only
 Status Zero(void* dst, size_t bytes, void* stream);                       // cudaMemsetAsync
 }  // namespace internal
 
@@ -84,6 +85,14 @@ class DeviceArray {
       return Status::InvalidArgument("DeviceArray::Download: " + std::to_string(n) + " > " +
                                      std::to_string(n_));
     return internal::Download(host, data_, n * sizeof(T), stream);
+  }
+  // Download without the wait: `host` (pinned, or the copy is synchronous) is ready once an event
+  // recorded on `stream` after it has completed.
+  Status DownloadAsync(T* host, size_t n, void* stream) const {
+    if (n > n_)
+      return Status::InvalidArgument("DeviceArray::DownloadAsync: " + std::to_string(n) + " > " +
+                                     std::to_string(n_));
+    return internal::DownloadAsync(host, data_, n * sizeof(T), stream);
   }
   Status Zero(void* stream) { return internal::Zero(data_, bytes(), stream); }
 

@@ -425,18 +425,28 @@ Status CudaModel::Forward(const CudaBatch& batch, const reference::StepContext& 
 
 Status CudaModel::ReadForward(float* mean_loss) {
   State& s = *s_;
-  void* st = s.stream;
-  const int T = s.T, V = s.config.vocab;
   int32_t flags[2];
-  SLUICE_RETURN_IF_ERROR(s.flags.Download(flags, 2, st));
+  SLUICE_RETURN_IF_ERROR(s.flags.Download(flags, 2, s.stream));
+  SLUICE_RETURN_IF_ERROR(ForwardStatus(flags, s.T, s.config.vocab));
+  return s.mean_loss.Download(mean_loss, 1, s.stream);
+}
+
+Status CudaModel::CopyForwardAsync(int32_t* flags, float* mean_loss) {
+  State& s = *s_;
+  SLUICE_RETURN_IF_ERROR(s.flags.DownloadAsync(flags, 2, s.stream));
+  return s.mean_loss.DownloadAsync(mean_loss, 1, s.stream);
+}
+
+Status CudaModel::ForwardStatus(const int32_t* flags, int frames, int vocab) {
   if (flags[0] != 0)
     return Status::InvalidArgument("CudaModel: utterance " + std::to_string(flags[0] - 1) +
-                                   " has frames outside [0, " + std::to_string(T) + "]");
+                                   " has frames outside [0, " + std::to_string(frames) + "]");
   if (flags[1] != 0)
     return Status::InvalidArgument(
         "CudaModel: utterance " + std::to_string(flags[1] - 1) +
-        " has a label length outside [0, S_max] or a label outside [1, " + std::to_string(V) + ")");
-  return s.mean_loss.Download(mean_loss, 1, st);
+        " has a label length outside [0, S_max] or a label outside [1, " + std::to_string(vocab) +
+        ")");
+  return Status::OK();
 }
 
 Status CudaModel::Backward(const GradReadyFn& ready) {

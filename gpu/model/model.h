@@ -71,6 +71,12 @@ class CudaModel {
   Status Forward(const CudaBatch& batch, const reference::StepContext& context, float* mean_loss);
   // The last Forward's mean loss, or its batch's error found on the device. Synchronises.
   Status ReadForward(float* mean_loss);
+  // ReadForward without the wait: enqueues on stream() the copies of the last Forward's two
+  // device flags and mean loss into `flags` [2] and `*mean_loss` (pinned host memory, so that the
+  // copies stay asynchronous). Once an event recorded after them has completed,
+  // ForwardStatus(flags, T, vocab) gives the errors ReadForward would (T: that batch's frames).
+  Status CopyForwardAsync(int32_t* flags, float* mean_loss);
+  static Status ForwardStatus(const int32_t* flags, int frames, int vocab);
 
   Status ZeroGrad();  // enqueued
   // Adds d mean_loss / d params into grads() for the last Forward (whose batch must still be

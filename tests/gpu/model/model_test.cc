@@ -163,9 +163,16 @@ TEST(GpuModel, BadLabelsAndOversizedBatchesAreInvalidArgument) {
   ASSERT_OK(gpu->InitParameters(1));
   h.labels[1] = 11;  // == vocab: out of range
   const BatchOnDevice d(h);
+  std::vector<float> losses_sync;
   CudaBatch cb = d.batch();
   float loss = 0;
-  EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
+  const Status read = gpu->Forward(cb, {}, &loss);
+  EXPECT_TRUE(read.IsInvalidArgument());
+  // A trainer reading the flags a step late gets the same error from the copied flags.
+  int32_t flags[2] = {0, 0};
+  ASSERT_OK(gpu->CopyForwardAsync(flags, &loss));
+  ASSERT_OK(gpu->DownloadLosses(&losses_sync));  // waits for the copies
+  EXPECT_EQ(CudaModel::ForwardStatus(flags, cb.T, config.vocab).ToString(), read.ToString());
   cb.T = 100;  // more frames than max_frames
   EXPECT_TRUE(gpu->Forward(cb, {}, &loss).IsInvalidArgument());
 }
@@ -193,9 +200,19 @@ TEST(GpuModel, ForwardWithoutALossPointerDoesNotWaitAndReadForwardGivesTheLoss) 
 #if defined(SLUICE_SIMT_DEVICE)
   EXPECT_EQ(::sluice::simt::HostWaits(), before) << "the host waited during the step";
 #endif
+  // The step's flags and loss copied behind it, still without a wait (what the trainer reads a
+  // step late), equal what ReadForward gives once the stream is done.
+  int32_t flags[2] = {-1, -1};
+  float copied = -1;
+  ASSERT_OK(gpu->CopyForwardAsync(flags, &copied));
+#if defined(SLUICE_SIMT_DEVICE)
+  EXPECT_EQ(::sluice::simt::HostWaits(), before) << "the host waited for the step's results";
+#endif
   float read = -1;
   ASSERT_OK(gpu->ReadForward(&read));
   EXPECT_EQ(read, waited);
+  EXPECT_EQ(copied, waited);
+  EXPECT_OK(CudaModel::ForwardStatus(flags, cb.T, config.vocab));
 }
 
 // An odd subsampled length (65 frames -> 15) and an odd vocabulary (11): attention pads its
