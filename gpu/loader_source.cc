@@ -1,5 +1,7 @@
 #include "gpu/loader_source.h"
 
+#include <algorithm>
+
 namespace sluice::gpu {
 
 HostBatch HostBatchOf(const loader::Batch& b) {
@@ -36,7 +38,8 @@ FeedCapacity CapacityForPlan(const loader::Loader& l, size_t tokens_per_row) {
   const loader::BatchShape largest = l.max_batch_shape();
   c.feature_bytes = largest.padded_frames * info.dim * loader::DTypeSize(info.dtype);
   c.rows = largest.rows;
-  c.token_ids = c.rows * tokens_per_row;
+  // The index's token counts, where the records carry them, are the plan's widest token row.
+  c.token_ids = c.rows * std::max<size_t>(tokens_per_row, largest.tokens);
   return c;
 }
 

@@ -30,8 +30,9 @@ class LoaderSource : public BatchSource {
 };
 
 // The largest batch of the started epoch's plan (from the index alone, like the loader's own pool
-// reservation): feature bytes and rows. Token ids are not in the index, so token_ids is
-// rows * `tokens_per_row` (0: grown on the first batch that has tokens).
+// reservation): feature bytes, rows, and token ids for the widest token row the index counts, or
+// rows * `tokens_per_row` where that is more (records tokenized online carry no counts: 0 grows
+// the buffers on the first batch that has tokens).
 FeedCapacity CapacityForPlan(const loader::Loader& loader, size_t tokens_per_row = 0);
 
 }  // namespace sluice::gpu

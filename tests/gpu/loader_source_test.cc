@@ -63,6 +63,7 @@ TEST(LoaderSource, DeviceBatchesEqualTheLoadersOwn) {
   sluice::testing::TempDir dir;
   loader::testing::AudioDatasetSpec spec;
   spec.records = 60;
+  spec.with_tokens = true;  // the capacity covers the token ids too
   loader::testing::WriteAudioDataset(dir.path(), spec);
 
   const std::vector<uint64_t> direct = DirectHashes(dir.path(), Options(1));
