@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -147,6 +148,8 @@ class Run {
   loader::ResumeState state_;
   reference::ScheduleOptions schedule_;
   nlohmann::json config_json_;
+  // RunEpoch/EndEpoch: the epoch whose loader EndEpoch already started (UINT64_MAX: none).
+  uint64_t started_ahead_ = UINT64_MAX;
 };
 
 Status Run::OpenData() {
@@ -377,7 +380,8 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     counters_.epoch_loss_sum = 0;
     counters_.epoch_steps = 0;
   }
-  SLUICE_RETURN_IF_ERROR(engine_->StartEpoch(at));
+  if (started_ahead_ != epoch) SLUICE_RETURN_IF_ERROR(engine_->StartEpoch(at));
+  started_ahead_ = UINT64_MAX;
   // Every rank must take as many steps as the others, or an all-reduce waits forever.
   if (comm != nullptr)
     SLUICE_RETURN_IF_ERROR(comm::AgreeOnBatchCount(comm, engine_->num_batches(),
@@ -479,6 +483,13 @@ void Run::LogStep(uint64_t epoch, const PendingStep& p, double loss, double grad
 
 Status Run::EndEpoch(uint64_t epoch, const EpochTotals& totals) {
   const double train_wall = Since(totals.start);
+  // The next epoch's loader starts before the evaluation, so that its first batches are read,
+  // decoded and copied while the evaluation runs rather than while the first step waits for them.
+  const bool steps_left = o_.steps <= 0 || static_cast<int64_t>(counters_.step) < o_.steps;
+  if (totals.done && epoch + 1 < o_.epochs && steps_left) {
+    SLUICE_RETURN_IF_ERROR(engine_->StartEpoch(loader::ResumeState{epoch + 1}));
+    started_ahead_ = epoch + 1;
+  }
   EvalResult eval;
   const Clock::time_point eval_start = Clock::now();
   if (eval_loader_ != nullptr)
