@@ -27,37 +27,47 @@ __device__ __forceinline__ float Conv1At(const float* xb, const float* w9, float
   return acc;
 }
 
-// col [(b, t, f), (kh, kw, ci)] = bf16(ReLU(conv1(x))[b, ci, 2t + kh, 2f + kw]). The channel is
-// the fastest index, so a warp's threads share one conv1 window (its nine inputs are one
-// broadcast load each) and write 64 contiguous bytes.
+// col [(b, t, f), (kh, kw, ci)] = bf16(ReLU(conv1(x))[b, ci, 2t + kh, 2f + kw]). A block per
+// row (b, t, f) at a time: the 7 x 7 features its nine conv1 windows read go to shared memory
+// once, each thread keeps its channels' nine weights in registers and writes the nine taps, a
+// warp's writes contiguous (channel fastest). Index arithmetic is per row, not per element: per
+// element it cost more than the arithmetic and the bytes (seen on an H200).
 __global__ void Conv1Im2ColKernel(__nv_bfloat16* col, const float* x, const float* w,
                                   const float* bias, int B, int T, int F, int C, int T2, int F2) {
+  __shared__ float patch[49];
   const size_t K = static_cast<size_t>(C) * 9;
-  const size_t n = static_cast<size_t>(B) * T2 * F2 * K;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const size_t r = i / K;
-    const int j = i % K;
-    const int tap = j / C, ci = j % C;
+  const size_t rows = static_cast<size_t>(B) * T2 * F2;
+  for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int f = r % F2;
     const int t = (r / F2) % T2;
     const int b = r / (static_cast<size_t>(F2) * T2);
-    const int h = 2 * t + tap / 3, wq = 2 * f + tap % 3;  // the conv1 output position
-    const float* xb = x + (static_cast<size_t>(b) * T + 2 * h) * F + 2 * wq;
-    const float v = Conv1At(xb, w + ci * 9, bias[ci], F);
-    col[i] = __float2bfloat16_rn(v > 0.0f ? v : 0.0f);
+    const float* x0 = x + (static_cast<size_t>(b) * T + 4 * t) * F + 4 * f;
+    for (int k = threadIdx.x; k < 49; k += blockDim.x) patch[k] = x0[(k / 7) * F + k % 7];
+    __syncthreads();
+    __nv_bfloat16* out = col + r * K;
+    for (int ci = threadIdx.x; ci < C; ci += blockDim.x) {
+      float w9[9];
+      for (int k = 0; k < 9; ++k) w9[k] = w[ci * 9 + k];
+      const float b0 = bias[ci];
+      for (int tap = 0; tap < 9; ++tap) {
+        const float v = Conv1At(patch + (tap / 3) * 2 * 7 + (tap % 3) * 2, w9, b0, 7);
+        out[tap * C + ci] = __float2bfloat16_rn(v > 0.0f ? v : 0.0f);
+      }
+    }
+    __syncthreads();  // the patch is rewritten for the next row
   }
 }
 
-// Positions of conv1's output per block of the weight-gradient kernel: fixed, so the partial
+// Rows (b, h) of conv1's output per block of the weight-gradient kernel: fixed, so the partial
 // sums, and with them the result, do not depend on the device.
-constexpr int kConv1Chunk = 1024;
+constexpr int kConv1Rows = 16;
 
 // conv1's weight and bias gradient straight from the conv2 GEMM's input gradient dcol
 // [(b, t, f), (kh, kw, ci)]: per conv1 output (b, h, w) and channel c, the gradient is the sum of
 // the (at most four) conv2 windows that read it (col2im), masked by the recomputed ReLU. Block
-// (x, y): positions [x * kConv1Chunk, ...) for channels y * blockDim.x + threadIdx.x; each thread
-// sums its channel's ten terms in double and writes them to partial[x][c][0..9].
+// (x, y): conv1 rows [x * kConv1Rows, ...) of the B * T1 rows, channels y * blockDim.x +
+// threadIdx.x; each thread sums its channel's ten terms in double and writes them to
+// partial[x][c][0..9]. The position loops carry their indices: no division per position.
 __global__ void Conv1BackwardPartialKernel(double* partial, const float* dcol, const float* x,
                                            const float* w, const float* bias, int B, int T, int F,
                                            int C, int T1, int F1, int T2, int F2) {
@@ -67,31 +77,31 @@ __global__ void Conv1BackwardPartialKernel(double* partial, const float* dcol, c
   for (int k = 0; k < 9; ++k) w9[k] = w[c * 9 + k];
   const float b0 = bias[c];
   const size_t K = static_cast<size_t>(C) * 9;
-  const size_t P = static_cast<size_t>(B) * T1 * F1;
-  const size_t p0 = static_cast<size_t>(blockIdx.x) * kConv1Chunk;
-  const size_t p1 = p0 + kConv1Chunk < P ? p0 + kConv1Chunk : P;
+  const int row0 = blockIdx.x * kConv1Rows;
+  const int row1 = min(row0 + kConv1Rows, B * T1);
   double acc[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (size_t p = p0; p < p1; ++p) {
-    const int wq = p % F1;
-    const int h = (p / F1) % T1;
-    const int b = p / (static_cast<size_t>(F1) * T1);
-    float d = 0.0f;  // col2im, in the (kh, kw) order of the reference
-    for (int kh = 0; kh < 3; ++kh) {
-      const int th = h - kh;
-      if (th < 0 || th % 2 != 0 || th / 2 >= T2) continue;
-      for (int kw = 0; kw < 3; ++kw) {
-        const int tw = wq - kw;
-        if (tw < 0 || tw % 2 != 0 || tw / 2 >= F2) continue;
-        const size_t r = (static_cast<size_t>(b) * T2 + th / 2) * F2 + tw / 2;
-        d += dcol[r * K + static_cast<size_t>(kh * 3 + kw) * C + c];
+  for (int row = row0; row < row1; ++row) {
+    const int b = row / T1, h = row % T1;
+    const float* xrow = x + (static_cast<size_t>(b) * T + 2 * h) * F;
+    const float* drow = dcol + static_cast<size_t>(b) * T2 * F2 * K + c;
+    for (int wq = 0; wq < F1; ++wq) {
+      float d = 0.0f;  // col2im, in the (kh, kw) order of the reference
+      for (int kh = 0; kh < 3; ++kh) {
+        const int th = h - kh;
+        if (th < 0 || (th & 1) || (th >> 1) >= T2) continue;
+        for (int kw = 0; kw < 3; ++kw) {
+          const int tw = wq - kw;
+          if (tw < 0 || (tw & 1) || (tw >> 1) >= F2) continue;
+          d += drow[((th >> 1) * static_cast<size_t>(F2) + (tw >> 1)) * K + (kh * 3 + kw) * C];
+        }
       }
+      const float* xb = xrow + 2 * wq;
+      if (!(Conv1At(xb, w9, b0, F) > 0.0f)) continue;
+      const double dd = d;
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) acc[kh * 3 + kw] += dd * xb[kh * F + kw];
+      acc[9] += dd;
     }
-    const float* xb = x + (static_cast<size_t>(b) * T + 2 * h) * F + 2 * wq;
-    if (!(Conv1At(xb, w9, b0, F) > 0.0f)) continue;
-    const double dd = d;
-    for (int kh = 0; kh < 3; ++kh)
-      for (int kw = 0; kw < 3; ++kw) acc[kh * 3 + kw] += dd * xb[kh * F + kw];
-    acc[9] += dd;
   }
   double* out = partial + (static_cast<size_t>(blockIdx.x) * C + c) * 10;
   for (int k = 0; k < 10; ++k) out[k] = acc[k];
@@ -161,18 +171,19 @@ Status Conv1Im2Col(Bf16* col, const float* features, const float* weight, const 
   const int T2 = reference::SubsampledLength(T), F2 = reference::SubsampledLength(F);
   if (B < 0 || T2 < 0 || F2 < 0 || C < 0)
     return Status::InvalidArgument("conv1 im2col: negative size");
-  const size_t n = static_cast<size_t>(B) * T2 * F2 * C * 9;
-  if (n == 0) return Status::OK();
-  SLUICE_LAUNCH(Conv1Im2ColKernel, GridFor(n, kThreads), kThreads, 0, S(stream))
+  const size_t rows = static_cast<size_t>(B) * T2 * F2;
+  if (rows == 0 || C == 0) return Status::OK();
+  const int threads = std::min(kThreads, (C + 31) / 32 * 32);
+  SLUICE_LAUNCH(Conv1Im2ColKernel, GridFor(rows, 1), threads, 0, S(stream))
   (BF(col), features, weight, bias, B, T, F, C, T2, F2);
   SLUICE_LAUNCH_CHECK();
   return Status::OK();
 }
 
 size_t Conv1BackwardScratch(int B, int T, int F, int C) {
-  const size_t P = static_cast<size_t>(std::max(B, 0)) * std::max(reference::Conv2dOutSize(T), 0) *
-                   std::max(reference::Conv2dOutSize(F), 0);
-  return (P + kConv1Chunk - 1) / kConv1Chunk * std::max(C, 0) * 10;
+  (void)F;
+  const size_t rows = static_cast<size_t>(std::max(B, 0)) * reference::Conv2dOutSize(T);
+  return (rows + kConv1Rows - 1) / kConv1Rows * std::max(C, 0) * 10;
 }
 
 Status Conv1Backward(float* dweight, float* dbias, const float* dcol, const float* features,
@@ -181,9 +192,8 @@ Status Conv1Backward(float* dweight, float* dbias, const float* dcol, const floa
   const int T1 = reference::Conv2dOutSize(T), F1 = reference::Conv2dOutSize(F);
   const int T2 = reference::Conv2dOutSize(T1), F2 = reference::Conv2dOutSize(F1);
   if (B < 0 || C < 0) return Status::InvalidArgument("conv1 backward: negative size");
-  const size_t P = static_cast<size_t>(B) * std::max(T1, 0) * std::max(F1, 0);
-  if (P == 0 || C == 0) return Status::OK();
-  const int chunks = static_cast<int>((P + kConv1Chunk - 1) / kConv1Chunk);
+  if (static_cast<size_t>(B) * T1 * F1 == 0 || C == 0) return Status::OK();
+  const int chunks = (B * T1 + kConv1Rows - 1) / kConv1Rows;
   const int threads = std::min(kThreads, (C + 31) / 32 * 32);
   const dim3 grid(chunks, (C + threads - 1) / threads);
   SLUICE_LAUNCH(Conv1BackwardPartialKernel, grid, threads, 0, S(stream))
