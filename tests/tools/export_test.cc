@@ -108,8 +108,9 @@ class ExportTest : public ::testing::Test {
     testing::ShellResult r = Sh(Env("MAKE_SAMPLE_CORPUS", "tools/make-sample-corpus") + " --out " +
                                 dir_->Join("corpus") + " --count 12 --seed 7");
     ASSERT_EQ(r.code, 0) << r.out;
+    // Small blocks: many blocks in flight at once in export's pipeline.
     r = Sh(Shardify() + " audio -q -m " + dir_->Join("corpus/manifest.jsonl") + " -o " +
-           dir_->Join("ds"));
+           dir_->Join("ds") + " --block-size 64KiB");
     ASSERT_EQ(r.code, 0) << r.out;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -143,8 +144,9 @@ TEST_F(ExportTest, NemoExportReshardifiesToTheSameEpoch) {
       EXPECT_TRUE(path.ends_with("." + format)) << path;
       EXPECT_TRUE(fs::is_regular_file(out + "/" + path)) << path;
     }
+    // The same shardify options as the original: the loader's order follows the block layout.
     r = Sh(Shardify() + " audio -q -m " + out + "/manifest.jsonl -o " +
-           tmp_.Join("again-" + format));
+           tmp_.Join("again-" + format) + " --block-size 64KiB");
     ASSERT_EQ(r.code, 0) << r.out;
     const std::vector<Stored> again = ReadDataset(tmp_.Join("again-" + format));
     ASSERT_EQ(again.size(), stored.size());
