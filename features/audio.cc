@@ -128,8 +128,9 @@ sf_count_t ReadFrames(SNDFILE* sf, int channels, sf_count_t want, bool length_kn
   return done;
 }
 
-// Reads the requested span of an opened file (downmixed to mono unless opt.keep_channels). `wav` is what the file's own
-// RIFF header says (wav_length.h): libsndfile has already shortened info.frames to what is there.
+// Reads the requested span of an opened file (downmixed to mono unless opt.keep_channels).
+// `wav` is what the file's own RIFF header says (wav_length.h): libsndfile has already shortened
+// info.frames to what is there.
 Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
                   const internal::WavLength& wav, const DecodeOptions& opt, DecodedAudio* out) {
   out->samples.clear();
