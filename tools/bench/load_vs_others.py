@@ -4,7 +4,7 @@ files and on 5 s slices of a long file.
 
   PYTHONPATH=build/python python3 tools/bench/load_vs_others.py [--clips 40] [--seconds 10]
       [--long-minutes 30] [--slices 20] [--rounds 3] [--formats wav,flac,mp3]
-  build/venv-bench/bin/python tools/bench/load_vs_others.py      # PyPI's torchaudio (./run.sh bench-venv)
+  build/venv-bench/bin/python tools/bench/load_vs_others.py   # PyPI torchaudio (run.sh bench-venv)
 
 Writes the files with soundfile (speech-like clips at 16 kHz mono, tools/bench/speech_clips.py;
 the long file is those clips end to end), then --rounds times, taking turns, loads every file
