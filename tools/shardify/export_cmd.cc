@@ -88,6 +88,7 @@ class Exporter {
   BlockWork* ExportBlock(BlockWork* w) const;
   Status WriteRecord(const shards::ShardReader& shard, size_t i, uint64_t index,
                      const shards::Buffer& raw, BlockWork* w) const;
+  void AppendLines(BlockWork* w);
 
   const ExportArgs& a_;
   const shards::Dataset& ds_;
@@ -97,7 +98,10 @@ class Exporter {
   size_t next_shard_ = 0, next_block_ = 0;
   uint64_t next_index_ = 0;
   std::atomic<bool> stop_{false};
-  // AppendLines' totals.
+  // AppendLines' state: where lines go, the first failure in dataset order, the totals.
+  const std::function<Status(std::string_view)>* append_ = nullptr;
+  Progress* progress_ = nullptr;
+  Status failure_;
   uint64_t records_ = 0, samples_ = 0, bytes_ = 0;
 };
 
@@ -180,10 +184,27 @@ BlockWork* Exporter::ExportBlock(BlockWork* w) const {
   return w;
 }
 
+void Exporter::AppendLines(BlockWork* raw) {
+  std::unique_ptr<BlockWork> w(raw);
+  if (!failure_.ok()) return;
+  // In dataset order: the first damaged record stops the export, whatever the thread count.
+  failure_ = w->status;
+  if (failure_.ok()) failure_ = (*append_)(w->lines);
+  if (!failure_.ok()) {
+    stop_ = true;
+    return;
+  }
+  records_ += w->records;
+  samples_ += w->samples;
+  bytes_ += w->bytes;
+  progress_->Update(records_, bytes_);
+}
+
 Status Exporter::Run(const std::function<Status(std::string_view)>& append) {
   const int threads = a_.threads > 0 ? a_.threads : UsableCores();
   Progress progress("records", ds_.num_records(), !a_.quiet);
-  Status failure;
+  append_ = &append;
+  progress_ = &progress;
   tbb::task_arena arena(threads);
   arena.execute([&] {
     // Blocks in flight: enough to keep every thread busy while the in-order writer waits for a
@@ -196,25 +217,11 @@ Status Exporter::Run(const std::function<Status(std::string_view)>& append) {
             tbb::make_filter<BlockWork*, BlockWork*>(
                 tbb::filter_mode::parallel, [this](BlockWork* w) { return ExportBlock(w); }) &
             tbb::make_filter<BlockWork*, void>(tbb::filter_mode::serial_in_order,
-                                               [&](BlockWork* raw) {
-                                                 std::unique_ptr<BlockWork> w(raw);
-                                                 if (!failure.ok()) return;
-                                                 // In dataset order: the first damaged record stops
-                                                 // the export, whatever the thread count.
-                                                 failure = w->status;
-                                                 if (failure.ok()) failure = append(w->lines);
-                                                 if (!failure.ok()) {
-                                                   stop_ = true;
-                                                   return;
-                                                 }
-                                                 records_ += w->records;
-                                                 samples_ += w->samples;
-                                                 bytes_ += w->bytes;
-                                                 progress.Update(records_, bytes_);
-                                               }));
+                                               [this](BlockWork* w) { AppendLines(w); }));
   });
   progress.Finish();
-  return failure;
+  progress_ = nullptr;
+  return failure_;
 }
 
 // The checks that need no record: what the dataset holds, and where the export goes.
