@@ -18,6 +18,8 @@ DEBIAN_PACKAGES=(
   # wheel reuse build/'s objects instead of compiling the project twice
   python3-dev python3-venv python3-mesonpy pybind11-dev libdlpack-dev
   python3-numpy python3-pytest python3-torch ccache
+  # shardify export's cuts.jsonl.gz; sluice.load's tests compare with soundfile
+  zlib1g-dev python3-soundfile
   # ./run.sh test --tsan: tools/tsan/build-tbb.sh fetches Debian's oneTBB source (dpkg-dev)
   # and builds it with CMake
   cmake dpkg-dev
@@ -89,7 +91,7 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
 # skip and say why; nothing else needs it. Changing a pin reinstalls.
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
-REFERENCE_PIP=()
+REFERENCE_PIP=("lhotse==1.33.0" "soxr==1.1.0")
 tools_venv() {
   local venv=build/venv-tools want="${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
   [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ] && return 0

@@ -82,50 +82,55 @@ bool SkipTo(SNDFILE* sf, const SF_INFO& info, sf_count_t start) {
   return left == 0;
 }
 
-// Decodes up to `want` frames from the current position into *samples, downmixed to mono; fewer
-// where the stream ends (the caller tells a short file from a read error).
-void ReadDownmixed(SNDFILE* sf, int channels, sf_count_t want, bool length_known,
-                   std::vector<float>* samples) {
+// Decodes up to `want` frames from the current position into *samples, downmixed to mono unless
+// `keep_channels` (then interleaved); fewer where the stream ends (the caller tells a short file
+// from a read error). Returns the frames decoded.
+sf_count_t ReadFrames(SNDFILE* sf, int channels, sf_count_t want, bool length_known,
+                      bool keep_channels, std::vector<float>* samples) {
   const sf_count_t kChunk = 8192;  // frames per libsndfile call
   // The header's length is a claim: reserve it only up to 4 Mi samples (4 min at 16 kHz); longer
   // audio grows as it decodes. A damaged header claiming 1e11 samples made this reservation fail
   // (audio_fuzzer, features_input_fuzzer).
   constexpr sf_count_t kMaxReserve = sf_count_t{1} << 22;
-  if (length_known) samples->reserve(static_cast<size_t>(std::min(want, kMaxReserve)));
-  if (channels == 1) {
-    // Mono (the common PCM16 case): libsndfile converts straight into the output.
+  if (channels == 1 || keep_channels) {
+    // Mono (the common PCM16 case) or all channels: libsndfile converts straight into the output.
+    const auto ch = static_cast<size_t>(channels);
+    if (length_known) samples->reserve(static_cast<size_t>(std::min(want, kMaxReserve)) * ch);
     sf_count_t done = 0;
     while (done < want) {
       const sf_count_t ask = std::min(kChunk, want - done);
-      samples->resize(static_cast<size_t>(done + ask));
-      const sf_count_t got = sf_readf_float(sf, samples->data() + done, ask);
+      samples->resize(static_cast<size_t>(done + ask) * ch);
+      const sf_count_t got = sf_readf_float(sf, samples->data() + done * channels, ask);
       if (got <= 0) break;
       done += got;
     }
-    samples->resize(static_cast<size_t>(done));
-  } else {
-    const int ch = channels;
-    const float inv = 1.0f / static_cast<float>(ch);
-    std::vector<float> buf(static_cast<size_t>(kChunk) * ch);
-    sf_count_t done = 0;
-    while (done < want) {
-      const sf_count_t got = sf_readf_float(sf, buf.data(), std::min(kChunk, want - done));
-      if (got <= 0) break;
-      samples->resize(static_cast<size_t>(done + got));
-      float* dst = samples->data() + done;
-      for (sf_count_t i = 0; i < got; ++i) {
-        const float* frame = buf.data() + i * ch;
-        float sum = 0;
-        for (int c = 0; c < ch; ++c) sum += frame[c];
-        dst[i] = sum * inv;
-      }
-      done += got;
-    }
+    samples->resize(static_cast<size_t>(done) * ch);
+    return done;
   }
+  if (length_known) samples->reserve(static_cast<size_t>(std::min(want, kMaxReserve)));
+  const int ch = channels;
+  const float inv = 1.0f / static_cast<float>(ch);
+  std::vector<float> buf(static_cast<size_t>(kChunk) * ch);
+  sf_count_t done = 0;
+  while (done < want) {
+    const sf_count_t got = sf_readf_float(sf, buf.data(), std::min(kChunk, want - done));
+    if (got <= 0) break;
+    samples->resize(static_cast<size_t>(done + got));
+    float* dst = samples->data() + done;
+    for (sf_count_t i = 0; i < got; ++i) {
+      const float* frame = buf.data() + i * ch;
+      float sum = 0;
+      for (int c = 0; c < ch; ++c) sum += frame[c];
+      dst[i] = sum * inv;
+    }
+    done += got;
+  }
+  return done;
 }
 
-// Reads the requested span of an opened file, downmixing to mono. `wav` is what the file's own
-// RIFF header says (wav_length.h): libsndfile has already shortened info.frames to what is there.
+// Reads the requested span of an opened file (downmixed to mono unless opt.keep_channels).
+// `wav` is what the file's own RIFF header says (wav_length.h): libsndfile has already shortened
+// info.frames to what is there.
 Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
                   const internal::WavLength& wav, const DecodeOptions& opt, DecodedAudio* out) {
   out->samples.clear();
@@ -189,8 +194,8 @@ Status ReadOpened(SNDFILE* sf, const SF_INFO& info, const std::string& name,
                                    " is beyond the end of the audio");
   }
 
-  ReadDownmixed(sf, info.channels, want, length_known, &out->samples);
-  const sf_count_t got = static_cast<sf_count_t>(out->samples.size());
+  const sf_count_t got =
+      ReadFrames(sf, info.channels, want, length_known, opt.keep_channels, &out->samples);
   if (length_known && got < want && ExactLength(info) && !opt.allow_truncated)
     return Truncated(name, info.frames, start + got);
   if (sf_error(sf) != SF_ERR_NO_ERROR && !opt.allow_truncated) {

@@ -31,10 +31,14 @@ struct DecodeOptions {
   // where the length is unknown (some MP3/Ogg), decoding stops just past the limit.
   double max_seconds = -1;
   const char* max_seconds_name = "the maximum duration";  // e.g. "--max-duration"
+  // false: multi-channel audio is downmixed to mono (what shards store); true: `samples` holds
+  // the source's channels interleaved, frame by frame (sluice.load).
+  bool keep_channels = false;
 };
 
 struct DecodedAudio {
-  std::vector<float> samples;  // mono, in [-1, 1] for integer sources
+  std::vector<float> samples;  // mono (or interleaved channels_in channels with keep_channels),
+                               // in [-1, 1] for integer sources
   int sample_rate = 0;         // Hz, the source's rate (no resampling here)
   int channels_in = 0;         // channels of the source before the downmix
   uint64_t bytes_read = 0;     // DecodeFile: bytes read from the file (header and span)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "features/encode.h"
 #include "features/sndfile_io.h"
 
 namespace sluice::features {
@@ -19,34 +20,7 @@ struct SndfileCloser {
 }  // namespace
 
 Status EncodeFlac(const int16_t* pcm, size_t n, int sample_rate, std::vector<uint8_t>* out) {
-  out->clear();
-  if (n == 0) return Status::InvalidArgument("flac encode: no samples");
-  if (sample_rate <= 0 || sample_rate > 655350) {
-    return Status::InvalidArgument("flac encode: sample rate " + std::to_string(sample_rate) +
-                                   " Hz is outside FLAC's range");
-  }
-  internal::VectorWriter writer{out, 0};
-  SF_INFO info{};
-  info.samplerate = sample_rate;
-  info.channels = 1;
-  info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-  internal::OpenFailure failure;
-  SNDFILE* sf = internal::OpenSndfile(
-      [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },
-      &failure);
-  if (sf == nullptr) return Status::IOError("flac encode: cannot start encoder: " + failure.reason);
-  const auto frames = static_cast<sf_count_t>(n);
-  const bool written = sf_writef_short(sf, pcm, frames) == frames;
-  const std::string write_error = written ? "" : sf_strerror(sf);
-  // sf_close flushes the last FLAC frame and rewrites STREAMINFO (length, MD5) through seek.
-  const int close_error = sf_close(sf);
-  if (!written) return Status::IOError("flac encode: write failed: " + write_error);
-  if (close_error != 0) {
-    return Status::IOError(std::string("flac encode: finishing the stream failed: ") +
-                           sf_error_number(close_error));
-  }
-  if (out->empty()) return Status::IOError("flac encode: encoder produced no bytes");
-  return Status::OK();
+  return EncodePcm16(pcm, n, 1, sample_rate, AudioContainer::kFlac, out);
 }
 
 Status DecodeFlac(const uint8_t* data, size_t n, const std::string& name, std::vector<int16_t>* out,

@@ -7,12 +7,14 @@ Python zero-copy (docs/python.md).
         x = torch.from_dlpack(batch.features)      # [B, T, 80] float32, no copy
         n = torch.from_dlpack(batch.lengths)
 
-sluice.features.fbank / spectrogram compute features of one waveform; sluice.shardify runs the
-shardify command; sluice.TorchDataset (import torch first) adapts a Loader to
+sluice.load decodes one audio file (libsndfile + soxr, like shardify) to a [channels, frames]
+array; sluice.features.fbank / spectrogram compute features of one waveform; sluice.shardify runs
+the shardify command; sluice.TorchDataset (import torch first) adapts a Loader to
 torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=0).
 """
 from . import errors, features
 from ._sluice import Array, Batch, usable_cores
+from .audio import load
 from .errors import (CorruptionError, Error, InvalidArgumentError, IOError, NotFoundError,
                      ShardifyError, UnsupportedError)
 from .loader import Loader, default_rank_world, default_threads
@@ -23,7 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "Batch", "CorruptionError", "Error", "InvalidArgumentError", "IOError", "Loader",
     "NotFoundError", "ShardifyError", "TorchDataset", "UnsupportedError", "default_rank_world",
-    "default_threads", "errors", "features", "loader_keywords", "shardify", "to_torch",
+    "default_threads", "errors", "features", "load", "loader_keywords", "shardify", "to_torch",
     "usable_cores",
 ]
 

@@ -2,6 +2,8 @@
 import os
 from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
+import numpy as np
+
 from . import errors as errors, features as features
 from ._sluice import Array as Array, Batch as Batch
 from .errors import (CorruptionError as CorruptionError, Error as Error,
@@ -117,6 +119,10 @@ def default_rank_world() -> tuple[int, int]: ...
 def default_threads() -> int: ...
 def usable_cores() -> int: ...
 def loader_keywords() -> list[tuple[str, str, str]]: ...
+def load(source: Union[str, os.PathLike[str], bytes, bytearray, memoryview],
+         sample_rate: Optional[int] = None, offset: float = 0.0,
+         duration: Optional[float] = None,
+         channel: Union[int, Literal["mean"], None] = None) -> tuple[np.ndarray, int]: ...
 def shardify(command: str, *args: Union[str, os.PathLike[str]], binary: Optional[str] = None,
              **options: Any) -> dict[str, Any]: ...
 

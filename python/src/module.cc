@@ -14,6 +14,7 @@
 
 namespace sluice::python {
 void RegisterFeatures(py::module_& m);
+void RegisterLoad(py::module_& m);
 }  // namespace sluice::python
 
 namespace {
@@ -39,6 +40,7 @@ PYBIND11_MODULE(_sluice, m) {
   RegisterArray(m);
   RegisterLoader(m);
   RegisterFeatures(m);
+  RegisterLoad(m);
   m.def("loader_keywords", &LoaderKeywords,
         "[(keyword, type, help)] of every option sluice.Loader takes under the CLI's names.");
   m.def(

@@ -64,3 +64,19 @@ def test_epoch_vs_torch_interleaves_rounds_and_reports_medians(corpus, dataset):
         # Both sides read the whole corpus: the same 80 clips, as hours of audio.
         assert g["torch"]["hours"] == pytest.approx(g["sluice"]["audio_seconds"] / 3600, rel=1e-3)
         assert g["ratio"] > 0 and g["ratio_per_core_second"] > 0
+
+
+def test_load_vs_others_reports_each_reader_per_format_and_task():
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "load_vs_others.py"), "--clips", "2",
+                        "--seconds", "1", "--long-minutes", "0.5", "--slices", "2", "--rounds",
+                        "1", "--formats", "wav,flac"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    header = next(l for l in out if l.startswith("format "))
+    assert "sluice.load" in header and "soundfile.read" in header
+    rows = [l.split()[:3] for l in out if l.split()[:1] in (["wav"], ["flac"])]
+    assert rows == [["wav", "whole", "files"], ["wav", "5", "s"], ["flac", "whole", "files"],
+                    ["flac", "5", "s"]]
+    # sluice.load is the baseline of every row's ratios.
+    assert all("( 1.00x time)" in l for l in out if l.split()[:1] in (["wav"], ["flac"]))

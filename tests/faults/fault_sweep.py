@@ -20,7 +20,9 @@ rejects, journal, tokenizer file, manifest), part (one --part of two: the part.j
 (linking parts into one dataset), loader (sluice-bench epoch: every batch digest of a failed run
 is a prefix of the reference's, never a wrong batch), cache (the block cache's files: a failure
 there must cost a fetch, never an epoch or a batch), train (sluice-train's checkpoint saves,
-counted on the checkpoint's files only, and the read of the checkpoint a run resumes from).
+counted on the checkpoint's files only, and the read of the checkpoint a run resumes from),
+export (shardify export --to nemo: the dataset's reads, every audio file and the manifest; the
+rerun adds --overwrite, as a user would after a failure that left the manifest).
 
   tests/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
@@ -176,8 +178,10 @@ def working_file(name):
     return name.startswith(".shardify-journal") or name == ".shardify.lock"
 
 
-def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file, prepare=None):
-    """A program that writes a dataset directory: shardify, a part, a merge."""
+def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file, prepare=None,
+                     subdirs=()):
+    """A program that writes a dataset directory: shardify, a part, a merge. `subdirs`: folders
+    of the output whose files are outputs too (export's audio/), checked the same way."""
     out = os.path.join(work, name + "-out")
     ref_dir = os.path.join(work, name + "-ref")
     shutil.rmtree(ref_dir, ignore_errors=True)
@@ -186,6 +190,14 @@ def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file,
     # The calls as the faulty runs make them: in `out`, not in the reference's directory.
     calls = [(c, path.replace(ref_dir, out)) for c, path in trace(make_cmd(ref_dir), work)]
     ref = reference(ref_dir)
+    ref_sub = {sd: reference(os.path.join(ref_dir, sd)) for sd in subdirs}
+    top_ignore = ignore
+    ignore = lambda n: n in subdirs or top_ignore(n)  # noqa: E731
+
+    def outputs(d):
+        return (files(d), {sd: files(os.path.join(d, sd)) for sd in subdirs})
+
+    want = (ref["hashes"], {sd: r["hashes"] for sd, r in ref_sub.items()})
     for kind in ("error", "eio", "short"):
         for n, call in sw.strided(sw.indices(calls, kind)):
             shutil.rmtree(out, ignore_errors=True)
@@ -194,21 +206,22 @@ def dataset_scenario(sw, name, make_cmd, rerun_extra, work, ignore=working_file,
             sw.points += 1
             code, _, err = run(make_cmd(out), "%d:%s" % (n, kind))
             if kind == "short":
-                if sw.fired(name, n, kind, call, err) and (
-                        code != 0 or files(out) != ref["hashes"]):
+                if sw.fired(name, n, kind, call, err) and (code != 0 or outputs(out) != want):
                     sw.fail(name, n, kind, call, "a short transfer changed the run (exit %d):\n%s"
                             % (code, err))
                 continue
             if not sw.check_reported(name, n, kind, call, code, err):
                 continue
             why = final_files_ok(out, ref, ignore=ignore)
+            for sd in subdirs:
+                why = why or final_files_ok(os.path.join(out, sd), ref_sub[sd], logs=())
             if why:
                 sw.fail(name, n, kind, call, why)
                 continue
             code, _, err = run(make_cmd(out) + rerun_extra)
             if code != 0:
                 sw.fail(name, n, kind, call, "the rerun failed (%d):\n%s" % (code, err))
-            elif files(out) != ref["hashes"]:
+            elif outputs(out) != want:
                 sw.fail(name, n, kind, call, "the rerun's output differs from the reference")
     sw.report(name, calls)
 
@@ -296,6 +309,14 @@ def train_scenario(sw, train, dataset, work):
     match = os.path.basename(ref_dir)
     calls = trace(cmd(ref_dir), work, match)
     ref = reference(ref_dir)
+    ref_sub = {sd: reference(os.path.join(ref_dir, sd)) for sd in subdirs}
+    top_ignore = ignore
+    ignore = lambda n: n in subdirs or top_ignore(n)  # noqa: E731
+
+    def outputs(d):
+        return (files(d), {sd: files(os.path.join(d, sd)) for sd in subdirs})
+
+    want = (ref["hashes"], {sd: r["hashes"] for sd, r in ref_sub.items()})
     for kind in ("error", "eio", "short"):
         for n, call in sw.strided(sw.indices(calls, kind)):
             shutil.rmtree(ck, ignore_errors=True)
@@ -360,7 +381,7 @@ def main():
     p.add_argument("--build", required=True, help="the meson build directory")
     p.add_argument("--scenario", action="append",
                    choices=["features", "shardify", "part", "merge", "loader", "cache",
-                            "train"],
+                            "train", "export"],
                    help="run only these (repeatable; default: all)")
     p.add_argument("--work", help="working directory (default: a temporary one, removed)")
     p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
@@ -368,7 +389,7 @@ def main():
                    help="inject at every K-th fault point only (1 = exhaustive)")
     a = p.parse_args()
     scenarios = a.scenario or ["features", "shardify", "part", "merge", "loader", "cache",
-                               "train"]
+                               "train", "export"]
     tools = os.path.join(a.build, "tools")
     shardify = os.path.join(tools, "shardify")
     work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
@@ -412,7 +433,7 @@ def main():
             dataset_scenario(sw, "merge", lambda out: [shardify, "merge", "-o", out,
                                                        "--allow-duplicate-keys"] + parts, [], work)
         dataset = os.path.join(work, "dataset")
-        if set(scenarios) & {"loader", "cache", "train"} and not os.path.exists(
+        if set(scenarios) & {"loader", "cache", "train", "export"} and not os.path.exists(
                 os.path.join(dataset, "manifest.json")):
             shutil.rmtree(dataset, ignore_errors=True)
             code, out, err = run(audio(dataset))
@@ -424,6 +445,10 @@ def main():
             cache_scenario(sw, os.path.join(tools, "sluice-bench"), dataset, work)
         if "train" in scenarios:
             train_scenario(sw, os.path.join(tools, "sluice-train"), dataset, work)
+        if "export" in scenarios:
+            dataset_scenario(sw, "export", lambda out: [
+                shardify, "export", dataset, "--to", "nemo", "-o", out, "-q", "-j", "1"],
+                ["--overwrite"], work, subdirs=("audio",))
         log("fault points exercised: %d; failures: %d" % (sw.points, len(sw.failures)))
         for f in sw.failures:
             log("  " + f.splitlines()[0])

@@ -21,6 +21,7 @@
 #include "assert_ok.h"
 #include "base/sysio.h"
 #include "features/audio.h"
+#include "features/encode.h"
 #include "features/flac.h"
 #include "features/pcm.h"
 #include "features/resample.h"
@@ -255,6 +256,56 @@ TEST_F(AudioTest, SegmentOfALongFileReadsOnlyTheSegment) {
   ASSERT_OK(DecodeFile(path, {}, &a));
   EXPECT_EQ(a.samples.size(), pcm.size());
   EXPECT_GE(a.bytes_read, pcm.size() * 2);
+}
+
+// sluice.load's decode: every channel, interleaved, of a span read from its offset on (the
+// same seek as the mono path: 5 s of a long file cost the 5 s).
+TEST_F(AudioTest, KeepChannelsGivesEveryChannelOfTheSpanInterleaved) {
+  std::vector<int16_t> stereo(2 * 300 * 8000);  // 5 min of stereo at 8 kHz: 9.6 MB
+  const std::vector<int16_t> left = Ramp(stereo.size() / 2);
+  for (size_t i = 0; i < left.size(); ++i) {
+    stereo[2 * i] = left[i];
+    stereo[2 * i + 1] = static_cast<int16_t>(-left[i] / 2);
+  }
+  const auto path = Write("stereo.wav", stereo, 2, 8000, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  DecodedAudio a;
+  ASSERT_OK(
+      DecodeFile(path, {.offset_seconds = 120, .duration_seconds = 5, .keep_channels = true}, &a));
+  EXPECT_EQ(a.channels_in, 2);
+  ASSERT_EQ(a.samples.size(), 2u * 5 * 8000);
+  for (size_t i = 0; i < a.samples.size(); ++i)
+    ASSERT_EQ(a.samples[i], stereo[2 * 120 * 8000 + i] / 32768.0f) << i;
+  EXPECT_LT(a.bytes_read, 300'000u);
+  // Without keep_channels the same span is the channels' mean.
+  DecodedAudio mono;
+  ASSERT_OK(DecodeFile(path, {.offset_seconds = 120, .duration_seconds = 5}, &mono));
+  ASSERT_EQ(mono.samples.size(), 5u * 8000);
+  for (size_t i = 0; i < mono.samples.size(); ++i)
+    ASSERT_EQ(mono.samples[i], (a.samples[2 * i] + a.samples[2 * i + 1]) * 0.5f) << i;
+}
+
+// What shardify export writes: WAV and FLAC files libsndfile reads back sample for sample, with
+// their channels and rate.
+TEST_F(AudioTest, EncodePcm16WritesWavAndFlacThatDecodeToTheSameSamples) {
+  std::vector<int16_t> pcm = Ramp(3 * 22050);
+  for (AudioContainer c : {AudioContainer::kWav, AudioContainer::kFlac}) {
+    for (int channels : {1, 3}) {
+      SCOPED_TRACE(std::string(AudioContainerExtension(c)) + " " + std::to_string(channels));
+      std::vector<uint8_t> bytes;
+      ASSERT_OK(EncodePcm16(pcm.data(), pcm.size() / channels, channels, 22050, c, &bytes));
+      DecodedAudio a;
+      ASSERT_OK(DecodeMemory(bytes.data(), bytes.size(), "encoded", {.keep_channels = true}, &a));
+      EXPECT_EQ(a.sample_rate, 22050);
+      EXPECT_EQ(a.channels_in, channels);
+      ASSERT_EQ(a.samples.size(), pcm.size() / channels * channels);
+      for (size_t i = 0; i < a.samples.size(); ++i) ASSERT_EQ(a.samples[i], pcm[i] / 32768.0f) << i;
+    }
+  }
+  std::vector<uint8_t> bytes;
+  Status st = EncodePcm16(pcm.data(), 0, 1, 16000, AudioContainer::kWav, &bytes);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  st = EncodePcm16(pcm.data(), 10, 1, 700000, AudioContainer::kFlac, &bytes);
+  EXPECT_NE(st.message().find("outside FLAC's range"), std::string::npos) << st.ToString();
 }
 
 // Peak memory of a segment is the segment's: 1 s of a 1 GiB (18.6 h) file decodes with 64 MiB
@@ -493,8 +544,7 @@ TEST_F(AudioTest, TruncatedWavIsCorruptionNamingBothLengthsUnlessAllowed) {
   bytes.resize(bytes.size() / 2);
   const size_t held = (bytes.size() - data) / 2;
   const std::string cut = WriteBytes("cut.wav", std::string(bytes.begin(), bytes.end()));
-  const std::string want =
-      "header declares 4000 frames, file holds " + std::to_string(held);
+  const std::string want = "header declares 4000 frames, file holds " + std::to_string(held);
   DecodedAudio a;
   Status s = DecodeMemory(bytes.data(), bytes.size(), "trunc", {}, &a);
   ASSERT_TRUE(s.IsCorruption()) << s.ToString();
@@ -546,8 +596,8 @@ TEST(PcmTest, EveryInt16SurvivesTheRoundTrip) {
 }
 
 TEST(PcmTest, RoundsToNearestAndClamps) {
-  const std::vector<float> in = {0.4f / 32768, 0.6f / 32768, -0.6f / 32768, 1.0f, 2.0f, -1.0f,
-                                 -3.0f, std::nanf("")};
+  const std::vector<float> in = {0.4f / 32768, 0.6f / 32768, -0.6f / 32768, 1.0f,
+                                 2.0f,         -1.0f,        -3.0f,         std::nanf("")};
   std::vector<int16_t> out(in.size());
   FloatToPcm16(in.data(), in.size(), out.data());
   EXPECT_EQ(out, (std::vector<int16_t>{0, 1, -1, 32767, 32767, -32768, -32768, 0}));
@@ -655,13 +705,12 @@ TEST(FlacTest, DamagedStreamsAreCorruption) {
 // Found by record_fuzzer: a 207-byte FLAC record whose STREAMINFO claims about 4e9 samples.
 // DecodeFlac sized its buffer from that claim (8 GB) before decoding a single frame.
 TEST(FlacTest, HeaderClaimingBillionsOfSamplesIsCorruptionNotAnAllocation) {
-  const std::string bytes = sluice::testing::FuzzRegression(
-      "audio", "flac-claims-4g-samples.flac");
+  const std::string bytes = sluice::testing::FuzzRegression("audio", "flac-claims-4g-samples.flac");
   ASSERT_EQ(bytes.size(), 207u);
   std::vector<int16_t> dec;
   int rate = 0;
-  Status s = DecodeFlac(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "rec-7",
-                        &dec, &rate);
+  Status s = DecodeFlac(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "rec-7", &dec,
+                        &rate);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_EQ(s.message().rfind("rec-7: FLAC record truncated or damaged", 0), 0u) << s.message();
   EXPECT_TRUE(dec.empty());
@@ -675,8 +724,7 @@ TEST(FlacTest, HeaderClaimingBillionsOfSamplesIsCorruptionNotAnAllocation) {
 // audio), the MP3 decodes to the few hundred samples it holds.
 TEST(AudioFuzzRegression, HeaderClaimingHugeLengthCostsNoReservation) {
   DecodedAudio out;
-  std::string bytes =
-      sluice::testing::FuzzRegression("audio", "flac-claims-5e10-samples.flac");
+  std::string bytes = sluice::testing::FuzzRegression("audio", "flac-claims-5e10-samples.flac");
   ASSERT_EQ(bytes.size(), 137u);
   Status s = DecodeMemory(bytes.data(), bytes.size(), "f.flac", {}, &out);
   // FLAC states its length exactly: a stream holding none of what it declares is cut short.

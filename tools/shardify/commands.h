@@ -50,5 +50,6 @@ void RegisterText(CLI::App* app, int* exit_code);
 void RegisterInfo(CLI::App* app, int* exit_code);
 void RegisterVerify(CLI::App* app, int* exit_code);
 void RegisterMerge(CLI::App* app, int* exit_code);
+void RegisterExport(CLI::App* app, int* exit_code);
 
 }  // namespace sluice::shardify

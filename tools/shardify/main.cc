@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   RegisterInfo(&app, &exit_code);
   RegisterVerify(&app, &exit_code);
   RegisterMerge(&app, &exit_code);
+  RegisterExport(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
