@@ -92,11 +92,15 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
 REFERENCE_PIP=("lhotse==1.33.0" "soxr==1.1.0")
+# The venv sees Debian's packages: lhotse requires torch at import, and Debian's python3-torch
+# satisfies it, where PyPI's would bring gigabytes of CUDA wheels into every CI run.
 tools_venv() {
-  local venv=build/venv-tools want="${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
+  local venv=build/venv-tools want="system-site ${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
   [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ] && return 0
   log "pip install $want into $venv (the S3 server of tests/storage, the tests' references)"
-  if /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q "${MOTO_PIP[@]}" "${REFERENCE_PIP[@]}"; then
+  rm -rf "$venv"
+  if /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+    "$venv/bin/pip" install -q "${MOTO_PIP[@]}" "${REFERENCE_PIP[@]}"; then
     echo "$want" >"$venv/.pins"
   else
     echo "run.sh: could not install into $venv: the S3 and reference cases will skip" >&2
