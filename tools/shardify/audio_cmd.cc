@@ -12,21 +12,21 @@
 #include <memory>
 
 #include "commands.h"
-#include "import_source.h"
-#include "importers/pipe.h"
-#include "part.h"
-#include "features/audio.h"
 #include "feature_options.h"
+#include "features/audio.h"
 #include "features/fbank.h"
 #include "features/flac.h"
 #include "features/half.h"
-#include "features/spectrogram.h"
 #include "features/pcm.h"
 #include "features/resample.h"
+#include "features/spectrogram.h"
 #include "features/utf8.h"
+#include "import_source.h"
+#include "importers/pipe.h"
 #include "line_source.h"
-#include "manifest_line.h"
 #include "loader/dataset_tokenizer.h"
+#include "manifest_line.h"
+#include "part.h"
 #include "shards/fields.h"
 #include "shards/format.h"
 #include "shards/record.h"
@@ -119,7 +119,8 @@ bool Reject(ItemResult* r, std::string why) {
 
 // Decodes the clip of `line` into s.decoded and checks its samples; false when the item ends
 // here (r rejected, or r->fault for a machine fault). Clipped samples are kept with a warning.
-// `bytes`, when given, hold the encoded file (a tar member, a command's output) and `path` names it.
+// `bytes`, when given, hold the encoded file (a tar member, a command's output) and `path` names
+// it.
 bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path,
                 const std::string* bytes, Scratch& s, ItemResult* r) {
   line->decode.allow_truncated = cfg.allow_truncated_audio;
@@ -127,9 +128,9 @@ bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& p
   // in memory (the check after decoding stays for formats whose header has no exact length).
   line->decode.max_seconds = cfg.max_duration;
   line->decode.max_seconds_name = "--max-duration";
-  Status st = bytes ? features::DecodeMemory(bytes->data(), bytes->size(), path, line->decode,
-                                             &s.decoded)
-                    : features::DecodeFile(path, line->decode, &s.decoded);
+  Status st =
+      bytes ? features::DecodeMemory(bytes->data(), bytes->size(), path, line->decode, &s.decoded)
+            : features::DecodeFile(path, line->decode, &s.decoded);
   // A segment counts what it read, not its whole file.
   r->input_bytes = bytes ? bytes->size() : s.decoded.bytes_read;
   if (st.IsIOError()) {
@@ -223,8 +224,8 @@ bool FromImported(const AudioConfig& cfg, const importers::ImportItem& in, Manif
   const std::string& name = in.key;
   size_t bad = 0;
   if (!features::ValidUtf8(in.text, &bad))
-    return Reject(r, "\"" + name + "\": invalid UTF-8 at byte " + std::to_string(bad) +
-                         " of the transcript");
+    return Reject(
+        r, "\"" + name + "\": invalid UTF-8 at byte " + std::to_string(bad) + " of the transcript");
   if (in.key.empty()) return Reject(r, "empty key");
   if (!features::ValidUtf8(in.key, &bad)) return Reject(r, "key: invalid UTF-8");
   if (in.key.size() > shards::kMaxKeySize)
@@ -345,13 +346,14 @@ Status CheckInputs(AudioArgs* a) {
                                    a->from + " INPUT... -o DIR");
   if (a->inputs.empty())
     return Status::InvalidArgument("--from " + a->from + " needs an INPUT argument (" +
-                                   (a->from == "kaldi"   ? "the data directory"
-                                    : a->from == "wds"   ? "the tar files"
-                                                         : "the cuts manifest(s)") +
+                                   (a->from == "kaldi" ? "the data directory"
+                                    : a->from == "wds" ? "the tar files"
+                                                       : "the cuts manifest(s)") +
                                    ")");
   for (const std::string& in : a->inputs) {
     const bool dir = a->from == "kaldi";
-    if (!fs::exists(in, ec)) return Status::NotFound(in + ": no such " + (dir ? "directory" : "file"));
+    if (!fs::exists(in, ec))
+      return Status::NotFound(in + ": no such " + (dir ? "directory" : "file"));
     if (dir ? !fs::is_directory(in, ec) : !fs::is_regular_file(in, ec))
       return Status::InvalidArgument(
           in + (dir ? ": not a directory (--from kaldi reads a data directory: wav.scp, text, ...)"
@@ -495,10 +497,8 @@ shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models) {
     *m.tokenizer = models.tok.description;
   }
   m.created_by = kVersion;
-  if (a.from == "nemo")
-    *m.source = {{"manifest", a.manifest}};
-  else
-    *m.source = {{"from", a.from}, {"inputs", a.inputs}};
+  if (a.from == "nemo") *m.source = {{"manifest", a.manifest}};
+  else *m.source = {{"from", a.from}, {"inputs", a.inputs}};
   return m;
 }
 
@@ -513,8 +513,8 @@ int Run(AudioArgs a) {
   std::unique_ptr<ItemSource> source = MakeSource(a);
   IngestSummary summary;
   st = RunIngest(
-      source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt,
-      AudioManifest(a, models), &summary);
+      source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); },
+      opt, AudioManifest(a, models), &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -552,9 +552,10 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
       ->capture_default_str();
   sub->add_option("inputs", args->inputs,
                   "INPUT...: the manifest(s), the data directory or the tars, read in this order");
-  sub->add_flag("--allow-pipes", args->allow_pipes,
-                "Run the shell commands that make audio: Kaldi wav.scp \"cmd |\" entries and Lhotse "
-                "command sources (by default such items are rejected, never run)");
+  sub->add_flag(
+      "--allow-pipes", args->allow_pipes,
+      "Run the shell commands that make audio: Kaldi wav.scp \"cmd |\" entries and Lhotse "
+      "command sources (by default such items are rejected, never run)");
   sub->add_option("--pipe-timeout", args->pipe_timeout,
                   "With --allow-pipes: kill a command after this many seconds and reject its item")
       ->check(kFiniteNumber)
