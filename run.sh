@@ -89,7 +89,8 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
 # skip and say why; nothing else needs it. Changing a pin reinstalls.
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
-REFERENCE_PIP=()
+# lhotse and webdataset write the files the importers are compared with (tests/tools/import_equality_test.py).
+REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2")
 tools_venv() {
   local venv=build/venv-tools want="${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
   [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ] && return 0
