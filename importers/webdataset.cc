@@ -119,9 +119,13 @@ class TarSamples {
  private:
   // Reads the next member into pending_; false at the end or on an error.
   bool ReadMember(Status* status) {
+    if (eof_) return false;  // libarchive refuses a call after its end
     struct archive_entry* e = nullptr;
     const int rc = archive_read_next_header(a_, &e);
-    if (rc == ARCHIVE_EOF) return false;
+    if (rc == ARCHIVE_EOF) {
+      eof_ = true;
+      return false;
+    }
     if (rc < ARCHIVE_WARN) return Fail(status, "reading a header after " + Where());
     pending_ = Member();
     const char* path = archive_entry_pathname(e);
@@ -219,6 +223,7 @@ class TarSamples {
   std::string pending_skip_;  // the pending member is rejected on its own, for this reason
   std::string last_;
   uint64_t samples_ = 0;
+  bool eof_ = false;
   std::unordered_set<std::string> seen_;
 };
 
