@@ -20,9 +20,15 @@ namespace {
 
 constexpr uint64_t kMaxMemberBytes = uint64_t{1} << 31;  // 2 GiB: no audio clip is larger
 
-bool IsAudioExt(std::string ext) {
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+// The member's type: the last part of its extension, in lower case ("seg.WAV" -> "wav"), as
+// webdataset's decoders match it.
+std::string Type(const std::string& ext) {
+  std::string t = ext.substr(ext.rfind('.') + 1);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  return t;
+}
+
+bool IsAudioExt(const std::string& ext) {
   return ext == "wav" || ext == "flac" || ext == "mp3" || ext == "ogg" || ext == "opus";
 }
 
@@ -185,14 +191,15 @@ class TarSamples {
     Member* txt = nullptr;
     Member* js = nullptr;
     for (Member& m : *members) {
-      if (IsAudioExt(m.ext)) {
+      const std::string type = Type(m.ext);
+      if (IsAudioExt(type)) {
         if (audio)
           return "two audio members, \"" + audio->name + "\" and \"" + m.name +
                  "\": one record holds one clip";
         audio = &m;
-      } else if (m.ext == "txt") {
+      } else if (type == "txt") {
         txt = &m;
-      } else if (m.ext == "json") {
+      } else if (type == "json") {
         js = &m;
       }
     }
