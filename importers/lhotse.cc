@@ -223,22 +223,23 @@ class LhotseCuts : public Importer {
 }  // namespace
 
 void ParseLhotseCut(const std::string& line, const ImportOptions& opt, ImportItem* out) {
+  std::string why;
   try {
     Parse(line, opt, out);
+    return;
   } catch (const Reject& r) {
-    const std::string source = out->source, input = out->input;
-    const uint64_t n = out->line;
-    *out = ImportItem();
-    out->source = source;
-    out->line = n;
-    out->input = input;
-    out->reason = r.why;
+    why = r.why;
   } catch (const json::exception& e) {
-    // get<double> of an integer too large and the like: still a reason, never an escape.
-    out->audio_path.clear();
-    out->pipe_command.clear();
-    out->reason = std::string("invalid field: ") + e.what();
+    // A type error the checks above missed: still a reason, never an escape.
+    why = std::string("invalid field: ") + e.what();
   }
+  // A rejected item carries its place and reason alone, nothing half-parsed.
+  ImportItem rejected;
+  rejected.source = std::move(out->source);
+  rejected.line = out->line;
+  rejected.input = std::move(out->input);
+  rejected.reason = std::move(why);
+  *out = std::move(rejected);
 }
 
 Status OpenLhotseCuts(std::vector<std::string> paths, const ImportOptions& opt,

@@ -474,6 +474,8 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
                         {"bytes", fs::is_directory(in, ec) ? 0 : fs::file_size(in, ec)}});
     f["from"] = a.from;
     f["inputs"] = std::move(inputs);
+    // Relative audio paths of Lhotse and Kaldi inputs resolve here (MakeSource).
+    f["base_dir"] = fs::current_path().string();
     f["allow_pipes"] = a.allow_pipes;
     if (a.allow_pipes) f["pipe_timeout"] = a.pipe_timeout;
   }
