@@ -196,6 +196,33 @@ TEST_F(ShardifyImport, WebDatasetSameBytesForAnyThreadCountAndPartsMerge) {
   EXPECT_EQ(single, Records(tmp_.Join("merged")));
 }
 
+TEST_F(ShardifyImport, KilledWebDatasetRunResumesToTheSameBytes) {
+  const std::string tar = WdsInput(this, tmp_.path());
+  const std::string base =
+      Shardify() + " audio -q --from wds " + tar + " --shard-size 24KiB --block-size 8KiB";
+  ASSERT_EQ(Sh(base + " -o " + tmp_.Join("full")).code, 0);
+  // Killed before the first write of the third shard: two are durable.
+  auto crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + base + " -o " + tmp_.Join("ds"));
+  ASSERT_NE(crash.out.find("kills the process"), std::string::npos) << crash.out;
+  ASSERT_TRUE(std::filesystem::exists(tmp_.Join("ds/shard-00001.sluice")));
+  auto resumed = Sh(base + " --resume --json -o " + tmp_.Join("ds"));
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_TRUE(nlohmann::json::parse(resumed.out)["resumed"].get<bool>()) << resumed.out;
+  EXPECT_EQ(testing::DirContents(tmp_.Join("full")), testing::DirContents(tmp_.Join("ds")));
+  // A tar changed in place to the same size after the crash: the items' digest differs, so
+  // --resume refuses it rather than finishing a dataset of two inputs.
+  crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + base + " -o " + tmp_.Join("ds2"));
+  ASSERT_NE(crash.out.find("kills the process"), std::string::npos) << crash.out;
+  std::string changed = ReadFile(tar);
+  changed[changed.find("clip 5")] = 'C';
+  WriteFile(tar, changed);
+  auto refused = Sh(base + " --resume -o " + tmp_.Join("ds2"));
+  EXPECT_NE(refused.code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("other inputs or options"), std::string::npos) << refused.out;
+}
+
 TEST_F(ShardifyImport, LhotseCutSpansAndSourcesRelativeToTheCurrentDirectory) {
   std::string cuts;
   for (int i = 0; i < 3; ++i)

@@ -1,5 +1,7 @@
 #include "import_source.h"
 
+#include <cstdio>
+
 #include "importers/kaldi.h"
 #include "importers/lhotse.h"
 #include "importers/webdataset.h"
@@ -41,10 +43,16 @@ Status ImportSource::Count(uint64_t* n, uint64_t* digest) {
   *n = 0;
   while (in->Next(&item, &st)) {
     ++*n;
-    // Each part ends in "\0", so moving bytes between parts changes the digest.
-    const std::string line = std::to_string(item.line);
+    // Everything the item carries (a tar's transcript is not in its input summary), each part
+    // ended by "\0", so moving bytes between parts changes the digest.
+    char span[64];
+    std::snprintf(span, sizeof span, "%lu %.17g %.17g", static_cast<unsigned long>(item.line),
+                  item.offset_seconds, item.duration_seconds);
+    const std::string numbers = span;
     for (const std::string* s : std::initializer_list<const std::string*>{
-             &item.source, &line, &item.input, &item.reason, &item.audio_bytes}) {
+             &item.source, &numbers, &item.input, &item.reason, &item.key, &item.text,
+             &item.audio_path, &item.pipe_command, &item.audio_bytes, &item.speaker,
+             &item.language}) {
       sum.Update(s->data(), s->size());
       sum.Update("\0", 1);
     }
