@@ -204,6 +204,7 @@ class TarSamples {
       }
     }
     if (!audio) return "no audio member (.wav, .flac, .mp3, .ogg or .opus)";
+    if (audio->data.empty()) return "audio member \"" + audio->name + "\" is empty";
     if (txt) {
       item->text = std::move(txt->data);
     } else if (js) {

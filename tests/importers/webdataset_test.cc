@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "assert_ok.h"
+#include "fuzz_regression.h"
 #include "test_util.h"
 
 namespace sluice::importers {
@@ -139,6 +140,30 @@ TEST(WebDataset, ReadsTarsFromFilesInOrder) {
   while (in->Next(&it, &st)) got += it.audio_bytes + it.text + std::to_string(it.line);
   ASSERT_OK(st);
   EXPECT_EQ(got, "Ax1By1");  // a key repeated across tars is the next tar's sample
+}
+
+}  // namespace
+}  // namespace sluice::importers
+
+namespace sluice::importers {
+namespace {
+
+// webdataset_fuzzer found a sample accepted without audio bytes, which shardify would then have
+// taken for a sample with an (empty) audio path.
+TEST(WebDataset, FuzzerInputsNeverAcceptASampleWithoutKeyOrAudio) {
+  std::vector<ImportItem> items;
+  const Status st = WebDatasetItems(
+      "fuzz.tar", testing::FuzzRegression("webdataset", "accepted-sample-without-audio-bytes"),
+      &items);
+  (void)st;  // damaged: an error is fine, an accepted empty sample is not
+  for (const ImportItem& it : items) {
+    if (!it.reason.empty()) continue;
+    EXPECT_FALSE(it.key.empty());
+    EXPECT_FALSE(it.audio_bytes.empty()) << it.key << " " << it.audio_name;
+  }
+  ASSERT_OK(WebDatasetItems("t.tar", Tar({{"a.wav", ""}, {"a.txt", "t"}}), &items));
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items.back().reason, "t.tar sample 1 \"a\": audio member \"a.wav\" is empty");
 }
 
 }  // namespace

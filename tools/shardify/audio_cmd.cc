@@ -265,6 +265,10 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
         return;
       }
       bytes = &s.piped;
+    } else if (in->audio_path.empty()) {
+      // Every importer sets one source (the fuzzers check it); never an empty path to open.
+      Reject(r, "\"" + in->key + "\": no audio source");
+      return;
     } else {
       const std::string& rel = in->audio_path;
       path = rel[0] == '/' || in->base_dir.empty() ? rel : in->base_dir + "/" + rel;
