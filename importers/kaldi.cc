@@ -261,7 +261,7 @@ class KaldiDir : public Importer {
   explicit KaldiDir(std::vector<ImportItem> items) : items_(std::move(items)) {}
   bool Next(ImportItem* item, Status*) override {
     if (next_ >= items_.size()) return false;
-    *item = items_[next_++];
+    *item = std::move(items_[next_++]);  // each reader opens the directory afresh
     return true;
   }
 

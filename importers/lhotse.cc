@@ -128,8 +128,8 @@ void Parse(const std::string& line, const ImportOptions& opt, ImportItem* out) {
   if (!j.is_object()) throw Reject{"not a JSON object"};
   if (!j.contains("recording") && j.contains("sources"))
     throw Reject{
-        "a Lhotse Recording, not a cut. HINT: pass the cuts manifest "
-        "(CutSet.from_manifests(recordings, supervisions).to_file(\"cuts.jsonl.gz\"))"};
+        "a Lhotse Recording, not a cut. HINT: pass the recordings manifest together with its "
+        "supervisions manifest, or a cuts manifest"};
   const json& idj = Field(j, "id", "cut");
   if (!idj.is_string() || idj.get_ref<const std::string&>().empty())
     throw Reject{"cut: \"id\" must be a non-empty string"};

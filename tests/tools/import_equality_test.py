@@ -116,6 +116,14 @@ def main():
     shardify(os.path.join(tmp, "lhotse"), "--from", "lhotse", cuts_path)
     compare("lhotse cuts.jsonl.gz", os.path.join(tmp, "ref-lhotse"), os.path.join(tmp, "lhotse"))
 
+    # Lhotse's recordings and supervisions manifests: the cuts trim_to_supervisions makes.
+    recs.to_file(os.path.join(tmp, "recordings.jsonl.gz"))
+    sups.to_file(os.path.join(tmp, "supervisions.jsonl.gz"))
+    shardify(os.path.join(tmp, "lhotse-pair"), "--from", "lhotse",
+             os.path.join(tmp, "recordings.jsonl.gz"), os.path.join(tmp, "supervisions.jsonl.gz"))
+    compare("lhotse recordings + supervisions", os.path.join(tmp, "ref-lhotse"),
+            os.path.join(tmp, "lhotse-pair"))
+
     # Kaldi, through lhotse's export: it lists mono WAV files by path and everything else as an
     # ffmpeg pipe (not installed here, and its resampling is not sluice's), so the mono WAVs.
     mono = [r for r in recordings if r.sources[0].source.endswith(".wav") and len(r.channel_ids) == 1]

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "importers/kaldi.h"
-#include "importers/lhotse.h"
+#include "importers/lhotse_manifests.h"
 #include "importers/webdataset.h"
 #include "shards/checksum.h"
 
@@ -13,7 +13,7 @@ Status MakeImporterFactory(const std::string& format, const std::vector<std::str
                            const importers::ImportOptions& opt, ImporterFactory* out) {
   if (format == "lhotse") {
     *out = [inputs, opt](std::unique_ptr<importers::Importer>* in) {
-      return importers::OpenLhotseCuts(inputs, opt, in);
+      return importers::OpenLhotse(inputs, opt, in);
     };
   } else if (format == "kaldi") {
     if (inputs.size() != 1)
