@@ -124,6 +124,14 @@ def main():
     compare("lhotse recordings + supervisions", os.path.join(tmp, "ref-lhotse"),
             os.path.join(tmp, "lhotse-pair"))
 
+    # Lhotse Shar: the same cuts, each one's audio span as a FLAC member of lhotse's tars.
+    shar_dir = os.path.join(tmp, "shar")
+    os.makedirs(shar_dir)
+    cuts.to_shar(shar_dir, fields={"recording": "flac"}, shard_size=8)
+    shardify(os.path.join(tmp, "lhotse-shar"), "--from", "lhotse", shar_dir)
+    compare("lhotse Shar (to_shar, flac)", os.path.join(tmp, "ref-lhotse"),
+            os.path.join(tmp, "lhotse-shar"))
+
     # Kaldi, through lhotse's export: it lists mono WAV files by path and everything else as an
     # ffmpeg pipe (not installed here, and its resampling is not sluice's), so the mono WAVs.
     mono = [r for r in recordings if r.sources[0].source.endswith(".wav") and len(r.channel_ids) == 1]

@@ -355,7 +355,9 @@ Status CheckInputs(AudioArgs* a) {
                                                        : "the cuts manifest(s)") +
                                    ")");
   for (const std::string& in : a->inputs) {
-    const bool dir = a->from == "kaldi";
+    // A Lhotse Shar directory is the one directory --from lhotse takes.
+    const bool dir = a->from == "kaldi" ||
+                     (a->from == "lhotse" && a->inputs.size() == 1 && fs::is_directory(in, ec));
     if (!fs::exists(in, ec))
       return Status::NotFound(in + ": no such " + (dir ? "directory" : "file"));
     if (dir ? !fs::is_directory(in, ec) : !fs::is_regular_file(in, ec))
@@ -551,7 +553,8 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
                   "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", "
                   "\"id\"]} per line (the same as INPUT with --from nemo)");
   sub->add_option("--from", args->from,
-                  "The input's format: nemo (JSONL manifest), lhotse (cuts .jsonl or .jsonl.gz), "
+                  "The input's format: nemo (JSONL manifest), lhotse (cuts .jsonl or .jsonl.gz, "
+                  "recordings + supervisions manifests, or a Shar directory), "
                   "kaldi (a data directory: wav.scp, text[, segments, utt2spk, utt2lang]), wds "
                   "(WebDataset .tar shards of audio + .txt/.json)")
       ->check(CLI::IsMember({"nemo", "lhotse", "kaldi", "wds"}))

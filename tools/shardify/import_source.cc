@@ -1,9 +1,11 @@
 #include "import_source.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "importers/kaldi.h"
 #include "importers/lhotse_manifests.h"
+#include "importers/shar.h"
 #include "importers/webdataset.h"
 #include "shards/checksum.h"
 
@@ -12,6 +14,13 @@ namespace sluice::shardify {
 Status MakeImporterFactory(const std::string& format, const std::vector<std::string>& inputs,
                            const importers::ImportOptions& opt, ImporterFactory* out) {
   if (format == "lhotse") {
+    std::error_code ec;
+    if (inputs.size() == 1 && std::filesystem::is_directory(inputs[0], ec)) {
+      *out = [dir = inputs[0], opt](std::unique_ptr<importers::Importer>* in) {
+        return importers::OpenShar(dir, opt, in);
+      };
+      return Status::OK();
+    }
     *out = [inputs, opt](std::unique_ptr<importers::Importer>* in) {
       return importers::OpenLhotse(inputs, opt, in);
     };
