@@ -72,6 +72,12 @@ class Shar : public Importer {
     if (!ReadMember(id, &audio, status) || !ReadMember(id, &meta, status)) return false;
     if (!item->reason.empty()) return true;
     const std::string ext = audio.name.substr(id.size() + 1);
+    if (audio.too_large) {
+      *item = ImportItem{
+          item->source, item->line, item->input,
+          "cut \"" + id + "\": audio member \"" + audio.name + "\" is over the 2 GiB limit"};
+      return true;
+    }
     if (ext == "nodata") {
       *item = ImportItem{
           item->source, item->line, item->input,

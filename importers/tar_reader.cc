@@ -57,7 +57,23 @@ Status TarReader::Open(const std::string& path, std::unique_ptr<TarReader>* out)
   archive_read_support_filter_gzip(s->a);
   if (archive_read_open(s->a, s.get(), nullptr, Read, nullptr) != ARCHIVE_OK) {
     const char* msg = archive_error_string(s->a);
-    return Status::Corruption(path + ": " + (msg ? msg : "not a tar"));
+    return Status::Corruption(path + ": " + (msg ? msg : "not a tar") +
+                              ". HINT: a WebDataset or Shar shard is a tar file");
+  }
+  out->reset(new TarReader(std::move(s)));
+  return Status::OK();
+}
+
+Status TarReader::OpenMemory(const std::string& name, const std::string& bytes,
+                             std::unique_ptr<TarReader>* out) {
+  auto s = std::make_unique<State>();
+  s->path = name;
+  s->a = archive_read_new();
+  archive_read_support_format_tar(s->a);
+  archive_read_support_filter_gzip(s->a);
+  if (archive_read_open_memory(s->a, bytes.data(), bytes.size()) != ARCHIVE_OK) {
+    const char* msg = archive_error_string(s->a);
+    return Status::Corruption(name + ": " + (msg ? msg : "not a tar"));
   }
   out->reset(new TarReader(std::move(s)));
   return Status::OK();
@@ -88,13 +104,14 @@ bool TarReader::Next(TarMember* m, Status* status) {
     const char* name = archive_entry_pathname(e);
     m->name = name ? name : "";
     m->data.clear();
+    m->too_large = false;
     s.last = m->name;
     if (archive_entry_filetype(e) == AE_IFDIR) continue;
     m->regular = archive_entry_filetype(e) == AE_IFREG;
     if (!m->regular) return true;
     const la_int64_t size = archive_entry_size(e);
-    if (size < 0 || size > kMaxMember)
-      return fail("member \"" + m->name + "\" of " + std::to_string(size) + " bytes");
+    m->too_large = size < 0 || size > kMaxMember;
+    if (m->too_large) return true;  // libarchive skips its data at the next header
     m->data.resize(static_cast<size_t>(size));
     size_t got = 0;
     while (got < m->data.size()) {

@@ -11,8 +11,9 @@ namespace sluice::importers {
 
 struct TarMember {
   std::string name;
-  std::string data;     // a regular file's bytes (at most 2 GiB)
-  bool regular = true;  // false: a link, device or FIFO (data empty)
+  std::string data;        // a regular file's bytes (at most 2 GiB)
+  bool regular = true;     // false: a link, device or FIFO (data empty)
+  bool too_large = false;  // a regular file over 2 GiB, skipped (data empty)
 };
 
 class TarReader {
@@ -21,6 +22,9 @@ class TarReader {
   // Opens `path` (NotFound, InvalidArgument for a FIFO or directory; Corruption when it is not a
   // tar). Plain or gzip-compressed.
   static Status Open(const std::string& path, std::unique_ptr<TarReader>* out);
+  // A tar held in memory (tests, fuzzers); `bytes` must outlive the reader, `name` names it.
+  static Status OpenMemory(const std::string& name, const std::string& bytes,
+                           std::unique_ptr<TarReader>* out);
   // The next member, folders skipped; false at the end or on an error (*status: Corruption
   // naming the tar and the member after which it broke, IOError for a read).
   bool Next(TarMember* m, Status* status);

@@ -1,24 +1,16 @@
 #include "importers/webdataset.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <set>
 #include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "base/sysio.h"
+#include "importers/tar_reader.h"
 
 namespace sluice::importers {
 namespace {
-
-constexpr uint64_t kMaxMemberBytes = uint64_t{1} << 31;  // 2 GiB: no audio clip is larger
 
 // The member's type: the last part of its extension, in lower case ("seg.WAV" -> "wav"), as
 // webdataset's decoders match it.
@@ -46,38 +38,14 @@ void SplitKey(const std::string& name, std::string* key, std::string* ext) {
   *ext = name.substr(dot + 1);
 }
 
-// libarchive reading through base/sysio.h (the fault seam), one chunk at a time.
-struct FileReader {
-  std::string path;
-  int fd = -1;
-  std::string buf = std::string(1 << 16, '\0');
-  std::string error;
-};
-
-la_ssize_t ReadCallback(struct archive*, void* data, const void** out) {
-  auto* r = static_cast<FileReader*>(data);
-  ssize_t n;
-  do {
-    n = sysio::Read(r->fd, r->buf.data(), r->buf.size(), r->path.c_str());
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    r->error = r->path + ": read: " + std::strerror(errno);
-    return -1;
-  }
-  *out = r->buf.data();
-  return n;
-}
-
 struct Member {
   std::string name, ext, data;
 };
 
 class TarSamples {
  public:
-  // Takes ownership of `a`, opened.
-  TarSamples(std::string name, struct archive* a, std::unique_ptr<FileReader> file)
-      : name_(std::move(name)), a_(a), file_(std::move(file)) {}
-  ~TarSamples() { archive_read_free(a_); }
+  TarSamples(std::string name, std::unique_ptr<TarReader> tar)
+      : name_(std::move(name)), tar_(std::move(tar)) {}
 
   // The next sample as an item; false at the end or on an error (*status).
   bool Next(ImportItem* item, Status* status) {
@@ -125,62 +93,18 @@ class TarSamples {
  private:
   // Reads the next member into pending_; false at the end or on an error.
   bool ReadMember(Status* status) {
-    if (eof_) return false;  // libarchive refuses a call after its end
-    struct archive_entry* e = nullptr;
-    const int rc = archive_read_next_header(a_, &e);
-    if (rc == ARCHIVE_EOF) {
-      eof_ = true;
-      return false;
-    }
-    if (rc < ARCHIVE_WARN) return Fail(status, "reading a header after " + Where());
+    TarMember m;
+    if (!tar_->Next(&m, status)) return false;
     pending_ = Member();
-    const char* path = archive_entry_pathname(e);
-    pending_.name = path ? path : "";
+    pending_.name = std::move(m.name);
+    pending_.data = std::move(m.data);
     have_pending_ = true;
     pending_skip_.clear();
-    if (archive_entry_filetype(e) == AE_IFDIR) {
-      // Folders in a tar are structure, not samples: nothing of a sample is lost.
-      have_pending_ = false;
-      return ReadMember(status);
-    }
-    if (archive_entry_filetype(e) != AE_IFREG) {
+    if (!m.regular)
       pending_skip_ = "member \"" + pending_.name + "\" is not a regular file (a link or device)";
-      return true;
-    }
-    const la_int64_t size = archive_entry_size(e);
-    if (size < 0 || static_cast<uint64_t>(size) > kMaxMemberBytes) {
-      pending_skip_ = "member \"" + pending_.name + "\" of " + std::to_string(size) +
-                      " bytes is over the 2 GiB limit";
-      archive_read_data_skip(a_);
-      return true;
-    }
-    pending_.data.resize(static_cast<size_t>(size));
-    size_t got = 0;
-    while (got < pending_.data.size()) {
-      const la_ssize_t n =
-          archive_read_data(a_, pending_.data.data() + got, pending_.data.size() - got);
-      if (n < 0) return Fail(status, "reading member \"" + pending_.name + "\"");
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    if (got != pending_.data.size())
-      return Fail(status, "member \"" + pending_.name + "\" cut off: " + std::to_string(got) +
-                              " of " + std::to_string(size) + " bytes");
-    last_ = pending_.name;
+    else if (m.too_large)
+      pending_skip_ = "member \"" + pending_.name + "\" is over the 2 GiB limit";
     return true;
-  }
-
-  std::string Where() const { return last_.empty() ? "the start" : "member \"" + last_ + "\""; }
-
-  bool Fail(Status* status, const std::string& what) {
-    if (file_ && !file_->error.empty()) {
-      *status = Status::IOError(file_->error + " (" + what + ")");
-    } else {
-      const char* msg = archive_error_string(a_);
-      *status = Status::Corruption(name_ + ": " + what + ": " + (msg ? msg : "damaged tar") +
-                                   ". HINT: check the tar with `tar tvf " + name_ + "`");
-    }
-    return false;
   }
 
   // The sample's audio and text into *item, or why it is rejected.
@@ -224,40 +148,18 @@ class TarSamples {
   }
 
   std::string name_;
-  struct archive* a_;
-  std::unique_ptr<FileReader> file_;
+  std::unique_ptr<TarReader> tar_;
   Member pending_;
   bool have_pending_ = false;
   std::string pending_skip_;  // the pending member is rejected on its own, for this reason
-  std::string last_;
   uint64_t samples_ = 0;
-  bool eof_ = false;
   std::unordered_set<std::string> seen_;
 };
 
-struct archive* NewReader() {
-  struct archive* a = archive_read_new();
-  archive_read_support_format_tar(a);
-  archive_read_support_filter_gzip(a);  // .tar.gz shards
-  return a;
-}
-
 Status OpenTar(const std::string& path, std::unique_ptr<TarSamples>* out) {
-  auto file = std::make_unique<FileReader>();
-  file->path = path;
-  SLUICE_RETURN_IF_ERROR(sysio::OpenRegular(path, O_RDONLY | O_CLOEXEC, &file->fd));
-  struct archive* a = NewReader();
-  if (archive_read_open(a, file.get(), nullptr, ReadCallback, [](struct archive*, void* d) {
-        auto* r = static_cast<FileReader*>(d);
-        if (r->fd >= 0) ::close(r->fd);
-        r->fd = -1;
-        return ARCHIVE_OK;
-      }) != ARCHIVE_OK) {
-    const std::string msg = archive_error_string(a) ? archive_error_string(a) : "not a tar";
-    archive_read_free(a);
-    return Status::Corruption(path + ": " + msg + ". HINT: a WebDataset shard is a tar file");
-  }
-  *out = std::make_unique<TarSamples>(path, a, std::move(file));
+  std::unique_ptr<TarReader> tar;
+  SLUICE_RETURN_IF_ERROR(TarReader::Open(path, &tar));
+  *out = std::make_unique<TarSamples>(path, std::move(tar));
   return Status::OK();
 }
 
@@ -293,13 +195,9 @@ Status OpenWebDataset(std::vector<std::string> tars, std::unique_ptr<Importer>* 
 
 Status WebDatasetItems(const std::string& name, const std::string& tar,
                        std::vector<ImportItem>* out) {
-  struct archive* a = NewReader();
-  if (archive_read_open_memory(a, tar.data(), tar.size()) != ARCHIVE_OK) {
-    const std::string msg = archive_error_string(a) ? archive_error_string(a) : "not a tar";
-    archive_read_free(a);
-    return Status::Corruption(name + ": " + msg);
-  }
-  TarSamples samples(name, a, nullptr);
+  std::unique_ptr<TarReader> reader;
+  SLUICE_RETURN_IF_ERROR(TarReader::OpenMemory(name, tar, &reader));
+  TarSamples samples(name, std::move(reader));
   ImportItem item;
   Status st;
   while (samples.Next(&item, &st)) out->push_back(std::move(item));
