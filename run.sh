@@ -11,8 +11,9 @@ DEBIAN_PACKAGES=(
   libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
   libboost-context-dev
-  # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards of importers
-  libpcre2-dev libarchive-dev
+  # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards and gzip
+  # manifests of importers
+  libpcre2-dev libarchive-dev zlib1g-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
   # the Python package (python/, docs/python.md) and its tests; ccache lets pip's build of the
   # wheel reuse build/'s objects instead of compiling the project twice
