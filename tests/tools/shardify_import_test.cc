@@ -255,7 +255,7 @@ TEST_F(ShardifyImport, ArgumentErrorsSayWhatToPass) {
       {"--from kaldi " + Path(0), "not a directory (--from kaldi reads a data directory"},
       {"--from lhotse " + tmp_.Join("none.jsonl"), "none.jsonl: no such file"},
       {"-m " + Path(0) + " --allow-pipes", "--allow-pipes runs the commands of Kaldi and Lhotse"},
-      {"", "no input: pass the manifest (-m FILE), or --from FORMAT INPUT..."},
+      {"", "no input: pass the manifest (-m/--manifest FILE), or --from FORMAT INPUT..."},
       {"--from csv x", "--from: csv not in {nemo,lhotse,kaldi,wds}"},
   };
   for (const Case& c : cases) {

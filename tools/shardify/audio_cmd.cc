@@ -298,20 +298,24 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
 }
 
 // The items of the input: NeMo lines, or an importer's items (--from).
-std::unique_ptr<ItemSource> MakeSource(const AudioArgs& a) {
-  if (a.from == "nemo") return std::make_unique<LineSource>(std::vector{a.manifest}, false);
+Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
+  if (a.from == "nemo") {
+    *out = std::make_unique<LineSource>(std::vector{a.manifest}, false);
+    return Status::OK();
+  }
   importers::ImportOptions o;
   o.allow_pipes = a.allow_pipes;
   o.base_dir = fs::current_path().string();
   ImporterFactory factory;
-  // The format was checked by CheckInputs.
-  if (!MakeImporterFactory(a.from, a.inputs, o, &factory).ok()) std::abort();
-  return std::make_unique<ImportSource>(std::move(factory));
+  SLUICE_RETURN_IF_ERROR(MakeImporterFactory(a.from, a.inputs, o, &factory));
+  *out = std::make_unique<ImportSource>(std::move(factory));
+  return Status::OK();
 }
 
 // Every transcript of the input (valid items only): what a tokenizer is built from.
 Status CollectTranscripts(const AudioArgs& a, std::vector<std::string>* texts) {
-  std::unique_ptr<ItemSource> source = MakeSource(a);
+  std::unique_ptr<ItemSource> source;
+  SLUICE_RETURN_IF_ERROR(MakeSource(a, &source));
   InputItem item;
   Status st;
   while (source->Next(&item, &st)) {
@@ -339,7 +343,7 @@ Status CheckInputs(AudioArgs* a) {
     if (a->manifest.empty()) {
       if (a->inputs.empty())
         return Status::InvalidArgument(
-            "no input: pass the manifest (-m FILE), or --from FORMAT INPUT...");
+            "no input: pass the manifest (-m/--manifest FILE), or --from FORMAT INPUT...");
       a->manifest = a->inputs[0];
     }
     return Status::OK();
@@ -518,7 +522,9 @@ int Run(AudioArgs a) {
   if (st.ok()) st = PrepareAudio(a, &opt, &cfg, &models);
   if (!st.ok()) return ReportError(st);
   opt.fingerprint = AudioFingerprint(a, opt, models.fconf);
-  std::unique_ptr<ItemSource> source = MakeSource(a);
+  std::unique_ptr<ItemSource> source;
+  st = MakeSource(a, &source);
+  if (!st.ok()) return ReportError(st);
   IngestSummary summary;
   st = RunIngest(
       source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); },
