@@ -11,8 +11,9 @@ DEBIAN_PACKAGES=(
   libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
   libboost-context-dev
-  # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards of importers
-  libpcre2-dev libarchive-dev
+  # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards and gzip
+  # manifests of importers
+  libpcre2-dev libarchive-dev zlib1g-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
   # the Python package (python/, docs/python.md) and its tests; ccache lets pip's build of the
   # wheel reuse build/'s objects instead of compiling the project twice
@@ -91,7 +92,10 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
 # skip and say why; nothing else needs it. Changing a pin reinstalls.
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
-REFERENCE_PIP=("lhotse==1.33.0" "soxr==1.1.0")
+# lhotse and webdataset write the files the importers are compared with
+# (tests/tools/import_equality_test.py) and lhotse reads the exports; python-soxr is the resampling
+# reference of sluice.load. (lhotse imports urllib3 without declaring it: moto's botocore brings it.)
+REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2" "soxr==1.1.0")
 # The venv sees Debian's packages: lhotse requires torch at import, and Debian's python3-torch
 # satisfies it, where PyPI's would bring gigabytes of CUDA wheels into every CI run.
 tools_venv() {

@@ -22,7 +22,9 @@ is a prefix of the reference's, never a wrong batch), cache (the block cache's f
 there must cost a fetch, never an epoch or a batch), train (sluice-train's checkpoint saves,
 counted on the checkpoint's files only, and the read of the checkpoint a run resumes from),
 export (shardify export --to nemo: the dataset's reads, every audio file and the manifest; the
-rerun adds --overwrite, as a user would after a failure that left the manifest).
+rerun adds --overwrite, as a user would after a failure that left the manifest), import (shardify
+audio --from lhotse on a cuts.jsonl.gz and --from wds on a tar of the same clips: the importers'
+reads of gzip and tar input, then the shared ingest's writes).
 
   tests/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
@@ -376,12 +378,48 @@ def train_scenario(sw, train, dataset, work):
     sw.report(name, calls)
 
 
+def import_inputs(corpus, work):
+    """The corpus's readable clips as a Lhotse cuts.jsonl.gz and a WebDataset tar, written here
+    with the standard library (the producers' own files are import_equality_test.py's)."""
+    import gzip
+    import io
+    import tarfile
+    cuts, tar = os.path.join(work, "cuts.jsonl.gz"), os.path.join(work, "clips.tar")
+    if os.path.exists(tar):
+        return cuts, tar
+    clips = []
+    for line in open(os.path.join(corpus, "manifest.jsonl"), "rb"):
+        try:
+            j = json.loads(line)
+            path = os.path.join(corpus, j["audio_filepath"])
+            if os.path.getsize(path) > 1000 and isinstance(j["text"], str):
+                clips.append((j["id"], path, j["text"], float(j["duration"])))
+        except (ValueError, KeyError, OSError, TypeError):
+            continue  # the --bad entries
+    with gzip.open(cuts, "wt") as f:
+        for cid, path, text, dur in clips:
+            rec = {"id": cid, "sources": [{"type": "file", "channels": [0], "source": path}],
+                   "sampling_rate": 16000, "num_samples": 0, "duration": dur}
+            f.write(json.dumps({"id": cid, "start": 0, "duration": dur, "channel": 0,
+                                "supervisions": [{"id": cid, "recording_id": cid, "start": 0,
+                                                  "duration": dur, "text": text}],
+                                "recording": rec, "type": "MonoCut"}) + "\n")
+    with tarfile.open(tar, "w", format=tarfile.USTAR_FORMAT) as t:
+        for cid, path, text, _ in clips:
+            for name, data in ((cid + os.path.splitext(path)[1], open(path, "rb").read()),
+                               (cid + ".txt", text.encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+    return cuts, tar
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", required=True, help="the meson build directory")
     p.add_argument("--scenario", action="append",
                    choices=["features", "shardify", "part", "merge", "loader", "cache",
-                            "train", "export"],
+                            "train", "export", "import"],
                    help="run only these (repeatable; default: all)")
     p.add_argument("--work", help="working directory (default: a temporary one, removed)")
     p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
@@ -389,7 +427,7 @@ def main():
                    help="inject at every K-th fault point only (1 = exhaustive)")
     a = p.parse_args()
     scenarios = a.scenario or ["features", "shardify", "part", "merge", "loader", "cache",
-                               "train", "export"]
+                               "train", "export", "import"]
     tools = os.path.join(a.build, "tools")
     shardify = os.path.join(tools, "shardify")
     work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
@@ -432,6 +470,13 @@ def main():
             # The sample corpus's broken entries repeat a key across the two parts.
             dataset_scenario(sw, "merge", lambda out: [shardify, "merge", "-o", out,
                                                        "--allow-duplicate-keys"] + parts, [], work)
+        if "import" in scenarios:
+            cuts, tar = import_inputs(corpus, work)
+            for name, args in (("import-lhotse", ["--from", "lhotse", cuts]),
+                               ("import-wds", ["--from", "wds", tar])):
+                dataset_scenario(sw, name, lambda out, args=args: [
+                    shardify, "audio", "-q", "-o", out, "--shard-size", "64k", "-j", "1",
+                    "--max-duration", "30"] + args, ["--resume"], work)
         dataset = os.path.join(work, "dataset")
         if set(scenarios) & {"loader", "cache", "train", "export"} and not os.path.exists(
                 os.path.join(dataset, "manifest.json")):

@@ -1,29 +1,34 @@
-// shardify audio: a NeMo-style JSONL manifest of audio files and transcripts.
+// shardify audio: a NeMo-style JSONL manifest of audio files and transcripts, or with --from a
+// Lhotse cuts manifest, a Kaldi data directory or WebDataset tars (docs/shardify-inputs.md).
 //
-// Each line: {"audio_filepath": "a.wav", "text": "...", "duration": 3.2,
+// Each NeMo line: {"audio_filepath": "a.wav", "text": "...", "duration": 3.2,
 // "offset": 0.0, "id": "utt1"}; duration, offset and id are optional.
 // Relative paths resolve against the manifest's folder. The line itself is parsed by
-// manifest_line.cc (the fuzzer's entry point); the audio file is decoded here.
+// manifest_line.cc (the fuzzer's entry point); the other formats by importers/ (ImportSource).
+// From there on every format takes the same path: the clip is decoded and checked here.
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "commands.h"
-#include "part.h"
-#include "features/audio.h"
 #include "feature_options.h"
+#include "features/audio.h"
 #include "features/fbank.h"
 #include "features/flac.h"
 #include "features/half.h"
-#include "features/spectrogram.h"
 #include "features/pcm.h"
 #include "features/resample.h"
+#include "features/spectrogram.h"
 #include "features/utf8.h"
+#include "import_source.h"
+#include "importers/pipe.h"
 #include "line_source.h"
-#include "manifest_line.h"
 #include "loader/dataset_tokenizer.h"
+#include "manifest_line.h"
+#include "part.h"
 #include "shards/fields.h"
+#include "shards/format.h"
 #include "shards/record.h"
 
 namespace sluice::shardify {
@@ -38,6 +43,10 @@ struct AudioArgs {
   tools::FeatureArgs features;
   bool drop_audio = false;
   std::string manifest;
+  std::string from = "nemo";        // the input's format: nemo, lhotse, kaldi, wds
+  std::vector<std::string> inputs;  // positional: the manifest(s), data directory or tars
+  bool allow_pipes = false;
+  double pipe_timeout = 60;  // seconds per command
   int sample_rate = 16000;
   std::string codec = "pcm16";
   double max_duration = 600;
@@ -61,6 +70,7 @@ struct AudioConfig {
   const features::FbankComputer* fbank = nullptr;
   const features::SpectrogramComputer* spectrogram = nullptr;
   bool drop_audio = false;
+  double pipe_timeout = 60;  // seconds a wav.scp or Lhotse command may run
 };
 
 // Per-thread scratch, reused across items so decoding allocates little.
@@ -75,6 +85,7 @@ struct Scratch {
   std::vector<float> feature_input;
   std::vector<float> feats;
   std::vector<uint16_t> field;  // the kFeaturesF16 field (shards/fields.h)
+  std::string piped;            // a command's stdout (--allow-pipes)
 };
 
 // The kFeaturesF16 field of docs/formats/shard.md: [frames, bins] float16 (shards/fields.h).
@@ -108,15 +119,20 @@ bool Reject(ItemResult* r, std::string why) {
 
 // Decodes the clip of `line` into s.decoded and checks its samples; false when the item ends
 // here (r rejected, or r->fault for a machine fault). Clipped samples are kept with a warning.
-bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path, Scratch& s,
-                ItemResult* r) {
+// `bytes`, when given, hold the encoded file (a tar member, a command's output) and `path` names
+// it.
+bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path,
+                const std::string* bytes, Scratch& s, ItemResult* r) {
   line->decode.allow_truncated = cfg.allow_truncated_audio;
   // Checked against the header before decoding: a long recording costs its header, not its size
   // in memory (the check after decoding stays for formats whose header has no exact length).
   line->decode.max_seconds = cfg.max_duration;
   line->decode.max_seconds_name = "--max-duration";
-  Status st = features::DecodeFile(path, line->decode, &s.decoded);
-  r->input_bytes = s.decoded.bytes_read;  // a segment counts what it read, not its whole file
+  Status st =
+      bytes ? features::DecodeMemory(bytes->data(), bytes->size(), path, line->decode, &s.decoded)
+            : features::DecodeFile(path, line->decode, &s.decoded);
+  // A segment counts what it read, not its whole file.
+  r->input_bytes = bytes ? bytes->size() : s.decoded.bytes_read;
   if (st.IsIOError()) {
     r->fault = st;
     return false;
@@ -199,17 +215,73 @@ std::string BuildRecord(const AudioConfig& cfg, const ManifestLine& line, const 
   return "";
 }
 
+// An imported item (importers/item.h) as ParseManifestLine leaves a NeMo line: the same checks of
+// the transcript and the key, so every format is held to the same rules. False (r rejected) when
+// it cannot be.
+bool FromImported(const AudioConfig& cfg, const importers::ImportItem& in, ManifestLine* line,
+                  Scratch& s, ItemResult* r) {
+  if (!in.reason.empty()) return Reject(r, in.reason);
+  const std::string& name = in.key;
+  size_t bad = 0;
+  if (!features::ValidUtf8(in.text, &bad))
+    return Reject(
+        r, "\"" + name + "\": invalid UTF-8 at byte " + std::to_string(bad) + " of the transcript");
+  if (in.key.empty()) return Reject(r, "empty key");
+  if (!features::ValidUtf8(in.key, &bad)) return Reject(r, "key: invalid UTF-8");
+  if (in.key.size() > shards::kMaxKeySize)
+    return Reject(r, "key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
+  if (cfg.tokenizer) {
+    s.ids.clear();
+    Status st = cfg.tokenizer->Encode(in.text, &s.ids);
+    if (!st.ok()) return Reject(r, "\"" + name + "\": transcript: " + st.message());
+  }
+  line->text = in.text;
+  line->key = in.key;
+  line->decode.offset_seconds = in.offset_seconds;
+  line->decode.duration_seconds = in.duration_seconds;
+  return true;
+}
+
 void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   thread_local Scratch s;
   ManifestLine line;
   std::string why;
-  if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) {
-    Reject(r, std::move(why));
-    return;
+  std::string path;
+  const std::string* bytes = nullptr;
+  if (const importers::ImportItem* in = item.imported.get()) {
+    if (!FromImported(cfg, *in, &line, s, r)) return;
+    if (!in->audio_bytes.empty()) {
+      path = in->audio_name;
+      bytes = &in->audio_bytes;
+    } else if (!in->pipe_command.empty()) {
+      path = in->audio_name;
+      Status st = importers::RunPipe(path, in->pipe_command, cfg.pipe_timeout, &s.piped);
+      if (st.IsIOError()) {
+        r->fault = st;
+        return;
+      }
+      if (!st.ok()) {
+        Reject(r, st.message());
+        return;
+      }
+      bytes = &s.piped;
+    } else if (in->audio_path.empty()) {
+      // Every importer sets one source (the fuzzers check it); never an empty path to open.
+      Reject(r, "\"" + in->key + "\": no audio source");
+      return;
+    } else {
+      const std::string& rel = in->audio_path;
+      path = rel[0] == '/' || in->base_dir.empty() ? rel : in->base_dir + "/" + rel;
+    }
+  } else {
+    if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) {
+      Reject(r, std::move(why));
+      return;
+    }
+    const std::string& rel = line.audio_filepath;
+    path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
   }
-  const std::string& rel = line.audio_filepath;
-  const std::string path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
-  if (!DecodeClip(cfg, &line, path, s, r)) return;
+  if (!DecodeClip(cfg, &line, path, bytes, s, r)) return;
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   // Each reason names the path: never empty.
   if (why = CheckLengths(cfg, s, path, seconds); why.empty())
@@ -225,12 +297,32 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   r->payload = s.record.data();
 }
 
-// Every transcript of the manifest (valid lines only): what a tokenizer is built from.
-Status CollectTranscripts(const std::string& manifest, std::vector<std::string>* texts) {
-  LineSource source({manifest}, false);
+// The items of the input: NeMo lines, or an importer's items (--from).
+Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
+  if (a.from == "nemo") {
+    *out = std::make_unique<LineSource>(std::vector{a.manifest}, false);
+    return Status::OK();
+  }
+  importers::ImportOptions o;
+  o.allow_pipes = a.allow_pipes;
+  o.base_dir = fs::current_path().string();
+  ImporterFactory factory;
+  SLUICE_RETURN_IF_ERROR(MakeImporterFactory(a.from, a.inputs, o, &factory));
+  *out = std::make_unique<ImportSource>(std::move(factory));
+  return Status::OK();
+}
+
+// Every transcript of the input (valid items only): what a tokenizer is built from.
+Status CollectTranscripts(const AudioArgs& a, std::vector<std::string>* texts) {
+  std::unique_ptr<ItemSource> source;
+  SLUICE_RETURN_IF_ERROR(MakeSource(a, &source));
   InputItem item;
   Status st;
-  while (source.Next(&item, &st)) {
+  while (source->Next(&item, &st)) {
+    if (item.imported) {
+      if (item.imported->reason.empty()) texts->push_back(item.imported->text);
+      continue;
+    }
     size_t bad = 0;
     if (!features::ValidUtf8(item.text, &bad)) continue;
     nlohmann::json j = nlohmann::json::parse(item.text, nullptr, false);
@@ -240,12 +332,58 @@ Status CollectTranscripts(const std::string& manifest, std::vector<std::string>*
   return st;
 }
 
-// The checks of the arguments that need no file but the manifest's existence.
+// --from and the inputs: -m or one positional for nemo, positionals for the others, each of
+// the kind its format reads. Sets a->manifest for nemo.
+Status CheckInputs(AudioArgs* a) {
+  std::error_code ec;
+  if (a->from == "nemo") {
+    if ((!a->manifest.empty() && !a->inputs.empty()) || a->inputs.size() > 1)
+      return Status::InvalidArgument(
+          "a NeMo manifest is given once: -m/--manifest FILE or one INPUT argument");
+    if (a->manifest.empty()) {
+      if (a->inputs.empty())
+        return Status::InvalidArgument(
+            "no input: pass the manifest (-m/--manifest FILE), or --from FORMAT INPUT...");
+      a->manifest = a->inputs[0];
+    }
+    return Status::OK();
+  }
+  if (!a->manifest.empty())
+    return Status::InvalidArgument("-m/--manifest names a NeMo manifest; with --from " + a->from +
+                                   " pass the input as an argument: shardify audio --from " +
+                                   a->from + " INPUT... -o DIR");
+  if (a->inputs.empty())
+    return Status::InvalidArgument("--from " + a->from + " needs an INPUT argument (" +
+                                   (a->from == "kaldi" ? "the data directory"
+                                    : a->from == "wds" ? "the tar files"
+                                                       : "the cuts manifest(s)") +
+                                   ")");
+  for (const std::string& in : a->inputs) {
+    // A Lhotse Shar directory is the one directory --from lhotse takes.
+    const bool dir = a->from == "kaldi" ||
+                     (a->from == "lhotse" && a->inputs.size() == 1 && fs::is_directory(in, ec));
+    if (!fs::exists(in, ec))
+      return Status::NotFound(in + ": no such " + (dir ? "directory" : "file"));
+    if (dir ? !fs::is_directory(in, ec) : !fs::is_regular_file(in, ec))
+      return Status::InvalidArgument(
+          in + (dir ? ": not a directory (--from kaldi reads a data directory: wav.scp, text, ...)"
+                    : ": not a regular file (the input is read twice)"));
+  }
+  ImporterFactory unused;
+  return MakeImporterFactory(a->from, a->inputs, {}, &unused);
+}
+
+// The checks of the arguments that need no file but the input's existence.
 Status CheckAudioArgs(const AudioArgs& a) {
   if (a.codec != "pcm16" && a.codec != "flac")
     return Status::InvalidArgument("--codec '" + a.codec + "': expected pcm16 or flac");
+  if (a.allow_pipes && a.from == "nemo")
+    return Status::InvalidArgument(
+        "--allow-pipes runs the commands of Kaldi and Lhotse inputs; a NeMo manifest has none");
   std::error_code ec;
-  if (!fs::is_regular_file(a.manifest, ec))
+  if (a.from != "nemo") {
+    // CheckInputs checked the inputs.
+  } else if (!fs::is_regular_file(a.manifest, ec))
     return fs::exists(a.manifest, ec)
                ? Status::InvalidArgument(a.manifest +
                                          ": not a regular file (the manifest is read twice)")
@@ -269,7 +407,7 @@ struct AudioModels {
 Status LoadTokenizer(const AudioArgs& a, AudioModels* models, AudioConfig* cfg,
                      IngestOptions* opt) {
   std::vector<std::string> texts;
-  SLUICE_RETURN_IF_ERROR(CollectTranscripts(a.manifest, &texts));
+  SLUICE_RETURN_IF_ERROR(CollectTranscripts(a, &texts));
   SLUICE_RETURN_IF_ERROR(PrepareTokenizer(a.tokenizer, texts, &models->tok));
   cfg->tokenizer = models->tok.tokenizer.get();
   if (!models->tok.model_bytes.empty())
@@ -300,7 +438,8 @@ Status MakeFeatureComputer(const AudioArgs& a, AudioModels* models, AudioConfig*
 Status PrepareAudio(const AudioArgs& a, IngestOptions* opt, AudioConfig* cfg, AudioModels* models) {
   SLUICE_RETURN_IF_ERROR(MakeIngestOptions(a.write, kDefaultAudioZstdLevel, opt));
   SLUICE_RETURN_IF_ERROR(CheckAudioArgs(a));
-  cfg->base_dir = fs::absolute(a.manifest).parent_path().string();
+  if (a.from == "nemo") cfg->base_dir = fs::absolute(a.manifest).parent_path().string();
+  cfg->pipe_timeout = a.pipe_timeout;
   cfg->sample_rate = a.sample_rate;
   cfg->flac = a.codec == "flac";
   cfg->max_duration = a.max_duration;
@@ -320,8 +459,6 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
   std::error_code ec;
   nlohmann::json f = {
       {"command", "audio"},
-      {"manifest", fs::absolute(a.manifest).string()},
-      {"manifest_bytes", fs::file_size(a.manifest, ec)},
       {"sample_rate", a.sample_rate},
       {"codec", a.codec},
       {"max_duration", a.max_duration},
@@ -336,6 +473,22 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
   // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
   if (a.max_tokens_per_second > 0) f["max_tokens_per_second"] = a.max_tokens_per_second;
   if (a.allow_truncated_audio) f["allow_truncated_audio"] = true;
+  if (a.from == "nemo") {
+    f["manifest"] = fs::absolute(a.manifest).string();
+    f["manifest_bytes"] = fs::file_size(a.manifest, ec);
+  } else {
+    // Sizes only: the items' digest (ImportSource::Count) tells inputs of the same size apart.
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const std::string& in : a.inputs)
+      inputs.push_back({{"path", fs::absolute(in).string()},
+                        {"bytes", fs::is_directory(in, ec) ? 0 : fs::file_size(in, ec)}});
+    f["from"] = a.from;
+    f["inputs"] = std::move(inputs);
+    // Relative audio paths of Lhotse and Kaldi inputs resolve here (MakeSource).
+    f["base_dir"] = fs::current_path().string();
+    f["allow_pipes"] = a.allow_pipes;
+    if (a.allow_pipes) f["pipe_timeout"] = a.pipe_timeout;
+  }
   return f;
 }
 
@@ -356,22 +509,26 @@ shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models) {
     *m.tokenizer = models.tok.description;
   }
   m.created_by = kVersion;
-  *m.source = {{"manifest", a.manifest}};
+  if (a.from == "nemo") *m.source = {{"manifest", a.manifest}};
+  else *m.source = {{"from", a.from}, {"inputs", a.inputs}};
   return m;
 }
 
-int Run(const AudioArgs& a) {
+int Run(AudioArgs a) {
   IngestOptions opt;
   AudioConfig cfg;
   AudioModels models;
-  Status st = PrepareAudio(a, &opt, &cfg, &models);
+  Status st = CheckInputs(&a);
+  if (st.ok()) st = PrepareAudio(a, &opt, &cfg, &models);
   if (!st.ok()) return ReportError(st);
   opt.fingerprint = AudioFingerprint(a, opt, models.fconf);
-  LineSource source({a.manifest}, /*docs=*/false);
+  std::unique_ptr<ItemSource> source;
+  st = MakeSource(a, &source);
+  if (!st.ok()) return ReportError(st);
   IngestSummary summary;
   st = RunIngest(
-      &source, [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); }, opt,
-      AudioManifest(a, models), &summary);
+      source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); },
+      opt, AudioManifest(a, models), &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -394,12 +551,31 @@ const CLI::Validator kFiniteNumber(
 
 void RegisterAudio(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<AudioArgs>();
-  CLI::App* sub =
-      app->add_subcommand("audio", "Shardify audio files listed in a NeMo-style JSONL manifest");
+  CLI::App* sub = app->add_subcommand(
+      "audio",
+      "Shardify audio and transcripts: a NeMo-style JSONL manifest, or with --from a Lhotse cuts "
+      "manifest, a Kaldi data directory or WebDataset tars (docs/shardify-inputs.md)");
   sub->add_option("-m,--manifest", args->manifest,
                   "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", "
-                  "\"id\"]} per line")
-      ->required();
+                  "\"id\"]} per line (the same as INPUT with --from nemo)");
+  sub->add_option("--from", args->from,
+                  "The input's format: nemo (JSONL manifest), lhotse (cuts .jsonl or .jsonl.gz, "
+                  "recordings + supervisions manifests, or a Shar directory), "
+                  "kaldi (a data directory: wav.scp, text[, segments, utt2spk, utt2lang]), wds "
+                  "(WebDataset .tar shards of audio + .txt/.json)")
+      ->check(CLI::IsMember({"nemo", "lhotse", "kaldi", "wds"}))
+      ->capture_default_str();
+  sub->add_option("inputs", args->inputs,
+                  "INPUT...: the manifest(s), the data directory or the tars, read in this order");
+  sub->add_flag(
+      "--allow-pipes", args->allow_pipes,
+      "Run the shell commands that make audio: Kaldi wav.scp \"cmd |\" entries and Lhotse "
+      "command sources (by default such items are rejected, never run)");
+  sub->add_option("--pipe-timeout", args->pipe_timeout,
+                  "With --allow-pipes: kill a command after this many seconds and reject its item")
+      ->check(kFiniteNumber)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->add_option("-r,--sample-rate", args->sample_rate, "Resample every clip to this rate (Hz)")
       ->check(CLI::Range(1000, 384000))
       ->capture_default_str();

@@ -50,7 +50,8 @@ bool IsOurFile(const std::string& name) {
 // Reads the journal of an interrupted run. Shard files it lists must exist
 // with the recorded size; files it does not list are leftovers of the shard
 // that was being written and are removed.
-Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, ResumePoint* rp) {
+Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint,
+                   const std::string& input_xxh3, ResumePoint* rp) {
   const std::string path = dir + "/" + kJournalName;
   std::unique_ptr<LineReader> in;
   Status st = LineReader::Open(path, &in);
@@ -75,6 +76,16 @@ Status LoadJournal(const std::string& dir, const nlohmann::json& fingerprint, Re
               dir + ": the interrupted run used other inputs or options: " +
               FingerprintDifference(fingerprint, j.at("fingerprint"), "the journal") +
               ". HINT: resume with the same command line, or pass --overwrite to start over");
+        }
+        // The fingerprint holds the input's size; the digest tells an input changed in place
+        // at the same size (a tar's audio, a manifest's digits). Journals of earlier versions
+        // hold none and are resumed as before.
+        if (j.contains("input_xxh3") && j["input_xxh3"] != input_xxh3) {
+          return Status::InvalidArgument(
+              dir + ": the interrupted run used other inputs or options: the input's items now "
+                    "digest to XXH3 " +
+              input_xxh3 + " (the journal: " + j["input_xxh3"].get<std::string>() +
+              "). HINT: resume with the input that started it, or pass --overwrite to start over");
         }
         continue;
       }
@@ -219,7 +230,7 @@ Status PrepareOutDir(const IngestOptions& opt, const std::string& input_xxh3, Re
                                    " holds the shards of an interrupted run. HINT: pass --resume "
                                    "to continue it, or --overwrite to start over");
   }
-  if (opt.resume) SLUICE_RETURN_IF_ERROR(LoadJournal(opt.out_dir, opt.fingerprint, rp));
+  if (opt.resume) SLUICE_RETURN_IF_ERROR(LoadJournal(opt.out_dir, opt.fingerprint, input_xxh3, rp));
   // Remove what the journal does not vouch for: temporary files and a shard
   // renamed after the last journal line was written (it will be rewritten identically).
   for (const auto& de : fs::directory_iterator(opt.out_dir)) {
@@ -392,7 +403,11 @@ Status IngestRun::OpenOutputs() {
   journal_path_ = opt_.out_dir + "/" + kJournalName;
   // The journal is rewritten from what was loaded, which drops a torn last line.
   std::string journal_text =
-      nlohmann::json{{"journal", 1}, {"fingerprint", opt_.fingerprint}}.dump() + "\n";
+      nlohmann::json{{"journal", 1},
+                     {"fingerprint", opt_.fingerprint},
+                     {"input_xxh3", shards::ChecksumHex(input_digest_)}}
+          .dump() +
+      "\n";
   for (auto& e : rp_.shards) {
     std::unique_ptr<shards::ShardReader> r;
     SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(opt_.out_dir + "/" + e.file, {}, &r));

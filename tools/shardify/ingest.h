@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "importers/item.h"
 #include "shards/dataset_writer.h"
 #include "shards/manifest.h"
 
@@ -30,6 +32,9 @@ struct InputItem {
   std::string source;  // file the item came from, for rejects and errors
   uint64_t line = 0;   // 1-based line of the item in `source`
   std::string text;    // the raw manifest line, text line or document
+  // Set by ImportSource (shardify audio --from lhotse|kaldi|wds): the item as its importer
+  // parsed it, in the serial stage; `text` then holds what rejects.jsonl shows of it.
+  std::shared_ptr<const importers::ImportItem> imported;
 };
 
 struct ItemResult {

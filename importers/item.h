@@ -1,0 +1,52 @@
+// What every importer yields: one corpus item (a cut, an utterance, a tar sample) described the
+// way shardify's audio pipeline takes it, or rejected with the reason. After this point all
+// formats share one code path (tools/shardify/audio_cmd.cc), so parallel ingest, byte-identical
+// output for any thread count, --resume, --part/merge and the rejected-with-reason accounting
+// hold for each of them (docs/shardify-inputs.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace sluice::importers {
+
+struct ImportItem {
+  // Where it came from, for rejects.jsonl: the file and the 1-based line (tar: the 1-based
+  // sample number), and what rejects.jsonl shows as its input (the line, or a summary).
+  std::string source;
+  uint64_t line = 0;
+  std::string input;
+  // Non-empty: the importer rejected the item (the reason names file, line and the cause);
+  // nothing below is set then.
+  std::string reason;
+
+  // The audio: exactly one of a file path (relative paths resolve against base_dir), the encoded
+  // file's bytes (a tar member), or a shell command whose stdout is the encoded file (a Kaldi
+  // "cmd |" entry or a Lhotse command source, run only when allowed).
+  std::string audio_path;
+  std::string base_dir;
+  std::string audio_bytes;
+  std::string pipe_command;
+  std::string audio_name;  // the bytes' or the command's name in errors: "a.tar:k1.flac"
+
+  double offset_seconds = 0;     // the clip inside the audio
+  double duration_seconds = -1;  // < 0: to the end
+  std::string text;
+  std::string key;      // the record's key: cut id, utterance id, sample key
+  std::string speaker;  // kept for the metadata columns to come; not stored yet
+  std::string language;
+};
+
+// A stream of items in input order. Not thread-safe: one reader.
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  // The next item; false at the end, or on a read error, which *status then holds (a damaged
+  // line or sample is an item with a reason, not an error).
+  virtual bool Next(ImportItem* item, Status* status) = 0;
+};
+
+}  // namespace sluice::importers

@@ -1,0 +1,171 @@
+"""The importers against the real producers (docs/shardify-inputs.md, "Equality").
+
+One corpus (tools/make-sample-corpus) is written by lhotse (cuts.jsonl.gz, and a Kaldi data
+directory through lhotse's own export_to_kaldi) and by webdataset's TarWriter; each is
+shardified with `shardify audio --from ...`, and each dataset must hold byte-identical shards
+and give the same epoch digest (sluice-bench epoch) as the NeMo JSONL manifest of the same clips
+with the same ids. Run by meson with build/venv-tools/bin/python (run.sh's REFERENCE_PIP); exits
+77 (skip), saying why, when that venv lacks lhotse or webdataset.
+
+Usage: import_equality_test.py SHARDIFY SLUICE_BENCH MAKE_SAMPLE_CORPUS
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import lhotse
+    import webdataset
+    from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    from lhotse.kaldi import export_to_kaldi
+except ImportError as e:  # pragma: no cover - the skip path
+    print(f"SKIP: {e}: run ./run.sh (tools_venv installs run.sh's REFERENCE_PIP into "
+          f"build/venv-tools)")
+    sys.exit(77)
+
+SHARDIFY, BENCH, CORPUS = sys.argv[1:4]
+# Mono WAV recordings whose index is a multiple of this get two 1 s segments instead of one cut
+# over the whole file: lhotse's cut offsets and Kaldi's segments then matter.
+SEGMENTED_EVERY = 4
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def shardify(out, *args):
+    run([SHARDIFY, "audio", *args, "-o", out, "--quiet", "--threads", "2"])
+    rejects = os.path.join(out, "rejects.jsonl")
+    if os.path.exists(rejects) and os.path.getsize(rejects):
+        sys.exit(f"FAIL: {out}: rejected items:\n{open(rejects).read()}")
+
+
+def shard_bytes(d):
+    return {os.path.basename(p): open(p, "rb").read() for p in sorted(glob.glob(d + "/shard-*"))}
+
+
+def digest(d):
+    out = run([BENCH, "epoch", d, "--json", "--batch-size", "4", "--seed", "7"])
+    return json.loads(out.strip().splitlines()[-1])["digest"]
+
+
+def write_nemo(path, entries):
+    with open(path, "w") as f:
+        for e in entries:
+            f.write(json.dumps(e) + "\n")
+
+
+def compare(name, ref_dir, dir_):
+    a, b = shard_bytes(ref_dir), shard_bytes(dir_)
+    if not a or a != b:
+        sys.exit(f"FAIL: {name}: shards differ from the NeMo path's ({sorted(a)} vs {sorted(b)})")
+    da, db = digest(ref_dir), digest(dir_)
+    if da != db:
+        sys.exit(f"FAIL: {name}: epoch digest {db}, NeMo path {da}")
+    records = json.load(open(os.path.join(dir_, "manifest.json")))["records"]
+    print(f"{name}: {records} records, shards byte-identical, epoch digest {db}")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="import-eq-")
+    corpus = os.path.join(tmp, "corpus")
+    run([sys.executable if CORPUS.endswith(".py") else CORPUS, *([CORPUS] if CORPUS.endswith(".py") else []),
+         "--out", corpus, "--count", "16", "--jobs", "2"])
+    lines = [json.loads(l) for l in open(os.path.join(corpus, "manifest.jsonl"))]
+
+    recordings, supervisions = [], []
+    nemo_whole, nemo_by_id = [], {}
+    for i, j in enumerate(lines):
+        path = os.path.abspath(os.path.join(corpus, j["audio_filepath"]))
+        rec = Recording.from_file(path, recording_id=j["id"])
+        recordings.append(rec)
+        # A multi-channel recording: its cut takes every channel (sluice mixes them down).
+        channel = rec.channel_ids if len(rec.channel_ids) > 1 else 0
+        # NeMo's "duration" is left out: with it the NeMo path reads that many (rounded) seconds.
+        whole = {"audio_filepath": path, "text": j["text"], "id": j["id"]}
+        nemo_whole.append(whole)
+        mono_wav = path.endswith(".wav") and len(rec.channel_ids) == 1
+        if mono_wav and i % SEGMENTED_EVERY == 0 and rec.duration >= 2.0:
+            words = j["text"].split()
+            for k, (start, text) in enumerate([(0.0, " ".join(words[:2])), (1.0, " ".join(words[2:]))]):
+                sid = f"{j['id']}-{'ab'[k]}"
+                supervisions.append(SupervisionSegment(
+                    id=sid, recording_id=j["id"], start=start, duration=1.0, channel=0,
+                    text=text, speaker=f"spk{i % 3}", language="en"))
+                nemo_by_id[sid] = {"audio_filepath": path, "text": text, "id": sid,
+                                   "offset": start, "duration": 1.0}
+        else:
+            supervisions.append(SupervisionSegment(
+                id=j["id"], recording_id=j["id"], start=0, duration=rec.duration, channel=channel,
+                text=j["text"], speaker=f"spk{i % 3}", language="en"))
+            nemo_by_id[j["id"]] = whole
+    recs, sups = RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions)
+
+    # Lhotse: one cut per supervision, as ASR recipes cut them.
+    cuts = CutSet.from_manifests(recordings=recs, supervisions=sups).trim_to_supervisions()
+    cuts_path = os.path.join(tmp, "cuts.jsonl.gz")
+    cuts.to_file(cuts_path)
+    write_nemo(os.path.join(tmp, "lhotse-nemo.jsonl"), [nemo_by_id[c.id] for c in cuts])
+    shardify(os.path.join(tmp, "ref-lhotse"), "-m", os.path.join(tmp, "lhotse-nemo.jsonl"))
+    shardify(os.path.join(tmp, "lhotse"), "--from", "lhotse", cuts_path)
+    compare("lhotse cuts.jsonl.gz", os.path.join(tmp, "ref-lhotse"), os.path.join(tmp, "lhotse"))
+
+    # Lhotse's recordings and supervisions manifests: the cuts trim_to_supervisions makes.
+    recs.to_file(os.path.join(tmp, "recordings.jsonl.gz"))
+    sups.to_file(os.path.join(tmp, "supervisions.jsonl.gz"))
+    shardify(os.path.join(tmp, "lhotse-pair"), "--from", "lhotse",
+             os.path.join(tmp, "recordings.jsonl.gz"), os.path.join(tmp, "supervisions.jsonl.gz"))
+    compare("lhotse recordings + supervisions", os.path.join(tmp, "ref-lhotse"),
+            os.path.join(tmp, "lhotse-pair"))
+
+    # Lhotse Shar: the same cuts, each one's audio span as a FLAC member of lhotse's tars.
+    shar_dir = os.path.join(tmp, "shar")
+    os.makedirs(shar_dir)
+    cuts.to_shar(shar_dir, fields={"recording": "flac"}, shard_size=8)
+    shardify(os.path.join(tmp, "lhotse-shar"), "--from", "lhotse", shar_dir)
+    compare("lhotse Shar (to_shar, flac)", os.path.join(tmp, "ref-lhotse"),
+            os.path.join(tmp, "lhotse-shar"))
+
+    # Kaldi, through lhotse's export: it lists mono WAV files by path and everything else as an
+    # ffmpeg pipe (not installed here, and its resampling is not sluice's), so the mono WAVs.
+    mono = [r for r in recordings if r.sources[0].source.endswith(".wav") and len(r.channel_ids) == 1]
+    mono_ids = {r.id for r in mono}
+    kaldi_dir = os.path.join(tmp, "kaldi")
+    export_to_kaldi(RecordingSet.from_recordings(mono),
+                    SupervisionSet.from_segments([s for s in supervisions if s.recording_id in mono_ids]),
+                    kaldi_dir)
+    order = [l.split()[0] for l in open(os.path.join(kaldi_dir, "segments"))]
+    write_nemo(os.path.join(tmp, "kaldi-nemo.jsonl"), [nemo_by_id[u] for u in order])
+    shardify(os.path.join(tmp, "ref-kaldi"), "-m", os.path.join(tmp, "kaldi-nemo.jsonl"))
+    shardify(os.path.join(tmp, "kaldi-out"), "--from", "kaldi", kaldi_dir)
+    compare("kaldi data dir (lhotse export)", os.path.join(tmp, "ref-kaldi"), os.path.join(tmp, "kaldi-out"))
+
+    # WebDataset: whole files, text as .txt for even samples and in .json for odd ones.
+    tars = []
+    for t in range(2):
+        tar = os.path.join(tmp, f"shard-{t:06d}.tar")
+        tars.append(tar)
+        with webdataset.TarWriter(tar) as w:
+            for i, e in enumerate(nemo_whole[t * 8:(t + 1) * 8]):
+                ext = os.path.splitext(e["audio_filepath"])[1][1:]
+                sample = {"__key__": e["id"], ext: open(e["audio_filepath"], "rb").read()}
+                if i % 2 == 0:
+                    sample["txt"] = e["text"]
+                else:
+                    sample["json"] = {"text": e["text"], "speaker": "spk"}
+                w.write(sample)
+    write_nemo(os.path.join(tmp, "wds-nemo.jsonl"), nemo_whole)
+    shardify(os.path.join(tmp, "ref-wds"), "-m", os.path.join(tmp, "wds-nemo.jsonl"))
+    shardify(os.path.join(tmp, "wds"), "--from", "wds", *tars)
+    compare("webdataset tars (TarWriter)", os.path.join(tmp, "ref-wds"), os.path.join(tmp, "wds"))
+    print(f"lhotse {lhotse.__version__}, webdataset {getattr(webdataset, '__version__', '?')}")
+    subprocess.run(["rm", "-rf", tmp])
+
+
+main()

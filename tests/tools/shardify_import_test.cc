@@ -1,0 +1,272 @@
+// End-to-end: `shardify audio --from lhotse|kaldi|wds` on small generated inputs. The importers'
+// parsing has its own suite (tests/importers); this one checks what the shared pipeline adds for
+// imported items: pipes run with --allow-pipes under --pipe-timeout, rejects with reasons, the
+// same bytes for any thread count, parts that merge into a single run's dataset, and the
+// argument checks. Equality with the real producers: import_equality_test.py.
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "assert_ok.h"
+#include "dataset_compare.h"
+#include "shards/dataset.h"
+#include "test_util.h"
+
+namespace sluice {
+namespace {
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+std::string Shardify() {
+  const char* p = std::getenv("SHARDIFY");
+  return p ? p : "build/tools/shardify";
+}
+
+testing::ShellResult Sh(const std::string& cmd) { return testing::RunShell(cmd); }
+
+// A mono PCM16 WAV file of `n` samples of a tone at `rate`.
+std::string Wav(int n, int rate, int seed) {
+  auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+  auto u16 = [](uint16_t v) { return std::string(reinterpret_cast<const char*>(&v), 2); };
+  std::string data;
+  for (int i = 0; i < n; ++i) {
+    const int16_t s = static_cast<int16_t>(8000 * std::sin(0.01 * (seed + 1) * i));
+    data += u16(static_cast<uint16_t>(s));
+  }
+  return "RIFF" + u32(36 + data.size()) + "WAVEfmt " + u32(16) + u16(1) + u16(1) + u32(rate) +
+         u32(rate * 2) + u16(2) + u16(16) + "data" + u32(data.size()) + data;
+}
+
+std::string Tar(const std::vector<std::pair<std::string, std::string>>& members) {
+  struct archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  std::string out(4 << 20, '\0');
+  size_t used = 0;
+  archive_write_open_memory(a, out.data(), out.size(), &used);
+  for (const auto& [name, data] : members) {
+    struct archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, name.c_str());
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    archive_entry_set_size(e, data.size());
+    archive_write_header(a, e);
+    archive_write_data(a, data.data(), data.size());
+    archive_entry_free(e);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  out.resize(used);
+  return out;
+}
+
+// reason of each line of DIR/rejects.jsonl.
+std::vector<std::string> Rejects(const std::string& dir) {
+  std::vector<std::string> out;
+  const std::string text = ReadFile(dir + "/rejects.jsonl");
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    out.push_back(nlohmann::json::parse(text.substr(pos, nl - pos))["reason"]);
+    pos = nl + 1;
+  }
+  return out;
+}
+
+// Every record of a dataset in order: key and payload.
+std::vector<std::string> Records(const std::string& dir) {
+  std::unique_ptr<shards::Dataset> ds;
+  EXPECT_TRUE(shards::Dataset::Open(dir, {}, &ds).ok()) << dir;
+  std::vector<std::string> out;
+  for (size_t s = 0; ds && s < ds->num_shards(); ++s) {
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
+      std::string p;
+      EXPECT_TRUE(ds->shard(s).ReadRecord(i, &p).ok());
+      out.push_back(std::string(ds->shard(s).key(i)) + "=" + p);
+    }
+  }
+  return out;
+}
+
+class ShardifyImport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 12; ++i)
+      WriteFile(tmp_.Join("u" + std::to_string(i) + ".wav"), Wav(4000 + 400 * i, 16000, i));
+  }
+  std::string Path(int i) { return tmp_.Join("u" + std::to_string(i) + ".wav"); }
+  TempDir tmp_;
+};
+
+TEST_F(ShardifyImport, KaldiPipesRunOnlyWithAllowPipesAndFailuresGiveStderr) {
+  const std::string d = tmp_.Join("data");
+  ASSERT_EQ(Sh("mkdir -p " + d).code, 0);
+  WriteFile(d + "/wav.scp", "a " + Path(0) + "\nb cat " + Path(1) +
+                                " |\nc sh -c 'echo sox FAIL: cannot open >&2; exit 2' |\n"
+                                "d sleep 20 |\n");
+  WriteFile(d + "/text", "a one\nb two\nc three\nd four\n");
+  auto r = Sh(Shardify() + " audio -q --from kaldi " + d + " -o " + tmp_.Join("no"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rejects = Rejects(tmp_.Join("no"));
+  ASSERT_EQ(rejects.size(), 3u);
+  EXPECT_NE(rejects[0].find("wav.scp line 2: utterance \"b\": pipe entry \"cat "),
+            std::string::npos)
+      << rejects[0];
+  EXPECT_NE(rejects[0].find("not run without --allow-pipes"), std::string::npos) << rejects[0];
+
+  r = Sh(Shardify() + " audio -q --from kaldi " + d + " --allow-pipes --pipe-timeout 0.5 -o " +
+         tmp_.Join("yes"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  rejects = Rejects(tmp_.Join("yes"));
+  ASSERT_EQ(rejects.size(), 2u);
+  EXPECT_NE(rejects[0].find("wav.scp command of c: command \"sh -c 'echo sox FAIL: cannot open "
+                            ">&2; exit 2'\" exited with status 2; stderr: sox FAIL: cannot open"),
+            std::string::npos)
+      << rejects[0];
+  EXPECT_NE(rejects[1].find("command \"sleep 20\" ran past the --pipe-timeout of 0.5"),
+            std::string::npos)
+      << rejects[1];
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("yes/manifest.json")));
+  EXPECT_EQ(m["records"], 2);
+
+  // The piped record is the file's record: the same bytes as a path entry for it.
+  WriteFile(d + "/wav.scp", "a " + Path(0) + "\nb " + Path(1) + "\n");
+  WriteFile(d + "/text", "a one\nb two\n");
+  ASSERT_EQ(Sh(Shardify() + " audio -q --from kaldi " + d + " -o " + tmp_.Join("paths")).code, 0);
+  WriteFile(d + "/wav.scp", "a " + Path(0) + "\nb cat " + Path(1) + " |\n");
+  ASSERT_EQ(
+      Sh(Shardify() + " audio -q --from kaldi " + d + " --allow-pipes -o " + tmp_.Join("pipes"))
+          .code,
+      0);
+  auto a = testing::DirContents(tmp_.Join("paths")), b = testing::DirContents(tmp_.Join("pipes"));
+  a.erase("manifest.json");
+  b.erase("manifest.json");
+  EXPECT_EQ(a, b);
+}
+
+// A tar of the 12 clips, and one sample with a broken transcript.
+std::string WdsInput(ShardifyImport* t, const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> m;
+  for (int i = 0; i < 12; ++i) {
+    m.emplace_back("k" + std::to_string(i) + ".wav",
+                   ReadFile(dir + "/u" + std::to_string(i) + ".wav"));
+    m.emplace_back("k" + std::to_string(i) + ".txt", "clip " + std::to_string(i));
+  }
+  m.emplace_back("bad.wav", ReadFile(dir + "/u0.wav"));
+  m.emplace_back("bad.txt", "caf\xc3");
+  (void)t;
+  const std::string tar = dir + "/a.tar";
+  WriteFile(tar, Tar(m));
+  return tar;
+}
+
+TEST_F(ShardifyImport, WebDatasetSameBytesForAnyThreadCountAndPartsMerge) {
+  const std::string tar = WdsInput(this, tmp_.path());
+  const std::string base = Shardify() + " audio -q --from wds " + tar + " --shard-size 64KiB";
+  ASSERT_EQ(Sh(base + " --threads 1 -o " + tmp_.Join("t1")).code, 0);
+  ASSERT_EQ(Sh(base + " --threads 4 -o " + tmp_.Join("t4")).code, 0);
+  testing::ExpectSameDatasetBytes(tmp_.Join("t1"), tmp_.Join("t4"));
+  const auto rejects = Rejects(tmp_.Join("t1"));
+  ASSERT_EQ(rejects.size(), 1u);
+  EXPECT_EQ(rejects[0], "\"bad\": invalid UTF-8 at byte 3 of the transcript");
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("t1/manifest.json")));
+  EXPECT_EQ(m["records"], 12);
+  EXPECT_EQ(m["source"]["from"], "wds");
+
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(Sh(base + " -o " + tmp_.Join("p" + std::to_string(i)) + " --part " +
+                 std::to_string(i) + "/2")
+                  .code,
+              0);
+  auto r = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " -o " +
+              tmp_.Join("merged"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // A part ends its last shard early, so the shards differ; the records, in order, may not.
+  const auto single = Records(tmp_.Join("t1"));
+  EXPECT_EQ(single.size(), 12u);
+  EXPECT_EQ(single, Records(tmp_.Join("merged")));
+}
+
+TEST_F(ShardifyImport, KilledWebDatasetRunResumesToTheSameBytes) {
+  const std::string tar = WdsInput(this, tmp_.path());
+  const std::string base =
+      Shardify() + " audio -q --from wds " + tar + " --shard-size 24KiB --block-size 8KiB";
+  ASSERT_EQ(Sh(base + " -o " + tmp_.Join("full")).code, 0);
+  // Killed before the first write of the third shard: two are durable.
+  auto crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + base + " -o " + tmp_.Join("ds"));
+  ASSERT_NE(crash.out.find("kills the process"), std::string::npos) << crash.out;
+  ASSERT_TRUE(std::filesystem::exists(tmp_.Join("ds/shard-00001.sluice")));
+  auto resumed = Sh(base + " --resume --json -o " + tmp_.Join("ds"));
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_TRUE(nlohmann::json::parse(resumed.out)["resumed"].get<bool>()) << resumed.out;
+  EXPECT_EQ(testing::DirContents(tmp_.Join("full")), testing::DirContents(tmp_.Join("ds")));
+  // A tar changed in place to the same size after the crash: the items' digest differs, so
+  // --resume refuses it rather than finishing a dataset of two inputs.
+  crash =
+      Sh("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + base + " -o " + tmp_.Join("ds2"));
+  ASSERT_NE(crash.out.find("kills the process"), std::string::npos) << crash.out;
+  std::string changed = ReadFile(tar);
+  changed[changed.find("clip 5")] = 'C';
+  WriteFile(tar, changed);
+  auto refused = Sh(base + " --resume -o " + tmp_.Join("ds2"));
+  EXPECT_NE(refused.code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("other inputs or options"), std::string::npos) << refused.out;
+}
+
+TEST_F(ShardifyImport, LhotseCutSpansAndSourcesRelativeToTheCurrentDirectory) {
+  std::string cuts;
+  for (int i = 0; i < 3; ++i)
+    cuts +=
+        R"({"id": "c)" + std::to_string(i) +
+        R"(", "start": 0.0625, "duration": 0.125, "channel": 0, "supervisions": [{"id": "s", "recording_id": "r", "start": 0, "duration": 0.125, "channel": 0, "text": "hi"}], "recording": {"id": "r", "sources": [{"type": "file", "channels": [0], "source": "u)" +
+        std::to_string(i) +
+        R"(.wav"}], "sampling_rate": 16000, "num_samples": 4000, "duration": 0.25, "channel_ids": [0]}, "type": "MonoCut"})" +
+        "\n";
+  WriteFile(tmp_.Join("cuts.jsonl"), cuts);
+  // Relative sources resolve against the current directory, as lhotse resolves them.
+  auto r = Sh("cd " + tmp_.path() + " && " + std::filesystem::absolute(Shardify()).string() +
+              " audio -q --from lhotse cuts.jsonl -o out --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("out/manifest.json")));
+  EXPECT_EQ(m["records"], 3);
+  // 0.125 s at 16 kHz: the cut's span, not the whole file.
+  EXPECT_EQ(m["shards"][0]["duration"], 3 * 2000) << m.dump();
+}
+
+TEST_F(ShardifyImport, ArgumentErrorsSayWhatToPass) {
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      {"--from kaldi -m x.jsonl",
+       "-m/--manifest names a NeMo manifest; with --from kaldi pass "
+       "the input as an argument"},
+      {"--from wds", "--from wds needs an INPUT argument (the tar files)"},
+      {"--from kaldi " + Path(0), "not a directory (--from kaldi reads a data directory"},
+      {"--from lhotse " + tmp_.Join("none.jsonl"), "none.jsonl: no such file"},
+      {"-m " + Path(0) + " --allow-pipes", "--allow-pipes runs the commands of Kaldi and Lhotse"},
+      {"", "no input: pass the manifest (-m/--manifest FILE), or --from FORMAT INPUT..."},
+      {"--from csv x", "--from: csv not in {nemo,lhotse,kaldi,wds}"},
+  };
+  for (const Case& c : cases) {
+    auto r = Sh(Shardify() + " audio " + c.args + " -o " + tmp_.Join("x"));
+    EXPECT_NE(r.code, 0) << c.args;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << ": " << r.out;
+  }
+  auto r = Sh(Shardify() + " audio --help");
+  for (const char* f : {"nemo", "lhotse", "kaldi", "wds", "--allow-pipes", "--pipe-timeout"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f;
+}
+
+}  // namespace
+}  // namespace sluice

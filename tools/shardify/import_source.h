@@ -1,0 +1,41 @@
+// ItemSource over an importer (importers/: Lhotse cuts, Kaldi data directories, WebDataset
+// tars): each ImportItem rides in InputItem::imported to `shardify audio`'s one pipeline, so
+// every format gets its parallelism, --resume, --part/merge and rejects (docs/shardify-inputs.md).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "importers/item.h"
+#include "importers/options.h"
+#include "ingest.h"
+
+namespace sluice::shardify {
+
+// The formats `shardify audio --from` takes besides "nemo".
+inline const std::vector<std::string> kImportFormats = {"lhotse", "kaldi", "wds"};
+
+// Opens a fresh importer over the whole input: Count reads the input once through one,
+// Next through another.
+using ImporterFactory = std::function<Status(std::unique_ptr<importers::Importer>*)>;
+
+// The factory for `format` over `inputs` (cut manifests, one data directory, tars).
+Status MakeImporterFactory(const std::string& format, const std::vector<std::string>& inputs,
+                           const importers::ImportOptions& opt, ImporterFactory* out);
+
+class ImportSource : public ItemSource {
+ public:
+  explicit ImportSource(ImporterFactory factory) : factory_(std::move(factory)) {}
+  // Items, and a digest of each item's source, line, input, reason and audio bytes.
+  Status Count(uint64_t* n, uint64_t* digest) override;
+  bool Next(InputItem* item, Status* status) override;
+
+ private:
+  ImporterFactory factory_;
+  std::unique_ptr<importers::Importer> in_;
+  uint64_t index_ = 0;
+};
+
+}  // namespace sluice::shardify
