@@ -47,6 +47,8 @@ struct CollatedCounts {
   uint64_t frames = 0;    // real (unpadded) frames
   uint64_t duration = 0;  // samples of audio
   uint64_t tokens = 0;    // token ids handed out (EpochStats::tokens)
+  uint64_t padding = 0;   // packed: input columns of padding (EpochStats::padding_tokens)
+  uint64_t columns = 0;   // packed: input columns, rows x L (EpochStats::input_columns)
 };
 
 class Collator {

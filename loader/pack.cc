@@ -36,9 +36,8 @@ std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const Batchi
                              index.selected, batching, seed, epoch);
 }
 
-Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
-                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                      int world, EpochPlan* plan) {
+Status StartPackedPlan(const IndexColumns& index, const PackingOptions& packing, uint64_t seed,
+                       uint64_t epoch, int rank, int world, EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
@@ -60,19 +59,51 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
     fresh.batches = std::move(plan->batches);
     fresh.sequences = std::move(plan->sequences);
     fresh.record_offset = std::move(plan->record_offset);
+    fresh.pieces = std::move(plan->pieces);
     fresh.records.clear();
     fresh.entry_rows.clear();
     fresh.batches.clear();
     fresh.sequences.clear();
     fresh.record_offset.clear();
+    fresh.pieces.clear();
     *plan = std::move(fresh);
   }
   plan->seed = seed;
   plan->epoch = epoch;
   plan->rank = rank;
   plan->world = world;
-  const uint64_t L = packing.seq_len, B = packing.batch_size;
   plan->seq_len = packing.seq_len;
+  return Status::OK();
+}
+
+void RankSequences(uint64_t S, uint64_t first, uint64_t count, const BatchingOptions& batching,
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   std::vector<uint64_t>* out) {
+  // Each window is shuffled on its own stream, so only the windows overlapping the range are
+  // computed.
+  const uint64_t w = (batching.shuffle && packing.shuffle_window > 1) ? packing.shuffle_window : 1;
+  out->resize(count);
+  std::vector<uint64_t> window;
+  for (uint64_t start = first / w * w; start < first + count; start += w) {
+    const uint64_t size = std::min(w, S - start);
+    window.resize(size);
+    std::iota(window.begin(), window.end(), start);
+    if (w > 1) {
+      Rng rng(StreamKey(seed, epoch, kSequenceSalt + start / w));
+      for (uint64_t i = size; i > 1; --i)
+        std::swap(window[i - 1],
+                  window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
+    }
+    for (uint64_t i = 0; i < size; ++i)
+      if (start + i >= first && start + i < first + count) (*out)[start + i - first] = window[i];
+  }
+}
+
+Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
+                      int world, EpochPlan* plan) {
+  SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
+  const uint64_t L = packing.seq_len, B = packing.batch_size;
 
   // Step 1: the stream and each record's first token in it.
   const std::vector<uint64_t> stream = PackedRecordStream(index, batching, packing, seed, epoch);
@@ -95,28 +126,9 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   const uint64_t per_rank = global_batches / world;
   plan->global_batches = global_batches;
 
-  // Step 3: this rank's sequences, [first, first + count) of the shuffled order. Each window is
-  // shuffled on its own stream, so only the windows overlapping this rank are computed.
-  const uint64_t first = per_rank * B * rank, count = per_rank * B;
-  const uint64_t w = (batching.shuffle && packing.shuffle_window > 1) ? packing.shuffle_window : 1;
-  plan->sequences.resize(count);
-  {
-    std::vector<uint64_t> window;
-    for (uint64_t start = first / w * w; start < first + count; start += w) {
-      const uint64_t size = std::min(w, S - start);
-      window.resize(size);
-      std::iota(window.begin(), window.end(), start);
-      if (w > 1) {
-        Rng rng(StreamKey(seed, epoch, kSequenceSalt + start / w));
-        for (uint64_t i = size; i > 1; --i)
-          std::swap(window[i - 1],
-                    window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
-      }
-      for (uint64_t i = 0; i < size; ++i)
-        if (start + i >= first && start + i < first + count)
-          plan->sequences[start + i - first] = window[i];
-    }
-  }
+  // Step 3: this rank's sequences, [first, first + count) of the shuffled order.
+  const uint64_t count = per_rank * B;
+  RankSequences(S, per_rank * B * rank, count, batching, packing, seed, epoch, &plan->sequences);
 
   // Entries: for each row, the documents its L + 1 tokens come from, in stream order (the first
   // is the document holding the row's first token: the row's key).

@@ -42,9 +42,21 @@ std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const Batchi
                                          const PackingOptions& packing, uint64_t seed,
                                          uint64_t epoch);
 
-// InvalidArgument for world < 1, rank outside [0, world), seq_len, batch_size or chunk_tokens 0,
-// no selected record, or a selected record without a token count in the index (shardify text
-// --tokenizer).
+// What every packed plan starts with: InvalidArgument for world < 1, rank outside [0, world),
+// seq_len, batch_size or chunk_tokens 0, no record, or a selected record without a token count;
+// else *plan is emptied (keeping its buffers) and given (seed, epoch, rank, world, seq_len).
+Status StartPackedPlan(const IndexColumns& index, const PackingOptions& packing, uint64_t seed,
+                       uint64_t epoch, int rank, int world, EpochPlan* plan);
+
+// Step 3 for any S sequences: positions [first, first + count) of their shuffled order, keyed by
+// (seed, epoch), into *out.
+void RankSequences(uint64_t S, uint64_t first, uint64_t count, const BatchingOptions& batching,
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   std::vector<uint64_t>* out);
+
+// PackMode::kConcat's plan. InvalidArgument for world < 1, rank outside [0, world), seq_len,
+// batch_size or chunk_tokens 0, no selected record, or a selected record without a token count in
+// the index (shardify text --tokenizer).
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
                       int world, EpochPlan* plan);
