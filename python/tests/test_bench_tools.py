@@ -64,3 +64,15 @@ def test_epoch_vs_torch_interleaves_rounds_and_reports_medians(corpus, dataset):
         # Both sides read the whole corpus: the same 80 clips, as hours of audio.
         assert g["torch"]["hours"] == pytest.approx(g["sluice"]["audio_seconds"] / 3600, rel=1e-3)
         assert g["ratio"] > 0 and g["ratio_per_core_second"] > 0
+
+
+def test_bench_pack_reports_the_three_modes_on_the_same_documents():
+    out = subprocess.run([tool("sluice-bench"), "pack", "--documents", "20000", "--seq-len",
+                          "2048", "--json"], check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert list(modes) == ["concat", "first_fit", "best_fit"]
+    for m in modes.values():  # every token in a row: rows x L = tokens + padding
+        assert m["rows"] * 2048 == report["tokens"] + m["padding_tokens"], m
+    assert modes["best_fit"]["padding_tokens"] <= modes["first_fit"]["padding_tokens"]
+    assert modes["concat"]["cut_documents"] > modes["best_fit"]["cut_documents"]
