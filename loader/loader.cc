@@ -269,6 +269,7 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.pool_bytes = pool_bytes;
   consumer_.stream_tokens = plan_.stream_tokens;
   consumer_.wrapped_tokens = plan_.wrapped_tokens;
+  consumer_.consumed_sequences = plan_.consumed_sequences;
   consumer_.fit_rows = plan_.fit_rows;
   consumer_.fit_padding = plan_.fit_padding;
   consumer_.split_documents = plan_.split_documents;

@@ -99,9 +99,61 @@ void RankSequences(uint64_t S, uint64_t first, uint64_t count, const BatchingOpt
   }
 }
 
+Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, uint64_t B, int rank,
+                     int world, const BatchingOptions& batching, const PackingOptions& packing,
+                     uint64_t seed, uint64_t epoch, PackedSequences* out) {
+  auto round_up = [&](uint64_t n, int w) {
+    const uint64_t per = B * static_cast<uint64_t>(w);
+    return std::max<uint64_t>(1, (n + per - 1) / per) * per;
+  };
+  out->rank.clear();
+  out->global.clear();
+  out->consumed = 0;
+  if (earlier.empty()) {  // only the windows of this rank's run are shuffled
+    out->S = round_up(real, world);
+    out->global_batches = out->S / B;
+    const uint64_t count = out->global_batches / world * B;
+    RankSequences(out->S, count * rank, count, batching, packing, seed, epoch, &out->rank);
+    return Status::OK();
+  }
+  for (const WorldSegment& w : earlier)
+    if (w.world < 1)
+      return Status::InvalidArgument("resume: an earlier stretch of world size " +
+                                     std::to_string(w.world));
+  const uint64_t S1 = round_up(real, earlier.front().world);
+  std::vector<uint64_t> list, rest;
+  RankSequences(S1, 0, S1, batching, packing, seed, epoch, &list);
+  uint64_t next_repeat = S1;
+  auto pad = [&](int w) {
+    const uint64_t want = list.empty() ? 0 : round_up(list.size(), w);
+    while (list.size() < want) list.push_back(next_repeat++);
+  };
+  for (const WorldSegment& w : earlier) {
+    pad(w.world);
+    const uint64_t per = list.size() / (B * w.world);  // batches per rank
+    if (w.batches > per)
+      return Status::InvalidArgument(
+          "resume: an earlier stretch at world size " + std::to_string(w.world) + " took " +
+          std::to_string(w.batches) + " packed batches per rank, of " + std::to_string(per));
+    rest.clear();
+    for (uint64_t q = 0; q < static_cast<uint64_t>(w.world); ++q)
+      for (uint64_t i = (q * per + w.batches) * B; i < (q + 1) * per * B; ++i)
+        if (list[i] < real) rest.push_back(list[i]);
+    list.swap(rest);
+  }
+  out->consumed = real - list.size();
+  pad(world);
+  out->global = list;
+  out->global_batches = list.size() / B;
+  const uint64_t count = out->global_batches / world * B;
+  out->rank.assign(list.begin() + count * rank, list.begin() + count * (rank + 1));
+  return Status::OK();
+}
+
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
-                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                      int world, EpochPlan* plan) {
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                      const std::vector<WorldSegment>& earlier, int rank, int world,
+                      EpochPlan* plan) {
   SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
   const uint64_t L = packing.seq_len, B = packing.batch_size;
 
@@ -119,16 +171,21 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   plan->stream_tokens = T;
 
   // Step 2: sequence count, whole batches on every rank.
-  const uint64_t per = B * static_cast<uint64_t>(world);
-  const uint64_t S = std::max<uint64_t>(1, ((T + L - 1) / L + per - 1) / per) * per;
-  plan->wrapped_tokens = S * L - T;
-  const uint64_t global_batches = S / B;
-  const uint64_t per_rank = global_batches / world;
-  plan->global_batches = global_batches;
-
-  // Step 3: this rank's sequences, [first, first + count) of the shuffled order.
+  // Steps 3-4: this rank's sequences, of the rest of the epoch after `earlier`.
+  const uint64_t real = (T + L - 1) / L;
+  PackedSequences ps;
+  SLUICE_RETURN_IF_ERROR(
+      PlanSequences(real, earlier, B, rank, world, batching, packing, seed, epoch, &ps));
+  plan->sequences = std::move(ps.rank);
+  plan->global_batches = ps.global_batches;
+  const uint64_t per_rank = ps.global_batches / world;
   const uint64_t count = per_rank * B;
-  RankSequences(S, per_rank * B * rank, count, batching, packing, seed, epoch, &plan->sequences);
+  if (earlier.empty()) {
+    plan->wrapped_tokens = ps.S * L - T;
+  } else {  // the repeats the last padding added, each a sequence of L inputs
+    for (uint64_t k : ps.global) plan->wrapped_tokens += k >= real ? L : 0;
+    plan->consumed_sequences = ps.consumed;
+  }
 
   // Entries: for each row, the documents its L + 1 tokens come from, in stream order (the first
   // is the document holding the row's first token: the row's key).

@@ -145,8 +145,8 @@ void FitDocuments(const std::vector<uint32_t>& lengths, const PackingOptions& pa
 }
 
 Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
-                   const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                   int world, EpochPlan* plan) {
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   const std::vector<WorldSegment>& earlier, int rank, int world, EpochPlan* plan) {
   SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
   if (packing.fit_window == 0)
     return Status::InvalidArgument("packing: fit_window must be at least 1 document");
@@ -173,9 +173,11 @@ Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
     return used;
   };
 
-  // Step 4: whole batches on every rank, then this rank's sequences.
-  const uint64_t per = B * static_cast<uint64_t>(world);
-  const uint64_t S = (R + per - 1) / per * per;
+  // Step 4: whole batches on every rank, then this rank's sequences (of the rest of the epoch
+  // after `earlier`).
+  PackedSequences ps;
+  SLUICE_RETURN_IF_ERROR(
+      PlanSequences(R, earlier, B, rank, world, batching, packing, seed, epoch, &ps));
   plan->fit_rows = R;
   plan->split_documents = fit.split_documents;
   plan->truncated_documents = fit.truncated_documents;
@@ -184,15 +186,27 @@ Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
   plan->skipped_tokens = fit.skipped_tokens;
   plan->fit_padding = fit.padding;
   for (uint64_t p = 0; p < fit.length.size(); ++p) plan->stream_tokens += fit.length[p];
-  for (uint64_t k = R; k < S; ++k) {
+  auto add_repeat = [&](uint64_t k) {
     const uint64_t used = row_tokens((k - R) % R);
     plan->wrapped_tokens += used;
     plan->fit_padding += L - used;
+  };
+  if (earlier.empty()) {
+    for (uint64_t k = R; k < ps.S; ++k) add_repeat(k);
+  } else {  // the padding and repeats of the rows left
+    plan->fit_padding = 0;
+    for (uint64_t k : ps.global) {
+      if (k >= R) {
+        add_repeat(k);
+      } else {
+        plan->fit_padding += L - row_tokens(k);
+      }
+    }
+    plan->consumed_sequences = ps.consumed;
   }
-  plan->global_batches = S / B;
+  plan->sequences = std::move(ps.rank);
+  plan->global_batches = ps.global_batches;
   const uint64_t per_rank = plan->global_batches / world;
-  RankSequences(S, per_rank * B * rank, per_rank * B, batching, packing, seed, epoch,
-                &plan->sequences);
 
   // Entries: each row's pieces in column order; the row's key is its first document.
   plan->batches.reserve(per_rank);

@@ -16,8 +16,9 @@
 //     a row's pieces lie in the order they were placed, from column 0, and the columns after
 //     them are padding. R rows in all (EpochPlan::fit_rows).
 //  4. Sequences: S = R rounded up to a multiple of batch_size x world; sequence k >= R repeats
-//     row (k - R) mod R (fewer than B x world rows, counted as padding-free repeats); then the
-//     concatenating plan's step 3 (shuffle windows, contiguous runs per rank).
+//     row (k - R) mod R (fewer than B x world rows, their inputs counted as wrapped_tokens); then
+//     the concatenating plan's steps 3-4 (shuffle windows, contiguous runs per rank, the rest of
+//     the epoch on another world: PlanSequences, pack.h).
 //
 // Every token of every document is an input exactly once in rows 0..R-1 (but those too_long
 // drops). Rows hold L + 1 ids like every packed batch: inputs row[0..L), targets row[1..L]; a
@@ -52,7 +53,7 @@ void FitDocuments(const std::vector<uint32_t>& lengths, const PackingOptions& pa
 // The plan: InvalidArgument as StartPackedPlan (pack.h), for fit_window 0, or when too_long
 // skip leaves no document.
 Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
-                   const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                   int world, EpochPlan* plan);
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   const std::vector<WorldSegment>& earlier, int rank, int world, EpochPlan* plan);
 
 }  // namespace sluice::loader

@@ -60,17 +60,10 @@ class PackedCollator final : public Collator {
   Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
               EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
-    // The packed epoch's sequence count is rounded up to whole batches on every rank, so the
-    // sequences themselves depend on the world size: another world needs its own tail rule.
-    if (!earlier.empty())
-      return Status::Unsupported("resume of packed epoch " + std::to_string(epoch) + " at " +
-                                 std::to_string(o.world) + " rank(s), saved at " +
-                                 std::to_string(earlier.back().world) +
-                                 ": packed plans resume only at the world size that saved them. "
-                                 "HINT: resume with as many ranks, or from the epoch's start");
     if (o.packing.pack_mode == PackMode::kConcat)
-      return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, o.rank, o.world, plan);
-    return MakeFitPlan(index, o.batching, o.packing, o.seed, epoch, o.rank, o.world, plan);
+      return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
+                            plan);
+    return MakeFitPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world, plan);
   }
 
   // Packed batches are all [B, L + 1]: their ids are the batch's memory.

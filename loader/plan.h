@@ -118,6 +118,7 @@ struct EpochPlan {
   std::vector<uint64_t> record_offset; // per record (global id): its first token in the stream
   uint64_t stream_tokens = 0;          // T: the epoch's token stream, all ranks
   uint64_t wrapped_tokens = 0;  // input tokens past T (repeats of the stream's start), all ranks
+  uint64_t consumed_sequences = 0;     // elastic resume: sequences earlier stretches took (pack.h)
   // Document fits only (pack_fit.h); all ranks.
   std::vector<PackedPiece> pieces;     // per entry (parallel to records); empty for concat
   uint64_t fit_rows = 0;               // R: rows the fit made; sequence k >= R repeats row

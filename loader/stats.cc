@@ -41,6 +41,7 @@ nlohmann::json EpochStats::ToJson() const {
                       {"blocks_in_flight", blocks_in_flight},
                       {"stream_tokens", stream_tokens},
                       {"wrapped_tokens", wrapped_tokens},
+                      {"consumed_sequences", consumed_sequences},
                       {"fit_rows", fit_rows},
                       {"fit_padding", fit_padding},
                       {"split_documents", split_documents},

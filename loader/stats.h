@@ -56,6 +56,8 @@ struct EpochStats {
   int blocks_in_flight = 0;        // read steps allowed in flight (LoaderOptions::blocks_in_flight
                                    // resolved)
   uint64_t stream_tokens = 0;      // packing: the epoch's token stream, all ranks (pack.h)
+  uint64_t consumed_sequences = 0; // packing: sequences (rows) taken at other world sizes before
+                                   // this plan (all ranks; elastic resume, pack.h)
   uint64_t wrapped_tokens = 0;     // packing: inputs past the stream's end, repeating its start
                                    // (fits: the inputs of the rows repeated for whole batches)
   // Packing fits (pack_fit.h), the whole epoch on all ranks, from the plan.
