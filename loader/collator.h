@@ -96,7 +96,8 @@ class Collator {
 std::unique_ptr<Collator> NewPaddedCollator(const CollatorContext& ctx);
 
 // Checks that the dataset can be packed (text, a token count per record of `index`, ids stored
-// or a tokenizer): InvalidArgument naming `dir` and the fix.
+// or a tokenizer in every source): InvalidArgument naming `dir` and the fix; Unsupported for a
+// mixture with pack_mode concat.
 Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out);
 

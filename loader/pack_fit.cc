@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "loader/mix.h"
 #include "loader/pack.h"
 
 namespace sluice::loader {
@@ -146,7 +147,8 @@ void FitDocuments(const std::vector<uint32_t>& lengths, const PackingOptions& pa
 
 Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
                    const PackingOptions& packing, uint64_t seed, uint64_t epoch,
-                   const std::vector<WorldSegment>& earlier, int rank, int world, EpochPlan* plan) {
+                   const std::vector<WorldSegment>& earlier, int rank, int world,
+                   const MixOptions* mix, EpochPlan* plan) {
   SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
   if (packing.fit_window == 0)
     return Status::InvalidArgument("packing: fit_window must be at least 1 document");
@@ -154,7 +156,16 @@ Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
   const uint64_t B = packing.batch_size;
 
   // Steps 1-3.
-  const std::vector<uint64_t> stream = PackedRecordStream(index, batching, packing, seed, epoch);
+  std::vector<uint64_t> stream;
+  if (mix == nullptr) {
+    stream = PackedRecordStream(index, batching, packing, seed, epoch);
+  } else {  // the mixed epoch's records (mix.h), a record once per occurrence
+    std::vector<double> weights;
+    for (const MixSource& s : mix->sources) weights.push_back(s.weight);
+    SLUICE_RETURN_IF_ERROR(MixedRecordStream(index, weights, mix->epoch_records, batching, seed,
+                                             epoch, &stream, &plan->source_records,
+                                             &plan->source_repeated));
+  }
   if (stream.empty()) return Status::InvalidArgument("no record of the dataset is selected");
   std::vector<uint32_t> lengths(stream.size());
   for (size_t p = 0; p < stream.size(); ++p) lengths[p] = index.tokens[stream[p]];

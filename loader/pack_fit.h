@@ -2,7 +2,8 @@
 // index's token counts alone, as a pure function of (index, BatchingOptions, PackingOptions, seed,
 // epoch, rank, world), like the concatenating plan (pack.h) whose steps 1 and 3 it shares.
 //
-//  1. Stream: the selected records in PackedRecordStream order (pack.h).
+//  1. Stream: the selected records in PackedRecordStream order (pack.h), or a mixture's
+//     (MixedRecordStream, mix.h).
 //  2. Pieces: a document of n <= L tokens is one piece. A longer one, with split_long, fills
 //     floor(n / L) rows of L alone, at row boundaries, and its last n mod L tokens are a piece
 //     (split_documents); without, too_long truncates it to a row of its first L tokens
@@ -51,9 +52,12 @@ void FitDocuments(const std::vector<uint32_t>& lengths, const PackingOptions& pa
                   FitRows* out);
 
 // The plan: InvalidArgument as StartPackedPlan (pack.h), for fit_window 0, or when too_long
-// skip leaves no document.
+// skip leaves no document. `mix` (nullptr: one dataset): step 1's stream is the mixed epoch's
+// (MixedRecordStream, mix.h: a record once per occurrence, repeats when a source runs out), and
+// EpochPlan::source_records / source_repeated are its counts.
 Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
                    const PackingOptions& packing, uint64_t seed, uint64_t epoch,
-                   const std::vector<WorldSegment>& earlier, int rank, int world, EpochPlan* plan);
+                   const std::vector<WorldSegment>& earlier, int rank, int world,
+                   const MixOptions* mix, EpochPlan* plan);
 
 }  // namespace sluice::loader

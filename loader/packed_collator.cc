@@ -63,7 +63,8 @@ class PackedCollator final : public Collator {
     if (o.packing.pack_mode == PackMode::kConcat)
       return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
                             plan);
-    return MakeFitPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world, plan);
+    return MakeFitPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
+                       ctx_.dataset->mixed() ? &ctx_.dataset->mix() : nullptr, plan);
   }
 
   // Packed batches are all [B, L + 1]: their ids are the batch's memory.
@@ -124,8 +125,19 @@ class PackedCollator final : public Collator {
     SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
     if (plan_->pieces.empty()) {
       CopyTokens(item, ids, n, b);
-    } else {
-      const PackedPiece& p = plan_->pieces[EntryOf(item)];
+      return Status::OK();
+    }
+    // A mixture may place a record twice in one row: its read items are then alike, and each
+    // writes every one of its pieces in the row (the same bytes; the items of one row and block
+    // are decoded in one read step, one after the other).
+    const PlannedBatch& pb = plan_->batches[item.batch];
+    const auto rows = plan_->entry_rows.begin();
+    const uint64_t end = pb.first + pb.entries;
+    for (uint64_t e =
+             static_cast<uint64_t>(std::lower_bound(rows + pb.first, rows + end, item.row) - rows);
+         e < end && plan_->entry_rows[e] == item.row; ++e) {
+      if (plan_->records[e] != item.record) continue;
+      const PackedPiece& p = plan_->pieces[e];
       WritePiece(&b->fields(), item.row, p.column, p.width, ids + p.first, item.record);
     }
     return Status::OK();
@@ -191,16 +203,6 @@ class PackedCollator final : public Collator {
   Status Ids(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
              const int32_t** ids, uint64_t* n) const;
   void CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n, BatchBuffer* b) const;
-  // A fit's entry of the item: the row's entries are in order of rows, and a document occurs at
-  // most once per row (pack_fit.h).
-  uint64_t EntryOf(const ReadItem& item) const {
-    const PlannedBatch& pb = plan_->batches[item.batch];
-    const auto rows = plan_->entry_rows.begin();
-    uint64_t e = static_cast<uint64_t>(
-        std::lower_bound(rows + pb.first, rows + pb.first + pb.entries, item.row) - rows);
-    while (plan_->records[e] != item.record) ++e;
-    return e;
-  }
 
   std::vector<uint32_t> read_unit_;  // per record, its (block, shuffle chunk) run
   uint32_t num_read_units_ = 0;
@@ -309,10 +311,11 @@ Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, D
 Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out) {
   const LoaderOptions& options = *ctx.options;
-  if (ctx.dataset->mixed())
+  // Concat places each record by its one offset in the stream, and a mixture repeats records.
+  if (ctx.dataset->mixed() && options.packing.pack_mode == PackMode::kConcat)
     return Status::Unsupported(
-        "packing (seq_len) of a mixture: not implemented; pack one "
-        "dataset, or mix without packing.seq_len");
+        "packing (seq_len) of a mixture with pack_mode concat: not implemented. HINT: "
+        "pack_mode best_fit or first_fit packs a mixture, or pack one dataset");
   if (ctx.extractor->audio())
     return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
                                    " holds audio");
@@ -325,10 +328,12 @@ Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
           std::string(ctx.dataset->shard(index.shard_of(r)).key(index.local_index(r))) +
           "' has none. HINT: make the dataset with shardify text --tokenizer SPEC (ids stored) "
           "or --tokenizer SPEC --store text (counted, tokenized online)");
-  if (!ctx.dataset->manifest().has_field("tokens") && !options.tokenizer)
-    return Status::InvalidArgument(
-        dir + ": packing needs token ids: the records hold text only and neither "
-        "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
+  for (size_t s = 0; s < ctx.dataset->size(); ++s)
+    if (!ctx.dataset->source(s).manifest().has_field("tokens") && !options.tokenizer)
+      return Status::InvalidArgument(
+          ctx.dataset->source(s).dir() +
+          ": packing needs token ids: the records hold text only and neither "
+          "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
   // Read units of OpenBatchCap: the runs of records sharing a block and a shuffle chunk.
   const std::vector<uint64_t> chunks = PackChunks(index, options.packing.chunk_tokens);
   std::vector<uint32_t> read_unit(index.num_records());

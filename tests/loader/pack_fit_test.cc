@@ -3,8 +3,8 @@
 // every document an input exactly once across ranks, rows within seq_len, the arrays consistent
 // with the ids and with each other, masks right at document and row boundaries, the same batches
 // with any thread count, too-long documents split, truncated or skipped and counted, best fit
-// wasting no more than first fit, elastic resume on another world for every mode, and the
-// refusal of a packed mixture.
+// wasting no more than first fit, elastic resume on another world for every mode, and mixtures
+// packed by weight (refused for concat).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,11 +43,20 @@ struct Seen {
   EpochPlan plan;                                    // the last rank's
 };
 
+// Where each source's records start in the loader's numbering: {0} for one dataset. Record r of
+// a source holds DocumentTokens(r - its first).
+std::vector<uint64_t> g_source_first = {0};
+int LocalDocument(int64_t doc) {
+  const auto it =
+      std::upper_bound(g_source_first.begin(), g_source_first.end(), static_cast<uint64_t>(doc));
+  return static_cast<int>(static_cast<uint64_t>(doc) - *(it - 1));
+}
+
 // The index of id `id` in document `doc` (ids name their place; the last is the end id 1).
 size_t TokenIndex(int64_t doc, int32_t id) {
-  const std::vector<int32_t> d = DocumentTokens(static_cast<int>(doc));
+  const std::vector<int32_t> d = DocumentTokens(LocalDocument(doc));
   if (id == 1) return d.size() - 1;
-  EXPECT_EQ(DocumentRecord(id), doc) << "id " << id << " is not of document " << doc;
+  EXPECT_EQ(DocumentRecord(id), LocalDocument(doc)) << "id " << id << " is not of document " << doc;
   return static_cast<size_t>(DocumentPosition(id));
 }
 
@@ -90,7 +99,7 @@ void CheckBatch(const Batch& b, uint64_t repeat_from, Seen* seen) {
       prev_k = k;
       if (counted) seen->inputs[{doc[c], k}]++;
       // Loss where the next column is this document's next id, and only there.
-      const std::vector<int32_t> d = DocumentTokens(static_cast<int>(doc[c]));
+      const std::vector<int32_t> d = DocumentTokens(LocalDocument(doc[c]));
       const bool next_is_own = k + 1 < d.size() && ids[c + 1] == d[k + 1] &&
                                (c + 1 == L || (doc[c + 1] == doc[c] && pos[c + 1] == pos[c] + 1));
       EXPECT_EQ(mask[c], next_is_own ? 1 : 0) << "id " << ids[c] << " next " << ids[c + 1];
@@ -400,13 +409,55 @@ TEST_F(PackFitTest, ElasticResumeTakesTheRestOfThePackedEpochExactlyOnce) {
   }
 }
 
-TEST_F(PackFitTest, MixturesAreRefusedAsForConcat) {
-  const LoaderOptions o = Options(PackMode::kBestFit);
-  std::unique_ptr<Loader> l;
+TEST_F(PackFitTest, MixtureIsPackedByWeightEachOccurrenceWhole) {
+  sluice::testing::TempDir small;
+  loader::testing::WriteTokenDataset(small.path(), 60);
   MixOptions mix;
-  mix.sources = {{dir_->path(), 1.0}, {dir_->path(), 2.0}};
-  const Status ms = Loader::Open(mix, o, &l);
-  EXPECT_TRUE(ms.IsUnsupported()) << ms.ToString();
+  mix.sources = {{dir_->path(), 1.0}, {small.path(), 2.0}};  // 100 and 200 of 300 documents
+  g_source_first = {0, kRecords};
+  for (PackMode mode : {PackMode::kFirstFit, PackMode::kBestFit}) {
+    SCOPED_TRACE("mode " + std::to_string(static_cast<int>(mode)));
+    LoaderOptions o = Options(mode);
+    o.world = 2;
+    Seen seen;
+    std::vector<size_t> batches;
+    EpochStats stats;
+    for (int rank = 0; rank < 2; ++rank) {
+      o.rank = rank;
+      std::unique_ptr<Loader> l;
+      ASSERT_OK(Loader::Open(mix, o, &l));
+      ASSERT_OK(l->Start(0));
+      const uint64_t real = ImplOf(*l).plan().fit_rows;
+      const Batch* b;
+      size_t n = 0;
+      while (l->Next(&b).ok() && b != nullptr) {
+        CheckBatch(*b, real, &seen);
+        ++n;
+      }
+      batches.push_back(n);
+      stats = l->stats();
+    }
+    EXPECT_EQ(batches[0], batches[1]);
+    ASSERT_EQ(stats.sources.size(), 2u);
+    EXPECT_EQ(stats.sources[0].records, 100u);
+    EXPECT_EQ(stats.sources[1].records, 200u);
+    EXPECT_EQ(stats.sources[1].repeated, 140u) << "60 documents drawn 200 times";
+    // Every token of a document as often as the document was drawn, per source by weight.
+    uint64_t drawn[2] = {0, 0};
+    for (const auto& [at, times] : seen.inputs) {
+      EXPECT_EQ(times, seen.inputs.at({at.first, 0}))
+          << "document " << at.first << " id " << at.second;
+      if (at.second == 0) drawn[at.first >= kRecords] += times;
+    }
+    EXPECT_EQ(drawn[0], 100u);
+    EXPECT_EQ(drawn[1], 200u);
+  }
+  g_source_first = {0};
+  // Concat places a record by its one offset in the stream: a mixture is refused, with a hint.
+  std::unique_ptr<Loader> l;
+  const Status st = Loader::Open(mix, Options(PackMode::kConcat), &l);
+  EXPECT_TRUE(st.IsUnsupported()) << st.ToString();
+  EXPECT_NE(st.ToString().find("best_fit"), std::string::npos) << st.ToString();
 }
 
 TEST_F(PackFitTest, EverythingSkippedIsRefusedWithAHint) {
