@@ -11,7 +11,19 @@
 // Packed batches (PackingOptions::seq_len = L): tokens [size, L + 1], every row full (token_lengths
 // all L + 1, max_tokens L + 1), inputs row[0..L), targets row[1..L]; sequences() gives each row's
 // sequence k (stream tokens [k*L, k*L + L + 1)); keys and record_ids name the document holding
-// the row's first token; no features, lengths 0, texts empty.
+// the row's first token; no features, lengths 0, texts empty. Beside the ids, per input column
+// i in [0, L) of each row (docs/loader.md, "Packed batch layout"):
+//   positions  [size, L] int32: i minus the column where its document's part in this row starts
+//              (0 at every document start; padding counts from 0 as one more segment)
+//   doc_ids    [size, L] int64: the record id of the document of column i, -1 for padding
+//   loss_mask  [size, L] uint8: 1 when target row[i + 1] is the next id of input row[i]'s own
+//              document: 0 on padding and on a document's last input in the row when its next
+//              column holds another document or padding (the end-of-document id predicts no
+//              next document); kept across the row's end when the document goes on there
+//   cu_seqlens [segments + 1] int32: starts of the batch's segments (each document part, and each
+//              row's padding) over the flattened [size * L] inputs, then size * L, as
+//              variable-length attention takes them; row_cu_seqlens [size, L + 1] int32: each
+//              row's own, from 0, padded with L
 #pragma once
 
 #include <cstddef>
@@ -47,6 +59,13 @@ struct BatchFields {
   std::vector<std::string> texts;
   std::vector<uint64_t> record_ids;
   std::vector<uint64_t> sequences;
+  // Packed batches (see above); their memory is the pool's, reserved by Loader::Start.
+  AlignedArray positions;
+  AlignedArray doc_ids;
+  AlignedArray loss_mask;
+  AlignedArray cu_seqlens;
+  AlignedArray row_cu_seqlens;
+  size_t segments = 0;  // entries of cu_seqlens less one
 };
 
 class Batch {
@@ -88,12 +107,25 @@ class Batch {
   std::span<const uint64_t> sequences() const {
     return {f_.sequences.data(), f_.seq_len > 0 ? f_.size : 0};
   }
+  // Packed batches only (nullptr / empty otherwise): the per-column arrays described above.
+  const int32_t* positions() const { return Packed<int32_t>(f_.positions); }
+  const int64_t* doc_ids() const { return Packed<int64_t>(f_.doc_ids); }
+  const uint8_t* loss_mask() const { return Packed<uint8_t>(f_.loss_mask); }
+  std::span<const int32_t> cu_seqlens() const {
+    if (f_.seq_len == 0) return {};
+    return {static_cast<const int32_t*>(f_.cu_seqlens.data()), f_.segments + 1};
+  }
+  const int32_t* row_cu_seqlens() const { return Packed<int32_t>(f_.row_cu_seqlens); }
   // Rows that repeat a record so that every rank has the same batch count (plan.h).
   size_t repeated() const { return f_.repeated; }
   // Rows refilled because their block was corrupt (CorruptPolicy::kSkip).
   size_t skipped() const { return f_.skipped; }
 
  protected:
+  template <class T>
+  const T* Packed(const AlignedArray& a) const {
+    return f_.seq_len > 0 ? static_cast<const T*>(a.data()) : nullptr;
+  }
   BatchFields f_;
 };
 

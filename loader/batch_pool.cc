@@ -18,6 +18,9 @@ void BatchPool::Reserve(size_t n) {
     f.lengths.set_allocator(allocator_.get());
     f.tokens.set_allocator(allocator_.get());
     f.token_lengths.set_allocator(allocator_.get());
+    for (AlignedArray* a :
+         {&f.positions, &f.doc_ids, &f.loss_mask, &f.cu_seqlens, &f.row_cu_seqlens})
+      a->set_allocator(allocator_.get());
     free_.push_back(all_.back().get());
   }
 }
@@ -40,6 +43,26 @@ bool BatchPool::ReserveMemory(size_t feature_bytes, size_t rows, size_t token_by
       return false;
     *allocations += g1 + g2 + g3 + g4;
     b->token_reserve = token_bytes;
+  }
+  return true;
+}
+
+bool BatchPool::ReservePacked(size_t rows, size_t seq_len, uint64_t* allocations) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const size_t columns = rows * seq_len;
+  for (const std::unique_ptr<BatchBuffer>& b : all_) {
+    BatchFields& f = b->fields();
+    const std::pair<AlignedArray*, size_t> arrays[] = {
+        {&f.positions, columns * sizeof(int32_t)},
+        {&f.doc_ids, columns * sizeof(int64_t)},
+        {&f.loss_mask, columns},
+        {&f.cu_seqlens, (columns + 1) * sizeof(int32_t)},
+        {&f.row_cu_seqlens, rows * (seq_len + 1) * sizeof(int32_t)}};
+    for (const auto& [a, bytes] : arrays) {
+      bool grew = false;
+      if (!a->Reserve(bytes, &grew)) return false;
+      *allocations += grew;
+    }
   }
   return true;
 }

@@ -31,6 +31,9 @@ class BatchPool {
   // batches allocates nothing. Call while every batch is free (between epochs). False when the
   // allocator fails; *allocations counts its calls.
   bool ReserveMemory(size_t feature_bytes, size_t rows, size_t token_bytes, uint64_t* allocations);
+  // Packed batches of `rows` rows of L + 1 ids: room in every batch for their positions, doc ids,
+  // loss masks and cu_seqlens (batch.h), so that collating them allocates nothing. Same contract.
+  bool ReservePacked(size_t rows, size_t seq_len, uint64_t* allocations);
 
   // A free batch; waits while none is free. nullptr once Interrupt() was called.
   BatchBuffer* Acquire();

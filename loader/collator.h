@@ -47,6 +47,8 @@ struct CollatedCounts {
   uint64_t frames = 0;    // real (unpadded) frames
   uint64_t duration = 0;  // samples of audio
   uint64_t tokens = 0;    // token ids handed out (EpochStats::tokens)
+  uint64_t padding = 0;   // packed: input columns of padding (EpochStats::padding_tokens)
+  uint64_t columns = 0;   // packed: input columns, rows x L (EpochStats::input_columns)
 };
 
 class Collator {
@@ -94,7 +96,8 @@ class Collator {
 std::unique_ptr<Collator> NewPaddedCollator(const CollatorContext& ctx);
 
 // Checks that the dataset can be packed (text, a token count per record of `index`, ids stored
-// or a tokenizer): InvalidArgument naming `dir` and the fix.
+// or a tokenizer in every source): InvalidArgument naming `dir` and the fix; Unsupported for a
+// mixture with pack_mode concat.
 Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out);
 

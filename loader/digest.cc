@@ -21,6 +21,13 @@ void BatchDigest::Add(const Batch& b) {
     sum_.Update(b.token_lengths().data(), b.size() * sizeof(int32_t));
     sum_.Update(b.tokens(), b.size() * b.max_tokens() * sizeof(int32_t));
   }
+  if (b.seq_len() > 0) {  // packed: what the model is told about the documents
+    const size_t columns = b.size() * static_cast<size_t>(b.seq_len());
+    sum_.Update(b.positions(), columns * sizeof(int32_t));
+    sum_.Update(b.doc_ids(), columns * sizeof(int64_t));
+    sum_.Update(b.loss_mask(), columns);
+    sum_.Update(b.cu_seqlens().data(), b.cu_seqlens().size() * sizeof(int32_t));
+  }
 }
 
 uint64_t DigestOf(const Batch& b) {

@@ -167,7 +167,14 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
       token_bytes = std::max(token_bytes, ids);
     }
   }
-  const uint64_t max_bytes = feature_bytes + token_bytes;
+  // Packed batches also carry positions, doc ids, loss masks and cu_seqlens (batch.h).
+  const uint64_t L = plan_.seq_len;
+  const uint64_t packed_bytes =
+      L > 0 ? max_rows * (L * (sizeof(int32_t) + sizeof(int64_t) + 1 + sizeof(int32_t)) +
+                          (L + 1) * sizeof(int32_t)) +
+                  sizeof(int32_t)
+            : 0;
+  const uint64_t max_bytes = feature_bytes + token_bytes + packed_bytes;
   // At most pool_size batches are alive at once, so at most that many outliers, each in a
   // buffer grown from token_bytes to its ids.
   const size_t alive = std::min(outliers.size(), pool_size);
@@ -198,7 +205,8 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
   }
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
-  if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, allocations))
+  if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, allocations) ||
+      (plan_.seq_len > 0 && !pool_->ReservePacked(max_rows, plan_.seq_len, allocations)))
     return Status::IOError(
         "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
         std::to_string(max_bytes) +
@@ -261,6 +269,14 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.pool_bytes = pool_bytes;
   consumer_.stream_tokens = plan_.stream_tokens;
   consumer_.wrapped_tokens = plan_.wrapped_tokens;
+  consumer_.consumed_sequences = plan_.consumed_sequences;
+  consumer_.fit_rows = plan_.fit_rows;
+  consumer_.fit_padding = plan_.fit_padding;
+  consumer_.split_documents = plan_.split_documents;
+  consumer_.truncated_documents = plan_.truncated_documents;
+  consumer_.truncated_tokens = plan_.truncated_tokens;
+  consumer_.skipped_documents = plan_.skipped_documents;
+  consumer_.skipped_tokens = plan_.skipped_tokens;
   start_time_ = t0;
   storage_start_ = StorageNow();
 

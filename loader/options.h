@@ -138,6 +138,30 @@ void VisitFields(O& o, V&& v) {
 // is an input exactly once per epoch, plus EpochPlan::wrapped_tokens repeated from the start of
 // the stream. Needs each record's token count in the index (shardify text --tokenizer, with the
 // ids stored or, with --store text, only counted and tokenized online by the loader).
+// How packed rows are filled (docs/loader.md, "Packing").
+enum class PackMode {
+  kConcat,    // the documents' token stream cut into rows of L + 1: rows cross document
+              // boundaries, no padding (pack.h)
+  kFirstFit,  // whole documents, each in the first row of its window with room (greedy, stream
+              // order): rows padded, positions and masks restart per document (pack_fit.h)
+  kBestFit,   // whole documents, longest first, each in the fullest row of its window with room
+              // (best-fit decreasing): the least padding of the three (pack_fit.h)
+};
+inline constexpr EnumName<PackMode> kPackModeNames[] = {{"concat", PackMode::kConcat},
+                                                        {"first_fit", PackMode::kFirstFit},
+                                                        {"best_fit", PackMode::kBestFit}};
+inline const auto& EnumNames(PackMode) { return kPackModeNames; }
+
+// A document longer than L when PackingOptions::split_long is false.
+enum class TooLong {
+  kTruncate,  // its first L tokens fill a row alone (its token L is that row's last target); the
+              // rest is dropped, counted (EpochStats::truncated_documents, truncated_tokens)
+  kSkip,      // left out of the epoch, counted (EpochStats::skipped_documents, skipped_tokens)
+};
+inline constexpr EnumName<TooLong> kTooLongNames[] = {{"truncate", TooLong::kTruncate},
+                                                      {"skip", TooLong::kSkip}};
+inline const auto& EnumNames(TooLong) { return kTooLongNames; }
+
 struct PackingOptions {
   uint32_t seq_len = 0;          // L, tokens per sequence (0 = off: ASR-style rows per record)
   uint32_t batch_size = 8;       // B, sequences per batch
@@ -152,6 +176,15 @@ struct PackingOptions {
                                  // (their blocks differ). A block straddling two runs is read
                                  // twice: one extra read per run, i.e. per 8-16 MiB of stored
                                  // text and ids at the default. Smaller: a finer shuffle
+  PackMode pack_mode = PackMode::kConcat;  // concat: the layout earlier runs trained on (no
+                                           // padding); first_fit, best_fit: whole documents
+  uint32_t fit_window = 1024;    // first_fit / best_fit: documents placed together (consecutive
+                                 // in the record stream); a row never takes documents of two
+                                 // windows. Larger: less padding, more documents planned at once
+  bool split_long = true;        // first_fit / best_fit: a document longer than L fills rows of
+                                 // L at row boundaries and its last part is placed like a
+                                 // document (EpochStats::split_documents); false: too_long decides
+  TooLong too_long = TooLong::kTruncate;  // split_long false: truncate or skip, both counted
 };
 
 // PackingOptions' table (base/fields.h).
@@ -166,6 +199,18 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"chunk_tokens", "--pack-chunk", "packing: tokens per shuffle unit", Affects::kWhat,
               1},
     o.chunk_tokens);
+  v(FieldInfo{"pack_mode", "--pack-mode",
+              "packing: concat (cut the token stream), first_fit or best_fit (whole documents)"},
+    o.pack_mode);
+  v(FieldInfo{"fit_window", "--fit-window", "packing fits: documents placed together",
+              Affects::kWhat, 1},
+    o.fit_window);
+  v(FieldInfo{"split_long", "--split-long",
+              "packing fits: split documents longer than seq_len at row boundaries"},
+    o.split_long);
+  v(FieldInfo{"too_long", "--too-long",
+              "packing fits, split_long false: truncate or skip documents longer than seq_len"},
+    o.too_long);
 }
 
 // Turns a record's text into the token ids a record would store, for records that carry none:

@@ -36,9 +36,8 @@ std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const Batchi
                              index.selected, batching, seed, epoch);
 }
 
-Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
-                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                      int world, EpochPlan* plan) {
+Status StartPackedPlan(const IndexColumns& index, const PackingOptions& packing, uint64_t seed,
+                       uint64_t epoch, int rank, int world, EpochPlan* plan) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status::InvalidArgument("rank " + std::to_string(rank) + " is outside world size " +
                                    std::to_string(world));
@@ -60,19 +59,103 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
     fresh.batches = std::move(plan->batches);
     fresh.sequences = std::move(plan->sequences);
     fresh.record_offset = std::move(plan->record_offset);
+    fresh.pieces = std::move(plan->pieces);
     fresh.records.clear();
     fresh.entry_rows.clear();
     fresh.batches.clear();
     fresh.sequences.clear();
     fresh.record_offset.clear();
+    fresh.pieces.clear();
     *plan = std::move(fresh);
   }
   plan->seed = seed;
   plan->epoch = epoch;
   plan->rank = rank;
   plan->world = world;
-  const uint64_t L = packing.seq_len, B = packing.batch_size;
   plan->seq_len = packing.seq_len;
+  return Status::OK();
+}
+
+void RankSequences(uint64_t S, uint64_t first, uint64_t count, const BatchingOptions& batching,
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   std::vector<uint64_t>* out) {
+  // Each window is shuffled on its own stream, so only the windows overlapping the range are
+  // computed.
+  const uint64_t w = (batching.shuffle && packing.shuffle_window > 1) ? packing.shuffle_window : 1;
+  out->resize(count);
+  std::vector<uint64_t> window;
+  for (uint64_t start = first / w * w; start < first + count; start += w) {
+    const uint64_t size = std::min(w, S - start);
+    window.resize(size);
+    std::iota(window.begin(), window.end(), start);
+    if (w > 1) {
+      Rng rng(StreamKey(seed, epoch, kSequenceSalt + start / w));
+      for (uint64_t i = size; i > 1; --i)
+        std::swap(window[i - 1],
+                  window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
+    }
+    for (uint64_t i = 0; i < size; ++i)
+      if (start + i >= first && start + i < first + count) (*out)[start + i - first] = window[i];
+  }
+}
+
+Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, uint64_t B, int rank,
+                     int world, const BatchingOptions& batching, const PackingOptions& packing,
+                     uint64_t seed, uint64_t epoch, PackedSequences* out) {
+  auto round_up = [&](uint64_t n, int w) {
+    const uint64_t per = B * static_cast<uint64_t>(w);
+    return std::max<uint64_t>(1, (n + per - 1) / per) * per;
+  };
+  out->rank.clear();
+  out->global.clear();
+  out->consumed = 0;
+  if (earlier.empty()) {  // only the windows of this rank's run are shuffled
+    out->S = round_up(real, world);
+    out->global_batches = out->S / B;
+    const uint64_t count = out->global_batches / world * B;
+    RankSequences(out->S, count * rank, count, batching, packing, seed, epoch, &out->rank);
+    return Status::OK();
+  }
+  for (const WorldSegment& w : earlier)
+    if (w.world < 1)
+      return Status::InvalidArgument("resume: an earlier stretch of world size " +
+                                     std::to_string(w.world));
+  const uint64_t S1 = round_up(real, earlier.front().world);
+  std::vector<uint64_t> list, rest;
+  RankSequences(S1, 0, S1, batching, packing, seed, epoch, &list);
+  uint64_t next_repeat = S1;
+  auto pad = [&](int w) {
+    const uint64_t want = list.empty() ? 0 : round_up(list.size(), w);
+    while (list.size() < want) list.push_back(next_repeat++);
+  };
+  for (const WorldSegment& w : earlier) {
+    pad(w.world);
+    const uint64_t per = list.size() / (B * w.world);  // batches per rank
+    if (w.batches > per)
+      return Status::InvalidArgument(
+          "resume: an earlier stretch at world size " + std::to_string(w.world) + " took " +
+          std::to_string(w.batches) + " packed batches per rank, of " + std::to_string(per));
+    rest.clear();
+    for (uint64_t q = 0; q < static_cast<uint64_t>(w.world); ++q)
+      for (uint64_t i = (q * per + w.batches) * B; i < (q + 1) * per * B; ++i)
+        if (list[i] < real) rest.push_back(list[i]);
+    list.swap(rest);
+  }
+  out->consumed = real - list.size();
+  pad(world);
+  out->global = list;
+  out->global_batches = list.size() / B;
+  const uint64_t count = out->global_batches / world * B;
+  out->rank.assign(list.begin() + count * rank, list.begin() + count * (rank + 1));
+  return Status::OK();
+}
+
+Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                      const std::vector<WorldSegment>& earlier, int rank, int world,
+                      EpochPlan* plan) {
+  SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
+  const uint64_t L = packing.seq_len, B = packing.batch_size;
 
   // Step 1: the stream and each record's first token in it.
   const std::vector<uint64_t> stream = PackedRecordStream(index, batching, packing, seed, epoch);
@@ -88,34 +171,20 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   plan->stream_tokens = T;
 
   // Step 2: sequence count, whole batches on every rank.
-  const uint64_t per = B * static_cast<uint64_t>(world);
-  const uint64_t S = std::max<uint64_t>(1, ((T + L - 1) / L + per - 1) / per) * per;
-  plan->wrapped_tokens = S * L - T;
-  const uint64_t global_batches = S / B;
-  const uint64_t per_rank = global_batches / world;
-  plan->global_batches = global_batches;
-
-  // Step 3: this rank's sequences, [first, first + count) of the shuffled order. Each window is
-  // shuffled on its own stream, so only the windows overlapping this rank are computed.
-  const uint64_t first = per_rank * B * rank, count = per_rank * B;
-  const uint64_t w = (batching.shuffle && packing.shuffle_window > 1) ? packing.shuffle_window : 1;
-  plan->sequences.resize(count);
-  {
-    std::vector<uint64_t> window;
-    for (uint64_t start = first / w * w; start < first + count; start += w) {
-      const uint64_t size = std::min(w, S - start);
-      window.resize(size);
-      std::iota(window.begin(), window.end(), start);
-      if (w > 1) {
-        Rng rng(StreamKey(seed, epoch, kSequenceSalt + start / w));
-        for (uint64_t i = size; i > 1; --i)
-          std::swap(window[i - 1],
-                    window[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(i) - 1))]);
-      }
-      for (uint64_t i = 0; i < size; ++i)
-        if (start + i >= first && start + i < first + count)
-          plan->sequences[start + i - first] = window[i];
-    }
+  // Steps 3-4: this rank's sequences, of the rest of the epoch after `earlier`.
+  const uint64_t real = (T + L - 1) / L;
+  PackedSequences ps;
+  SLUICE_RETURN_IF_ERROR(
+      PlanSequences(real, earlier, B, rank, world, batching, packing, seed, epoch, &ps));
+  plan->sequences = std::move(ps.rank);
+  plan->global_batches = ps.global_batches;
+  const uint64_t per_rank = ps.global_batches / world;
+  const uint64_t count = per_rank * B;
+  if (earlier.empty()) {
+    plan->wrapped_tokens = ps.S * L - T;
+  } else {  // the repeats the last padding added, each a sequence of L inputs
+    for (uint64_t k : ps.global) plan->wrapped_tokens += k >= real ? L : 0;
+    plan->consumed_sequences = ps.consumed;
   }
 
   // Entries: for each row, the documents its L + 1 tokens come from, in stream order (the first

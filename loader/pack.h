@@ -42,11 +42,46 @@ std::vector<uint64_t> PackedRecordStream(const IndexColumns& index, const Batchi
                                          const PackingOptions& packing, uint64_t seed,
                                          uint64_t epoch);
 
-// InvalidArgument for world < 1, rank outside [0, world), seq_len, batch_size or chunk_tokens 0,
-// no selected record, or a selected record without a token count in the index (shardify text
-// --tokenizer).
+// What every packed plan starts with: InvalidArgument for world < 1, rank outside [0, world),
+// seq_len, batch_size or chunk_tokens 0, no record, or a selected record without a token count;
+// else *plan is emptied (keeping its buffers) and given (seed, epoch, rank, world, seq_len).
+Status StartPackedPlan(const IndexColumns& index, const PackingOptions& packing, uint64_t seed,
+                       uint64_t epoch, int rank, int world, EpochPlan* plan);
+
+// Step 3 for any S sequences: positions [first, first + count) of their shuffled order, keyed by
+// (seed, epoch), into *out.
+void RankSequences(uint64_t S, uint64_t first, uint64_t count, const BatchingOptions& batching,
+                   const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                   std::vector<uint64_t>* out);
+
+// Steps 3-4 for `real` sequences (concat: ceil(T / L); the fits: R rows) and the rest of the
+// epoch after `earlier` stretches at other world sizes (ResumeState::earlier; none: the whole
+// epoch). Without any, the global list is the shuffled order of S = real rounded up to a multiple
+// of B x world, sequences k >= real repeating (concat: the stream read on modulo T; fits: rows
+// again). With them, as the padded plan's step 4 (plan.h): the list of the first stretch's world
+// W_1 is split into its W_1 contiguous runs, each run's first b_1 batches are dropped (consumed)
+// and so are the repeats left; the rest, in global order, goes on to the next stretch, padded with
+// new repeats (ids from the first list's S on) to whole batches of that world, and so on, then for
+// `world`. So every sequence k < real is in exactly one consumed or left batch, and every rank
+// gets the same count. InvalidArgument for a stretch whose world is < 1 or that took more batches
+// than its ranks had.
+struct PackedSequences {
+  std::vector<uint64_t> rank;    // this rank's sequences, batch after batch
+  uint64_t global_batches = 0;   // all ranks: rank.size() / B x world
+  uint64_t consumed = 0;         // real sequences the earlier stretches took
+  std::vector<uint64_t> global;  // with `earlier`: the final global list (rank's run included)
+  uint64_t S = 0;                // without: the global list's length (it is 0 .. S - 1 shuffled)
+};
+Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, uint64_t B, int rank,
+                     int world, const BatchingOptions& batching, const PackingOptions& packing,
+                     uint64_t seed, uint64_t epoch, PackedSequences* out);
+
+// PackMode::kConcat's plan. InvalidArgument for world < 1, rank outside [0, world), seq_len,
+// batch_size or chunk_tokens 0, no selected record, or a selected record without a token count in
+// the index (shardify text --tokenizer).
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
-                      const PackingOptions& packing, uint64_t seed, uint64_t epoch, int rank,
-                      int world, EpochPlan* plan);
+                      const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                      const std::vector<WorldSegment>& earlier, int rank, int world,
+                      EpochPlan* plan);
 
 }  // namespace sluice::loader

@@ -1,17 +1,56 @@
-// Packed batches (PackingOptions, pack.h): every row holds L + 1 ids of the epoch's token stream,
-// written by the decode stage from the documents of its entries; keys and record ids name the
-// document of each row's first token.
+// Packed batches (PackingOptions, pack.h, pack_fit.h): every row holds L + 1 ids, written by the
+// decode stage from the documents of its entries (with their positions, doc ids and loss mask);
+// keys and record ids name the document of each row's first token. The columns no document
+// fills (the fits' padding) are written when the batch is opened, and cu_seqlens when it is
+// finished, from the positions (a refilled row's are its copy's).
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "loader/collator.h"
-#include "loader/token_ids.h"
 #include "loader/pack.h"
+#include "loader/pack_fit.h"
+#include "loader/token_ids.h"
 
 namespace sluice::loader {
 namespace {
+
+// Columns [column, column + width) of the row hold `ids`, a part of document `record`; its inputs
+// (the columns before L) get positions from 0, the document's id, and a loss mask of 1 where the
+// next column is the same document's.
+void WritePiece(BatchFields* f, size_t row, uint64_t column, uint64_t width, const int32_t* ids,
+                uint64_t record) {
+  const uint64_t L = static_cast<uint64_t>(f->seq_len);
+  int32_t* tokens = static_cast<int32_t*>(f->tokens.data()) + row * (L + 1);
+  std::memcpy(tokens + column, ids, width * sizeof(int32_t));
+  int32_t* positions = static_cast<int32_t*>(f->positions.data()) + row * L;
+  int64_t* doc_ids = static_cast<int64_t*>(f->doc_ids.data()) + row * L;
+  uint8_t* mask = static_cast<uint8_t*>(f->loss_mask.data()) + row * L;
+  const uint64_t end = column + width;
+  for (uint64_t i = column; i < std::min(end, L); ++i) {
+    positions[i] = static_cast<int32_t>(i - column);
+    doc_ids[i] = static_cast<int64_t>(record);
+    mask[i] = i + 1 < end;
+  }
+}
+
+// Columns [from, L + 1) of the row are padding: id 0, one segment of positions from 0, doc id
+// -1, no loss.
+void WritePadding(BatchFields* f, size_t row, uint64_t from) {
+  const uint64_t L = static_cast<uint64_t>(f->seq_len);
+  if (from > L) return;
+  int32_t* tokens = static_cast<int32_t*>(f->tokens.data()) + row * (L + 1);
+  std::fill(tokens + from, tokens + L + 1, 0);
+  int32_t* positions = static_cast<int32_t*>(f->positions.data()) + row * L;
+  int64_t* doc_ids = static_cast<int64_t*>(f->doc_ids.data()) + row * L;
+  uint8_t* mask = static_cast<uint8_t*>(f->loss_mask.data()) + row * L;
+  for (uint64_t i = from; i < L; ++i) {
+    positions[i] = static_cast<int32_t>(i - from);
+    doc_ids[i] = -1;
+    mask[i] = 0;
+  }
+}
 
 class PackedCollator final : public Collator {
  public:
@@ -21,15 +60,11 @@ class PackedCollator final : public Collator {
   Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
               EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
-    // The packed epoch's sequence count is rounded up to whole batches on every rank, so the
-    // sequences themselves depend on the world size: another world needs its own tail rule.
-    if (!earlier.empty())
-      return Status::Unsupported("resume of packed epoch " + std::to_string(epoch) + " at " +
-                                 std::to_string(o.world) + " rank(s), saved at " +
-                                 std::to_string(earlier.back().world) +
-                                 ": packed plans resume only at the world size that saved them. "
-                                 "HINT: resume with as many ranks, or from the epoch's start");
-    return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, o.rank, o.world, plan);
+    if (o.packing.pack_mode == PackMode::kConcat)
+      return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
+                            plan);
+    return MakeFitPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
+                       ctx_.dataset->mixed() ? &ctx_.dataset->mix() : nullptr, plan);
   }
 
   // Packed batches are all [B, L + 1]: their ids are the batch's memory.
@@ -43,10 +78,21 @@ class PackedCollator final : public Collator {
     const size_t width = plan_->seq_len + 1;
     f.max_tokens = static_cast<int64_t>(width);
     bool grew = false;
-    if (!f.tokens.Reserve(pb.rows * width * sizeof(int32_t), &grew))
-      return Status::IOError("batch allocator: out of memory for packed batch " +
-                             std::to_string(j));
-    *allocations += grew;
+    const size_t columns = pb.rows * plan_->seq_len;
+    // Loader::Start reserved every pooled batch (BatchPool::ReservePacked); this only guards it.
+    const std::pair<AlignedArray*, size_t> arrays[] = {
+        {&f.tokens, pb.rows * width * sizeof(int32_t)},
+        {&f.positions, columns * sizeof(int32_t)},
+        {&f.doc_ids, columns * sizeof(int64_t)},
+        {&f.loss_mask, columns},
+        {&f.cu_seqlens, (columns + 1) * sizeof(int32_t)},
+        {&f.row_cu_seqlens, pb.rows * width * sizeof(int32_t)}};
+    for (const auto& [a, bytes] : arrays) {
+      if (!a->Reserve(bytes, &grew))
+        return Status::IOError("batch allocator: out of memory for packed batch " +
+                               std::to_string(j));
+      *allocations += grew;
+    }
     f.sequences.resize(pb.rows);
     int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
     int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
@@ -56,9 +102,14 @@ class PackedCollator final : public Collator {
       lengths[row] = 0;
       token_lengths[row] = static_cast<int32_t>(width);
     }
-    // Entries are row after row, each row's first is the document of its first token.
+    // Entries are row after row, each row's first is the document of its first token. A fit's
+    // row ends in padding after its last entry's columns.
     for (uint64_t e = pb.first, end = pb.first + pb.entries; e < end; ++e) {
       const uint32_t row = plan_->row_of(e, pb);
+      if (!plan_->pieces.empty() && (e + 1 == end || plan_->row_of(e + 1, pb) != row)) {
+        const PackedPiece& last = plan_->pieces[e];
+        WritePadding(&f, row, last.column + last.width);
+      }
       if (e > pb.first && plan_->row_of(e - 1, pb) == row) continue;
       const uint64_t r = plan_->records[e];
       f.record_ids[row] = r;
@@ -72,7 +123,23 @@ class PackedCollator final : public Collator {
     const int32_t* ids = nullptr;
     uint64_t n = 0;
     SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
-    CopyTokens(item, ids, n, b);
+    if (plan_->pieces.empty()) {
+      CopyTokens(item, ids, n, b);
+      return Status::OK();
+    }
+    // A mixture may place a record twice in one row: its read items are then alike, and each
+    // writes every one of its pieces in the row (the same bytes; the items of one row and block
+    // are decoded in one read step, one after the other).
+    const PlannedBatch& pb = plan_->batches[item.batch];
+    const auto rows = plan_->entry_rows.begin();
+    const uint64_t end = pb.first + pb.entries;
+    for (uint64_t e =
+             static_cast<uint64_t>(std::lower_bound(rows + pb.first, rows + end, item.row) - rows);
+         e < end && plan_->entry_rows[e] == item.row; ++e) {
+      if (plan_->records[e] != item.record) continue;
+      const PackedPiece& p = plan_->pieces[e];
+      WritePiece(&b->fields(), item.row, p.column, p.width, ids + p.first, item.record);
+    }
     return Status::OK();
   }
 
@@ -82,19 +149,50 @@ class PackedCollator final : public Collator {
     char* data = static_cast<char*>(f.tokens.data());
     std::memcpy(data + to * row_bytes, data + from * row_bytes, row_bytes);
     f.sequences[to] = f.sequences[from];
+    const size_t L = static_cast<size_t>(f.seq_len);
+    auto copy = [&](AlignedArray& a, size_t value_bytes) {
+      char* base = static_cast<char*>(a.data());
+      std::memcpy(base + to * L * value_bytes, base + from * L * value_bytes, L * value_bytes);
+    };
+    copy(f.positions, sizeof(int32_t));
+    copy(f.doc_ids, sizeof(int64_t));
+    copy(f.loss_mask, 1);
   }
 
   void ClearRow(BatchBuffer* b, size_t row) const override {
     BatchFields& f = b->fields();
     const size_t row_bytes = RowBytes(f);
     std::memset(static_cast<char*>(f.tokens.data()) + row * row_bytes, 0, row_bytes);
+    WritePadding(&f, row, 0);
   }
 
-  // Rows are complete as planned; L ids per row are trained (the +1 target is the next row's
-  // first input).
+  // cu_seqlens from the positions (a segment starts at every 0); the inputs that are not
+  // padding are the batch's tokens (all L per row for concat).
   Status Finish(BatchBuffer* b, uint64_t*, CollatedCounts* counts) const override {
-    const BatchFields& f = b->fields();
-    counts->tokens = f.size * static_cast<uint64_t>(f.seq_len);
+    BatchFields& f = b->fields();
+    const size_t L = static_cast<size_t>(f.seq_len);
+    const int32_t* positions = static_cast<const int32_t*>(f.positions.data());
+    const int64_t* doc_ids = static_cast<const int64_t*>(f.doc_ids.data());
+    int32_t* cu = static_cast<int32_t*>(f.cu_seqlens.data());
+    size_t segments = 0;
+    uint64_t real = 0;
+    for (size_t row = 0; row < f.size; ++row) {
+      int32_t* row_cu = static_cast<int32_t*>(f.row_cu_seqlens.data()) + row * (L + 1);
+      size_t k = 0;
+      for (size_t i = 0; i < L; ++i) {
+        if (positions[row * L + i] == 0) {
+          row_cu[k++] = static_cast<int32_t>(i);
+          cu[segments++] = static_cast<int32_t>(row * L + i);
+        }
+        real += doc_ids[row * L + i] >= 0;
+      }
+      for (; k <= L; ++k) row_cu[k] = static_cast<int32_t>(L);
+    }
+    cu[segments] = static_cast<int32_t>(f.size * L);
+    f.segments = segments;
+    counts->tokens = real;
+    counts->padding = f.size * L - real;
+    counts->columns = f.size * L;
     return Status::OK();
   }
 
@@ -141,8 +239,11 @@ uint32_t PackedCollator::OpenBatchCap(int tokens) const {
       const uint64_t r = plan_->records[e];
       const uint64_t a =
           plan_->sequences[static_cast<uint64_t>(j) * pb.rows + plan_->row_of(e, pb)] * L;
-      // A document that ends before the row starts is in it through the wrap.
-      if (a + L + 1 > T && plan_->record_offset[r] + index_->tokens[r] <= a) continue;
+      // A document that ends before the row starts is in it through the wrap; a fit's rows past
+      // fit_rows repeat the first rows.
+      if (plan_->pieces.empty() ? a + L + 1 > T && plan_->record_offset[r] + index_->tokens[r] <= a
+                                : a / L >= plan_->fit_rows)
+        continue;
       const uint32_t u = read_unit_[r];
       if (first[u] == kNone) first[u] = j;
       last[u] = j;
@@ -162,10 +263,9 @@ void PackedCollator::CopyTokens(const ReadItem& item, const int32_t* ids, uint64
   const uint64_t L = plan_->seq_len, T = plan_->stream_tokens;
   const uint64_t a = f.sequences[item.row] * L, end = a + L + 1;
   const uint64_t s = plan_->record_offset[item.record];
-  int32_t* row = static_cast<int32_t*>(f.tokens.data()) + item.row * (L + 1);
   for (uint64_t m = a / T; m <= (end - 1) / T; ++m) {
     const uint64_t lo = std::max(a, s + m * T), hi = std::min(end, s + n + m * T);
-    if (lo < hi) std::memcpy(row + (lo - a), ids + (lo - s - m * T), (hi - lo) * sizeof(int32_t));
+    if (lo < hi) WritePiece(&f, item.row, lo - a, hi - lo, ids + (lo - s - m * T), item.record);
   }
 }
 
@@ -211,10 +311,11 @@ Status PackedCollator::Ids(const ReadItem& item, const shards::RecordView& rv, D
 Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
                          const std::string& dir, std::unique_ptr<Collator>* out) {
   const LoaderOptions& options = *ctx.options;
-  if (ctx.dataset->mixed())
+  // Concat places each record by its one offset in the stream, and a mixture repeats records.
+  if (ctx.dataset->mixed() && options.packing.pack_mode == PackMode::kConcat)
     return Status::Unsupported(
-        "packing (seq_len) of a mixture: not implemented; pack one "
-        "dataset, or mix without packing.seq_len");
+        "packing (seq_len) of a mixture with pack_mode concat: not implemented. HINT: "
+        "pack_mode best_fit or first_fit packs a mixture, or pack one dataset");
   if (ctx.extractor->audio())
     return Status::InvalidArgument("packing (seq_len) is for text datasets; " + dir +
                                    " holds audio");
@@ -227,10 +328,12 @@ Status NewPackedCollator(const CollatorContext& ctx, const IndexColumns& index,
           std::string(ctx.dataset->shard(index.shard_of(r)).key(index.local_index(r))) +
           "' has none. HINT: make the dataset with shardify text --tokenizer SPEC (ids stored) "
           "or --tokenizer SPEC --store text (counted, tokenized online)");
-  if (!ctx.dataset->manifest().has_field("tokens") && !options.tokenizer)
-    return Status::InvalidArgument(
-        dir + ": packing needs token ids: the records hold text only and neither "
-        "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
+  for (size_t s = 0; s < ctx.dataset->size(); ++s)
+    if (!ctx.dataset->source(s).manifest().has_field("tokens") && !options.tokenizer)
+      return Status::InvalidArgument(
+          ctx.dataset->source(s).dir() +
+          ": packing needs token ids: the records hold text only and neither "
+          "manifest.json nor LoaderOptions::tokenizer names a tokenizer");
   // Read units of OpenBatchCap: the runs of records sharing a block and a shuffle chunk.
   const std::vector<uint64_t> chunks = PackChunks(index, options.packing.chunk_tokens);
   std::vector<uint32_t> read_unit(index.num_records());

@@ -314,6 +314,8 @@ void EpochPipeline::FinishBatch(BatchBuffer* b) {
   padded_frames_.fetch_add(rows * static_cast<uint64_t>(b->frames()), std::memory_order_relaxed);
   duration_.fetch_add(counts.duration, std::memory_order_relaxed);
   token_ids_.fetch_add(counts.tokens, std::memory_order_relaxed);
+  padding_tokens_.fetch_add(counts.padding, std::memory_order_relaxed);
+  input_columns_.fetch_add(counts.columns, std::memory_order_relaxed);
 }
 
 Status EpochPipeline::Pop(BatchBuffer** out) {
@@ -339,6 +341,8 @@ void EpochPipeline::Snapshot(EpochStats* s) const {
   s->repeated_records = repeated_;
   s->frames = frames_;
   s->tokens = token_ids_;
+  s->padding_tokens = padding_tokens_;
+  s->input_columns = input_columns_;
   s->padded_frames = padded_frames_;
   const int rate = ctx_.extractor->sample_rate();
   s->audio_seconds = rate > 0 ? static_cast<double>(duration_.load()) / rate : 0.0;

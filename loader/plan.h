@@ -81,6 +81,15 @@ struct PlannedBatch {
   uint64_t total_length = 0;  // sum of row lengths
 };
 
+// Document fits (PackMode first_fit / best_fit, pack_fit.h): where an entry's slice of its
+// document lies in its row of L + 1 ids.
+struct PackedPiece {
+  uint32_t column = 0;  // its first id's column
+  uint32_t width = 0;   // ids: its inputs, plus the document's next id in column L when the
+                        // document goes on past the row (so that the last input has a target)
+  uint32_t first = 0;   // the document's id at `column` (0 but for the later parts of a split)
+};
+
 struct EpochPlan {
   uint64_t seed = 0;
   uint64_t epoch = 0;
@@ -109,6 +118,17 @@ struct EpochPlan {
   std::vector<uint64_t> record_offset; // per record (global id): its first token in the stream
   uint64_t stream_tokens = 0;          // T: the epoch's token stream, all ranks
   uint64_t wrapped_tokens = 0;  // input tokens past T (repeats of the stream's start), all ranks
+  uint64_t consumed_sequences = 0;     // elastic resume: sequences earlier stretches took (pack.h)
+  // Document fits only (pack_fit.h); all ranks.
+  std::vector<PackedPiece> pieces;     // per entry (parallel to records); empty for concat
+  uint64_t fit_rows = 0;               // R: rows the fit made; sequence k >= R repeats row
+                                       // (k - R) mod R, so that every rank has whole batches
+  uint64_t fit_padding = 0;            // input columns of padding in the S rows
+  uint64_t split_documents = 0;        // documents longer than L split at row boundaries
+  uint64_t truncated_documents = 0;    // too_long truncate: documents cut to L tokens
+  uint64_t truncated_tokens = 0;       // their tokens dropped
+  uint64_t skipped_documents = 0;      // too_long skip: documents left out
+  uint64_t skipped_tokens = 0;         // their tokens
 
   uint32_t row_of(uint64_t entry, const PlannedBatch& b) const {
     return entry_rows.empty() ? static_cast<uint32_t>(entry - b.first) : entry_rows[entry];

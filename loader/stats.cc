@@ -17,6 +17,8 @@ nlohmann::json EpochStats::ToJson() const {
                       {"frames", frames},
                       {"padded_frames", padded_frames},
                       {"tokens", tokens},
+                      {"padding_tokens", padding_tokens},
+                      {"input_columns", input_columns},
                       {"padding_waste", padding_waste()},
                       {"blocks_read", blocks_read},
                       {"reread_blocks", reread_blocks},
@@ -38,7 +40,15 @@ nlohmann::json EpochStats::ToJson() const {
                       {"threads", threads},
                       {"blocks_in_flight", blocks_in_flight},
                       {"stream_tokens", stream_tokens},
-                      {"wrapped_tokens", wrapped_tokens}};
+                      {"wrapped_tokens", wrapped_tokens},
+                      {"consumed_sequences", consumed_sequences},
+                      {"fit_rows", fit_rows},
+                      {"fit_padding", fit_padding},
+                      {"split_documents", split_documents},
+                      {"truncated_documents", truncated_documents},
+                      {"truncated_tokens", truncated_tokens},
+                      {"skipped_documents", skipped_documents},
+                      {"skipped_tokens", skipped_tokens}};
   nlohmann::json counters = nlohmann::json::object();
   shards::VisitCounters(storage, [&](const char* name, uint64_t v) { counters[name] = v; });
   j["storage"] = std::move(counters);

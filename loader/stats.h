@@ -30,8 +30,10 @@ struct EpochStats {
   uint64_t frames = 0;             // feature frames in those rows
   uint64_t padded_frames = 0;      // rows * T over those batches
   uint64_t tokens = 0;             // token ids handed out: transcripts' ids, or with packing
-                                   // L per row (the positions trained; the +1 target is the
-                                   // next row's first input)
+                                   // the inputs that are not padding (L per row for concat;
+                                   // the +1 target is the next row's first input)
+  uint64_t padding_tokens = 0;     // packing: input columns of padding in those batches
+  uint64_t input_columns = 0;      // packing: rows x L of those batches
   uint64_t blocks_read = 0;
   uint64_t reread_blocks = 0;      // reads of a block already read this epoch (open_batches)
   uint64_t bytes_read = 0;         // compressed bytes read from the shards
@@ -54,15 +56,29 @@ struct EpochStats {
   int blocks_in_flight = 0;        // read steps allowed in flight (LoaderOptions::blocks_in_flight
                                    // resolved)
   uint64_t stream_tokens = 0;      // packing: the epoch's token stream, all ranks (pack.h)
+  uint64_t consumed_sequences = 0; // packing: sequences (rows) taken at other world sizes before
+                                   // this plan (all ranks; elastic resume, pack.h)
   uint64_t wrapped_tokens = 0;     // packing: inputs past the stream's end, repeating its start
+                                   // (fits: the inputs of the rows repeated for whole batches)
+  // Packing fits (pack_fit.h), the whole epoch on all ranks, from the plan.
+  uint64_t fit_rows = 0;             // rows the documents filled (before the repeated ones)
+  uint64_t fit_padding = 0;          // their input columns of padding, repeated rows included
+  uint64_t split_documents = 0;      // documents longer than L split at row boundaries
+  uint64_t truncated_documents = 0;  // too_long truncate: documents cut to L tokens
+  uint64_t truncated_tokens = 0;     // their tokens dropped
+  uint64_t skipped_documents = 0;    // too_long skip: documents left out
+  uint64_t skipped_tokens = 0;       // their tokens
   std::vector<SourceStats> sources;  // a mixture's, in the order of MixOptions::sources; empty
                                      // for one dataset
   shards::StorageCounters storage;   // what the datasets' storage did in the epoch, all sources:
                                      // requests, bytes fetched, retries (remote datasets) and
                                      // block cache hits, misses and bytes; zero for local ones
 
+  // Padded frames (audio) or, for packed batches, input columns that hold no token.
   double padding_waste() const {
-    return padded_frames ? 1.0 - static_cast<double>(frames) / static_cast<double>(padded_frames)
+    if (padded_frames)
+      return 1.0 - static_cast<double>(frames) / static_cast<double>(padded_frames);
+    return input_columns ? static_cast<double>(padding_tokens) / static_cast<double>(input_columns)
                          : 0.0;
   }
   nlohmann::json ToJson() const;  // callers include <nlohmann/json.hpp> to use it

@@ -56,6 +56,10 @@ class Loader:
         batch_size: int = ...,
         pack_window: int = ...,
         pack_chunk: int = ...,
+        pack_mode: Literal["concat", "first_fit", "best_fit"] = ...,
+        fit_window: int = ...,
+        split_long: bool = ...,
+        too_long: Literal["truncate", "skip"] = ...,
         corrupt: Literal["fail", "skip"] = ...,
         # features (sluice-features' flags)
         frame_length: float = ...,

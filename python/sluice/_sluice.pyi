@@ -6,7 +6,7 @@ import numpy as np
 class Array:
     """One array of a batch in the batch's memory; export with torch/numpy.from_dlpack."""
     shape: tuple[int, ...]
-    dtype: str  # "float32", "float16", "bfloat16", "int32"
+    dtype: str  # "float32", "float16", "bfloat16", "int32", "int64", "uint8"
     data_ptr: int
     nbytes: int
     def __dlpack__(self, stream: None = None) -> Any: ...
@@ -22,6 +22,12 @@ class Batch:
     texts: list[str]
     record_ids: list[int]
     sequences: list[int]
+    # Packed batches (seq_len > 0) only, else None; inputs are tokens[:, :-1] (loader/batch.h).
+    positions: Optional[Array]  # [size, seq_len] int32, from 0 per document part
+    doc_ids: Optional[Array]  # [size, seq_len] int64 record ids, -1 for padding
+    loss_mask: Optional[Array]  # [size, seq_len] uint8, for targets tokens[:, 1:]
+    cu_seqlens: Optional[Array]  # [segments + 1] int32 over the flattened inputs
+    row_cu_seqlens: Optional[Array]  # [size, seq_len + 1] int32, each row's, padded with seq_len
     epoch: int
     index: int
     size: int

@@ -15,8 +15,13 @@ from .loader import Loader
 
 def to_torch(batch):
     """A sluice.Batch as {"features", "lengths", "tokens", "token_lengths": tensors (no copy),
-    "keys", "texts": lists of str, "epoch", "index": int}."""
+    "keys", "texts": lists of str, "epoch", "index": int}; packed batches add "positions",
+    "doc_ids", "loss_mask", "cu_seqlens" and "row_cu_seqlens" (tensors, no copy)."""
+    packed = {name: torch.from_dlpack(getattr(batch, name))
+              for name in ("positions", "doc_ids", "loss_mask", "cu_seqlens", "row_cu_seqlens")
+              if getattr(batch, name, None) is not None}
     return {
+        **packed,
         "features": None if batch.features is None else torch.from_dlpack(batch.features),
         "lengths": torch.from_dlpack(batch.lengths),
         "tokens": torch.from_dlpack(batch.tokens),

@@ -37,6 +37,8 @@ DLDataType DLTypeOf(ElementType t) {
     case ElementType::kFloat16: return {kDLFloat, 16, 1};
     case ElementType::kBFloat16: return {kDLBfloat, 16, 1};
     case ElementType::kInt32: return {kDLInt, 32, 1};
+    case ElementType::kInt64: return {kDLInt, 64, 1};
+    case ElementType::kUInt8: return {kDLUInt, 8, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -64,6 +66,8 @@ std::string Array::dtype_name() const {
     case ElementType::kFloat16: return "float16";
     case ElementType::kBFloat16: return "bfloat16";
     case ElementType::kInt32: return "int32";
+    case ElementType::kInt64: return "int64";
+    case ElementType::kUInt8: return "uint8";
   }
   return "?";
 }
@@ -103,6 +107,8 @@ py::buffer_info Array::Buffer() const {
   switch (type_) {
     case ElementType::kFloat32: format = py::format_descriptor<float>::format(); break;
     case ElementType::kInt32: format = py::format_descriptor<int32_t>::format(); break;
+    case ElementType::kInt64: format = py::format_descriptor<int64_t>::format(); break;
+    case ElementType::kUInt8: format = py::format_descriptor<uint8_t>::format(); break;
     case ElementType::kFloat16: format = "e"; break;
     case ElementType::kBFloat16:
       throw py::buffer_error(

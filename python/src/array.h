@@ -1,4 +1,5 @@
-// Array: one array of a batch (features, lengths, tokens, token_lengths) as a Python object that
+// Array: one array of a batch (features, lengths, tokens, token_lengths; packed batches' positions,
+// doc_ids, loss_mask, cu_seqlens, row_cu_seqlens) as a Python object that
 // exports itself through DLPack (__dlpack__ / __dlpack_device__, so torch.from_dlpack and
 // numpy.from_dlpack view it without a copy) and through the buffer protocol (numpy.asarray;
 // not for bfloat16, which the buffer protocol cannot name). Every capsule and every tensor made
@@ -20,7 +21,7 @@ namespace sluice::python {
 
 namespace py = pybind11;
 
-enum class ElementType { kFloat32, kFloat16, kBFloat16, kInt32 };
+enum class ElementType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8 };
 
 class Array {
  public:
@@ -30,9 +31,17 @@ class Array {
   const void* data() const { return data_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   ElementType type() const { return type_; }
-  std::string dtype_name() const;  // "float32", "float16", "bfloat16", "int32"
+  std::string dtype_name() const;  // "float32", "float16", "bfloat16", "int32", "int64", "uint8"
   size_t itemsize() const {
-    return type_ == ElementType::kFloat32 || type_ == ElementType::kInt32 ? 4 : 2;
+    switch (type_) {
+      case ElementType::kFloat32:
+      case ElementType::kInt32: return 4;
+      case ElementType::kInt64: return 8;
+      case ElementType::kUInt8: return 1;
+      case ElementType::kFloat16:
+      case ElementType::kBFloat16: return 2;
+    }
+    return 4;
   }
   int64_t size() const;  // elements
 

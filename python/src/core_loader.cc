@@ -32,6 +32,9 @@ using loader::DType;
 // per-row strings, copied now (keys are views into the Loader's index, which a retire drops).
 struct PyBatch {
   py::object features, lengths, tokens, token_lengths;
+  // Packed batches' per-column arrays (loader/batch.h); None for batches of records.
+  py::object positions = py::none(), doc_ids = py::none(), loss_mask = py::none(),
+             cu_seqlens = py::none(), row_cu_seqlens = py::none();
   py::list keys, texts, record_ids, sequences;
   uint64_t epoch = 0, index = 0;
   size_t size = 0, repeated = 0, skipped = 0;
@@ -279,8 +282,10 @@ py::object CoreLoader::Next() {
   if (digest_) digest_->Add(*b);
 
   auto lease = std::make_shared<BatchLease>(
-      allocator_, std::vector<const void*>{b->features(), b->lengths().data(), b->tokens(),
-                                           b->token_lengths().data()});
+      allocator_,
+      std::vector<const void*>{b->features(), b->lengths().data(), b->tokens(),
+                               b->token_lengths().data(), b->positions(), b->doc_ids(),
+                               b->loss_mask(), b->cu_seqlens().data(), b->row_cu_seqlens()});
   handed_out_.push_back(lease);
   PyBatch out;
   const auto rows = static_cast<int64_t>(b->size());
@@ -294,6 +299,17 @@ py::object CoreLoader::Next() {
   out.tokens = py::cast(Array(lease, b->tokens(), {rows, b->max_tokens()}, ElementType::kInt32));
   out.token_lengths =
       py::cast(Array(lease, b->token_lengths().data(), {rows}, ElementType::kInt32));
+  if (b->seq_len() > 0) {
+    const int64_t L = b->seq_len();
+    out.positions = py::cast(Array(lease, b->positions(), {rows, L}, ElementType::kInt32));
+    out.doc_ids = py::cast(Array(lease, b->doc_ids(), {rows, L}, ElementType::kInt64));
+    out.loss_mask = py::cast(Array(lease, b->loss_mask(), {rows, L}, ElementType::kUInt8));
+    out.cu_seqlens =
+        py::cast(Array(lease, b->cu_seqlens().data(),
+                       {static_cast<int64_t>(b->cu_seqlens().size())}, ElementType::kInt32));
+    out.row_cu_seqlens =
+        py::cast(Array(lease, b->row_cu_seqlens(), {rows, L + 1}, ElementType::kInt32));
+  }
   for (std::string_view k : b->keys()) out.keys.append(py::str(k.data(), k.size()));
   for (const std::string& t : b->texts()) out.texts.append(py::str(t));
   for (uint64_t id : b->record_ids()) out.record_ids.append(id);
@@ -344,7 +360,11 @@ void RegisterLoader(py::module_& m) {
 
 features [size, frames, dim] (None for text datasets), lengths [size], tokens [size, max_tokens]
 and token_lengths [size] are sluice.Array objects over the batch's own memory (zero copy through
-DLPack); keys, texts, record_ids are lists, one per row.)")
+DLPack); keys, texts, record_ids are lists, one per row. Packed batches (seq_len > 0) also have,
+per input column of [size, seq_len]: positions (int32, from 0 per document), doc_ids (int64
+record ids, -1 for padding), loss_mask (uint8, 1 where tokens[:, 1:] is the same document's next
+id), and cu_seqlens (int32 segment starts over the flattened inputs, then size * seq_len) and
+row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None otherwise.)")
       .def_readonly("features", &PyBatch::features)
       .def_readonly("lengths", &PyBatch::lengths)
       .def_readonly("tokens", &PyBatch::tokens)
@@ -353,6 +373,11 @@ DLPack); keys, texts, record_ids are lists, one per row.)")
       .def_readonly("texts", &PyBatch::texts)
       .def_readonly("record_ids", &PyBatch::record_ids)
       .def_readonly("sequences", &PyBatch::sequences)
+      .def_readonly("positions", &PyBatch::positions)
+      .def_readonly("doc_ids", &PyBatch::doc_ids)
+      .def_readonly("loss_mask", &PyBatch::loss_mask)
+      .def_readonly("cu_seqlens", &PyBatch::cu_seqlens)
+      .def_readonly("row_cu_seqlens", &PyBatch::row_cu_seqlens)
       .def_readonly("epoch", &PyBatch::epoch)
       .def_readonly("index", &PyBatch::index)
       .def_readonly("size", &PyBatch::size)

@@ -80,3 +80,15 @@ def test_load_vs_others_reports_each_reader_per_format_and_task():
                     ["flac", "5", "s"]]
     # sluice.load is the baseline of every row's ratios.
     assert all("( 1.00x time)" in l for l in out if l.split()[:1] in (["wav"], ["flac"]))
+
+
+def test_bench_pack_reports_the_three_modes_on_the_same_documents():
+    out = subprocess.run([tool("sluice-bench"), "pack", "--documents", "20000", "--seq-len",
+                          "2048", "--json"], check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert list(modes) == ["concat", "first_fit", "best_fit"]
+    for m in modes.values():  # every token in a row: rows x L = tokens + padding
+        assert m["rows"] * 2048 == report["tokens"] + m["padding_tokens"], m
+    assert modes["best_fit"]["padding_tokens"] <= modes["first_fit"]["padding_tokens"]
+    assert modes["concat"]["cut_documents"] > modes["best_fit"]["cut_documents"]

@@ -386,6 +386,13 @@ void PrintTokensStorageAndSources(const EpochArgs& a, const EpochResult& r) {
       std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", a.o.packing.batch_size,
                   a.o.packing.seq_len + 1, static_cast<unsigned long long>(s.stream_tokens),
                   static_cast<unsigned long long>(s.wrapped_tokens));
+    if (a.o.packing.seq_len > 0 && a.o.packing.pack_mode != loader::PackMode::kConcat)
+      std::printf("; %s: padding %.3f%%, %llu documents split, %llu truncated, %llu skipped",
+                  loader::kPackModeNames[static_cast<int>(a.o.packing.pack_mode)].name,
+                  100 * s.padding_waste(),
+                  static_cast<unsigned long long>(s.split_documents),
+                  static_cast<unsigned long long>(s.truncated_documents),
+                  static_cast<unsigned long long>(s.skipped_documents));
     std::printf("\n");
   }
   bool remote = false;

@@ -8,5 +8,6 @@ int RunFeatures(int argc, char** argv);  // bench_features.cc: feature extractio
 int RunEpoch(int argc, char** argv);     // bench_epoch.cc: whole loader epochs
 int RunFeed(int argc, char** argv);      // bench_feed.cc: host-to-device feed, synthetic consumer
 int RunStep(int argc, char** argv);      // bench_step.cc: one training step of the CTC model
+int RunPack(int argc, char** argv);      // bench_pack.cc: padding of the packing modes
 
 }  // namespace sluice::bench
