@@ -13,6 +13,8 @@ DEBIAN_PACKAGES=(
   libboost-context-dev
   # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards of importers
   libpcre2-dev libarchive-dev
+  # NFC for tokenizer.json normalizers (small; ICU would do it too, at twenty times the size)
+  libutf8proc-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
   # the Python package (python/, docs/python.md) and its tests; ccache lets pip's build of the
   # wheel reuse build/'s objects instead of compiling the project twice
