@@ -91,7 +91,9 @@ print(" ".join(t["tool"]["meson-python"]["args"]["setup"]))')
 # skip and say why; nothing else needs it. Changing a pin reinstalls.
 MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1.3"
   "werkzeug==3.1.8" "flask-cors==6.0.2")
-REFERENCE_PIP=()
+# tokenizers and tiktoken: tests/features/bpe_equality.py compares sluice's ids with theirs; anthropic
+# 0.38.0 ships a real published tokenizer.json (Claude's), the last release that does.
+REFERENCE_PIP=("tokenizers==0.23.3" "tiktoken==0.14.0" "anthropic==0.38.0")
 tools_venv() {
   local venv=build/venv-tools want="${MOTO_PIP[*]} ${REFERENCE_PIP[*]}"
   [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ] && return 0

@@ -98,14 +98,16 @@ class BpeTokenizer final : public Tokenizer {
 
   Status EncodeSegment(std::string_view text, std::vector<int32_t>* ids) const {
     if (text.empty()) return Status::OK();
-    if (!spec_.nfc || IsAscii(text)) return Apply(0, text, ids);
+    using N = BpeTokenizerSpec::Normalization;
+    if (spec_.normalization == N::kNone || IsAscii(text)) return Apply(0, text, ids);
+    int options = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    if (spec_.normalization == N::kNfkc) options |= UTF8PROC_COMPAT;
     uint8_t* composed = nullptr;
-    const utf8proc_ssize_t n = utf8proc_map(
-        reinterpret_cast<const uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
-        &composed, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const uint8_t*>(text.data()),
+                                            static_cast<utf8proc_ssize_t>(text.size()), &composed,
+                                            static_cast<utf8proc_option_t>(options));
     if (n < 0) {
-      return Status::InvalidArgument(spec_.name +
-                                     ": NFC normalisation failed: " + utf8proc_errmsg(n));
+      return Status::InvalidArgument(spec_.name + ": normalisation failed: " + utf8proc_errmsg(n));
     }
     Status s = Apply(0, std::string_view(reinterpret_cast<const char*>(composed), n), ids);
     std::free(composed);

@@ -5,7 +5,7 @@
 // Encode, as HF tokenizers' encode(text, add_special_tokens=False) and tiktoken's
 // encode(text, allowed_special="all"):
 //   1. added/special tokens are found first (leftmost, longest) and never split;
-//   2. the text between them is normalised (NFC or nothing);
+//   2. the text between them is normalised (NFC, NFKC or nothing);
 //   3. pre-tokenized: Split steps with a regex or string, ByteLevel's prefix space and regex;
 //   4. each pre-token goes through the BPE merges (bpe_model.h, cached per pre-token).
 // Text must be valid UTF-8: invalid bytes are refused with their offset (HF's Python API and
@@ -49,7 +49,7 @@ struct BpeTokenizerSpec {
   std::string type;  // "hf" or "tiktoken": Tokenizer::type()
   std::string name;  // the file, for errors
   RegexDialect dialect = RegexDialect::kOniguruma;
-  bool nfc = false;
+  enum class Normalization { kNone, kNfc, kNfkc } normalization = Normalization::kNone;
   std::vector<PreTokenizeStep> steps;
   BpeModelSpec model;
   std::vector<AddedToken> added;  // matched in the text before anything else

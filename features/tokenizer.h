@@ -98,7 +98,7 @@ Status MakeSentencePieceTokenizer(const std::string& model_bytes,
 
 // HF tokenizers' tokenizer.json (its bytes; `name` for errors). The end-of-document
 // token is the first added token of: <|endoftext|>, <|end_of_text|>, </s>,
-// <|im_end|>, <eos>. InvalidArgument naming the file and the JSON path for a
+// <|im_end|>, <eos>, <EOT>. InvalidArgument naming the file and the JSON path for a
 // component sluice does not support; Corruption for a damaged file.
 Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
                        std::unique_ptr<Tokenizer>* out);

@@ -45,8 +45,13 @@ class Parser {
     Status st;
     const std::string type = Type(j, path, &st);
     SLUICE_RETURN_IF_ERROR(st);
-    if (type == "NFC") {
-      s->nfc = true;
+    using N = BpeTokenizerSpec::Normalization;
+    if (type == "NFC" || type == "NFKC") {
+      const N n = type == "NFC" ? N::kNfc : N::kNfkc;
+      if (s->normalization != N::kNone && s->normalization != n)
+        return Unsupported(path + ".type", "\"" + type + "\" after another form",
+                           "one of NFC, NFKC");
+      s->normalization = n;
       return Status::OK();
     }
     if (type == "Sequence") {
@@ -57,7 +62,7 @@ class Parser {
             Normalizer(list[i], path + ".normalizers[" + std::to_string(i) + "]", s));
       return Status::OK();
     }
-    return Unsupported(path + ".type", "\"" + type + "\"", "NFC, Sequence");
+    return Unsupported(path + ".type", "\"" + type + "\"", "NFC, NFKC, Sequence");
   }
 
   Status PreTokenizer(const json& j, const std::string& path, BpeTokenizerSpec* s,

@@ -2,7 +2,7 @@
 // being refused with the file and the JSON path (docs/tokenizers.md):
 //   model        BPE: vocab, merges ("a b" strings or [a, b] pairs), byte_fallback,
 //                ignore_merges, unk_token, fuse_unk (no dropout, subword prefix or suffix)
-//   normalizer   null, NFC, Sequence of those
+//   normalizer   null, NFC, NFKC, Sequence of those
 //   pre_tokenizer ByteLevel (add_prefix_space, use_regex), Split (Regex or String pattern,
 //                any behavior, invert), Sequence of those with ByteLevel last
 //   decoder      ByteLevel
@@ -21,7 +21,7 @@ namespace sluice::features {
 
 // The end-of-document token is the first of these that the file's added tokens hold.
 inline constexpr const char* kEndOfTextTokens[] = {"<|endoftext|>", "<|end_of_text|>", "</s>",
-                                                   "<|im_end|>", "<eos>"};
+                                                   "<|im_end|>",    "<eos>",           "<EOT>"};
 
 Status ParseTokenizerJson(const std::string& bytes, const std::string& name,
                           BpeTokenizerSpec* spec);

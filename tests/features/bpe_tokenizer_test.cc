@@ -200,7 +200,7 @@ TEST(HfTokenizer, RefusesUnsupportedComponentsNamingThePath) {
                      {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase"}}}}};
   EXPECT_EQ(refusal(j),
             "dir/tokenizer.json: normalizer.normalizers[1].type \"Lowercase\" is not supported "
-            "(supported: NFC, Sequence)");
+            "(supported: NFC, NFKC, Sequence)");
   j = Gpt2Like(kMerges);
   j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}};
   EXPECT_EQ(refusal(j),
