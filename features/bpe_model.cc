@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <queue>
 
 #include "features/byte_level.h"
@@ -15,6 +16,29 @@ constexpr int32_t kNoRank = INT32_MAX;
 
 // Longer pre-tokens go to the heap merge: the rank scan is quadratic in the symbols.
 constexpr size_t kMaxQuadraticSymbols = 256;
+
+// A 64-bit hash of short byte strings (pre-tokens average a few bytes): 8 bytes at a time,
+// multiply-xorshift mixing (splitmix64's constants).
+uint64_t HashBytes(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  h = (h ^ v) * 0x94d049bb133111ebULL;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
+  return h;
+}
 
 std::string FallbackToken(uint8_t b) {
   char buf[8];
@@ -47,20 +71,79 @@ const BpeModel::Merge* BpeModel::PairTable::Find(int32_t a, int32_t b) const {
   }
 }
 
-bool BpeModel::Cache::Get(std::string_view piece, size_t hash, std::vector<int32_t>* ids) const {
-  Shard& s = shards_[(hash >> 20) % kShards];
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.map.find(piece);
-  if (it == s.map.end()) return false;
-  ids->insert(ids->end(), it->second.begin(), it->second.end());
+void BpeModel::TokenTable::Reserve(size_t n) {
+  size_t cap = 16;
+  while (cap < n * 2) cap <<= 1;
+  if (cap > slots_.size()) {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.resize(cap);
+    for (const Slot& s : old) {
+      if (s.id < 0) continue;
+      size_t i = s.hash & (slots_.size() - 1);
+      while (slots_[i].id >= 0) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = s;
+    }
+  }
+}
+
+bool BpeModel::TokenTable::Insert(std::string_view token, int32_t id) {
+  if ((used_ + 1) * 2 > slots_.size()) Reserve(used_ + 1);
+  const uint64_t h = HashBytes(token);
+  size_t i = h & (slots_.size() - 1);
+  for (; slots_[i].id >= 0; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& s = slots_[i];
+    if (s.hash == h && s.len == token.size() &&
+        std::memcmp(arena_.data() + s.offset, token.data(), token.size()) == 0)
+      return false;
+  }
+  slots_[i] = {h, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(token.size()), id};
+  arena_.append(token);
+  ++used_;
   return true;
 }
 
-void BpeModel::Cache::Put(std::string_view piece, size_t hash, const int32_t* ids, size_t n) const {
-  Shard& s = shards_[(hash >> 20) % kShards];
+int32_t BpeModel::TokenTable::Find(std::string_view token) const {
+  if (slots_.empty()) return -1;
+  const uint64_t h = HashBytes(token);
+  for (size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& s = slots_[i];
+    if (s.id < 0) return -1;
+    if (s.hash == h && s.len == token.size() &&
+        std::memcmp(arena_.data() + s.offset, token.data(), token.size()) == 0)
+      return s.id;
+  }
+}
+
+BpeModel::Cache::Cache() {
+  for (Shard& s : shards_) {
+    s.entries.reset(new Entry[kSlots]);
+    for (size_t i = 0; i < kSlots; ++i) s.entries[i].len = 0;
+  }
+}
+
+bool BpeModel::Cache::Get(std::string_view piece, uint64_t hash, std::vector<int32_t>* ids) const {
+  Shard& s = shards_[hash % kShards];
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.map.size() >= kShardEntries) s.map.clear();
-  s.map.emplace(std::string(piece), std::vector<int32_t>(ids, ids + n));
+  const Entry& e = s.entries[(hash / kShards) % kSlots];
+  if (e.hash != hash || e.len != piece.size() ||
+      std::memcmp(e.key, piece.data(), piece.size()) != 0)
+    return false;
+  ids->insert(ids->end(), e.ids, e.ids + e.n);
+  return true;
+}
+
+void BpeModel::Cache::Put(std::string_view piece, uint64_t hash, const int32_t* ids,
+                          size_t n) const {
+  if (n > kMaxIds) return;
+  Shard& s = shards_[hash % kShards];
+  std::lock_guard<std::mutex> lock(s.mu);
+  Entry& e = s.entries[(hash / kShards) % kSlots];
+  e.hash = hash;
+  e.len = static_cast<uint8_t>(piece.size());
+  e.n = static_cast<uint8_t>(n);
+  std::memcpy(e.key, piece.data(), piece.size());
+  std::copy(ids, ids + n, e.ids);
 }
 
 Status BpeModel::Create(BpeModelSpec spec, std::unique_ptr<BpeModel>* out) {
@@ -68,10 +151,10 @@ Status BpeModel::Create(BpeModelSpec spec, std::unique_ptr<BpeModel>* out) {
   int32_t max_id = -1;
   for (const auto& [token, id] : spec.vocab) max_id = std::max(max_id, id);
   std::vector<const std::string*> by_id(static_cast<size_t>(max_id + 1), nullptr);
-  m->tokens_.reserve(spec.vocab.size());
+  m->tokens_.Reserve(spec.vocab.size());
   for (const auto& [token, id] : spec.vocab) {
     if (id < 0) return Status::Corruption(spec.name + ": negative id for token \"" + token + "\"");
-    if (!m->tokens_.emplace(token, id).second) {
+    if (!m->tokens_.Insert(token, id)) {
       return Status::Corruption(spec.name + ": the token \"" + token +
                                 "\" is listed twice (hint: the file is damaged)");
     }
@@ -120,10 +203,7 @@ Status BpeModel::Create(BpeModelSpec spec, std::unique_ptr<BpeModel>* out) {
   return Status::OK();
 }
 
-int32_t BpeModel::Find(std::string_view token) const {
-  auto it = tokens_.find(token);
-  return it == tokens_.end() ? -1 : it->second;
-}
+int32_t BpeModel::Find(std::string_view token) const { return tokens_.Find(token); }
 
 Status BpeModel::InitialSymbols(std::string_view piece, std::vector<int32_t>* symbols) const {
   bool last_unk = false;
@@ -254,7 +334,7 @@ Status BpeModel::Encode(std::string_view piece, std::vector<int32_t>* ids) const
     }
   }
   const bool cacheable = piece.size() <= Cache::kMaxPieceBytes;
-  const size_t hash = cacheable ? std::hash<std::string_view>()(piece) : 0;
+  const uint64_t hash = cacheable ? HashBytes(piece) : 0;
   if (cacheable && cache_.Get(piece, hash, ids)) return Status::OK();
   thread_local std::vector<int32_t> symbols;
   symbols.clear();

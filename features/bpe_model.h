@@ -52,11 +52,27 @@ class BpeModel {
     int32_t rank;
     int32_t id;
   };
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  // Token bytes -> id by open addressing, the bytes in one arena: a lookup is one probe of a
+  // 24-byte slot and one compare, what the whole-pre-token lookup and the cache miss path cost.
+  class TokenTable {
+   public:
+    void Reserve(size_t n);
+    // False when `token` is in the table already.
+    bool Insert(std::string_view token, int32_t id);
+    int32_t Find(std::string_view token) const;
+
+   private:
+    struct Slot {
+      uint64_t hash = 0;
+      uint32_t offset = 0;
+      uint32_t len = 0;
+      int32_t id = -1;  // -1: empty
+    };
+    void Grow();
+    std::vector<Slot> slots_;
+    std::string arena_;
+    size_t used_ = 0;
   };
-  using TokenMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
   // Open addressing over (left << 32 | right): the pair lookups are the merge loop's cost.
   class PairTable {
@@ -76,20 +92,30 @@ class BpeModel {
     uint64_t mask_ = 0;
   };
 
-  // Bounded: a shard that fills up is emptied (the pre-tokens of text repeat, so the useful ones
-  // come back at once); memory stays under kShards * kShardEntries pre-tokens.
+  // Bounded and direct-mapped: kShards shards of kSlots entries, each holding one pre-token of
+  // up to kMaxPieceBytes bytes with up to kMaxIds ids (longer ones, rare, are not cached); a new
+  // pre-token replaces the one in its slot. 4 MiB per tokenizer, one 64-byte entry per lookup.
   class Cache {
    public:
     static constexpr size_t kShards = 64;
-    static constexpr size_t kShardEntries = 8192;
-    static constexpr size_t kMaxPieceBytes = 64;  // longer pre-tokens are rare: not cached
-    bool Get(std::string_view piece, size_t hash, std::vector<int32_t>* ids) const;
-    void Put(std::string_view piece, size_t hash, const int32_t* ids, size_t n) const;
+    static constexpr size_t kSlots = 1024;
+    static constexpr size_t kMaxPieceBytes = 22;
+    static constexpr size_t kMaxIds = 8;
+    Cache();
+    bool Get(std::string_view piece, uint64_t hash, std::vector<int32_t>* ids) const;
+    void Put(std::string_view piece, uint64_t hash, const int32_t* ids, size_t n) const;
 
    private:
+    struct alignas(64) Entry {
+      uint64_t hash;
+      uint8_t len;  // 0: empty (an empty pre-token is never looked up)
+      uint8_t n;
+      char key[kMaxPieceBytes];
+      int32_t ids[kMaxIds];
+    };
     struct Shard {
       std::mutex mu;
-      std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> map;
+      std::unique_ptr<Entry[]> entries;
     };
     mutable std::array<Shard, kShards> shards_;
   };
@@ -99,7 +125,7 @@ class BpeModel {
   void MergeSymbolsWithHeap(std::vector<int32_t>* symbols) const;
 
   BpeModelSpec spec_;
-  TokenMap tokens_;
+  TokenTable tokens_;
   std::array<int32_t, 256> byte_ids_;      // byte_symbols: the token of each single byte, or -1
   std::array<int32_t, 256> fallback_ids_;  // <0xXX>, or -1
   PairTable pairs_;
