@@ -10,7 +10,9 @@
 
 namespace sluice::features {
 
-// The encodings sluice knows by name, for messages.
+// The encodings sluice knows by name.
+inline constexpr const char* kTiktokenEncodingNames[] = {"r50k_base", "p50k_base", "cl100k_base",
+                                                         "o200k_base"};
 inline constexpr const char* kTiktokenEncodings = "r50k_base, p50k_base, cl100k_base, o200k_base";
 
 // Reads the rank file's bytes into *spec with `encoding`'s pattern and special tokens.
