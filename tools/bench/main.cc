@@ -19,6 +19,8 @@ void Usage(FILE* out) {
       "ratio\n"
       "  step       one training step of the CTC model on the device: ms/step and MFU, the sluice\n"
       "             side of tools/bench/asr_torch_step.py\n"
+      "  tokenize   byte-level BPE (hf:/tiktoken:) encoding MB/s per core, the sluice side of\n"
+      "             tools/bench/tokenize_vs_hf.py\n"
       "\n"
       "Run 'sluice-bench <command> --help' for the options of one command.\n"
       "docs/benchmarks.md explains the method.\n");
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   if (cmd == "epoch") return sluice::bench::RunEpoch(argc - 1, argv + 1);
   if (cmd == "feed") return sluice::bench::RunFeed(argc - 1, argv + 1);
   if (cmd == "step") return sluice::bench::RunStep(argc - 1, argv + 1);
+  if (cmd == "tokenize") return sluice::bench::RunTokenize(argc - 1, argv + 1);
   std::fprintf(stderr, "sluice-bench: unknown command '%s'\n", cmd.c_str());
   Usage(stderr);
   return 2;
