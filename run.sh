@@ -14,6 +14,8 @@ DEBIAN_PACKAGES=(
   # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards and gzip
   # manifests of importers
   libpcre2-dev libarchive-dev zlib1g-dev
+  # NFC for tokenizer.json normalizers (small; ICU would do it too, at twenty times the size)
+  libutf8proc-dev
   libopenmpi-dev openmpi-bin espeak-ng sox
   # the Python package (python/, docs/python.md) and its tests; ccache lets pip's build of the
   # wheel reuse build/'s objects instead of compiling the project twice
@@ -94,8 +96,11 @@ MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1
   "werkzeug==3.1.8" "flask-cors==6.0.2")
 # lhotse and webdataset write the files the importers are compared with
 # (tests/tools/import_equality_test.py) and lhotse reads the exports; python-soxr is the resampling
-# reference of sluice.load. (lhotse imports urllib3 without declaring it: moto's botocore brings it.)
-REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2" "soxr==1.1.0")
+# reference of sluice.load (lhotse imports urllib3 without declaring it: moto's botocore brings it);
+# tokenizers and tiktoken: tests/features/bpe_equality.py compares sluice's ids with theirs;
+# anthropic 0.38.0 ships a real published tokenizer.json (Claude's), the last release that does.
+REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2" "soxr==1.1.0" "tokenizers==0.23.3"
+  "tiktoken==0.14.0" "anthropic==0.38.0")
 # The venv sees Debian's packages: lhotse requires torch at import, and Debian's python3-torch
 # satisfies it, where PyPI's would bring gigabytes of CUDA wheels into every CI run.
 tools_venv() {

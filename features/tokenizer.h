@@ -1,9 +1,17 @@
-// Tokenizers behind one interface: a character vocabulary and SentencePiece
-// (BPE or unigram). The same object encodes offline in shardify and online in
-// the loader, so both give the same ids.
+// Tokenizers behind one interface: a character vocabulary, SentencePiece (BPE
+// or unigram), and the byte-level BPE of LLMs from HF tokenizer.json or a
+// tiktoken rank file (bpe_tokenizer.h). The same object encodes offline in
+// shardify and online in the loader, so both give the same ids.
 //
-// Id layout, the same for every tokenizer: 0 is the CTC blank (never produced
-// by Encode), 1 is the end-of-document token, real tokens start at 2.
+// Two id layouts:
+//  - sluice's, for char and SentencePiece (models trained from scratch, CTC):
+//    0 is the CTC blank (never produced by Encode), 1 is the end-of-document
+//    token, real tokens start at 2.
+//  - the file's own, for "hf" and "tiktoken" (ids_are_the_files()): the ids
+//    index a pretrained model's embedding table, so they are exactly the ids
+//    of HF tokenizers / tiktoken. There is no blank (blank_id() is -1) and
+//    end_of_document_id() is the file's end-of-text token.
+// Code that appends or skips these ids asks the tokenizer, never the constants.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +36,20 @@ class Tokenizer {
   // valid UTF-8. InvalidArgument naming the character and its byte offset when
   // the vocabulary cannot represent it. Thread-safe.
   virtual Status Encode(std::string_view text, std::vector<int32_t>* ids) const = 0;
-  // Text of ids (blank and end-of-document are skipped). InvalidArgument for an
-  // id outside [0, vocab_size()).
+  // Text of ids. sluice's layout: blank and end-of-document are skipped; the
+  // file's: every id is decoded, special tokens as their text, so
+  // Decode(Encode(x)) == x. InvalidArgument for an id outside
+  // [0, vocab_size()) or one the file does not assign.
   virtual Status Decode(const int32_t* ids, size_t n, std::string* text) const = 0;
-  // Number of ids, blank and end-of-document included.
+  // Number of ids, blank and end-of-document included (the file's: the largest
+  // id plus one).
   virtual int32_t vocab_size() const = 0;
-  virtual std::string_view type() const = 0;  // "char" or "sentencepiece"
+  virtual std::string_view type() const = 0;  // "char", "sentencepiece", "hf" or "tiktoken"
+  // The id shardify and the loader append after each document of a text dataset.
+  virtual int32_t end_of_document_id() const { return kEndOfDocumentId; }
+  // The CTC blank, or -1 when the ids are the file's (there is none).
+  virtual int32_t blank_id() const { return kBlankId; }
+  bool ids_are_the_files() const { return blank_id() < 0; }
   const TextNormalizeOptions& normalize() const { return normalize_; }
 
  protected:
@@ -77,5 +93,19 @@ Status MakeSentencePieceTokenizer(const std::string& model_bytes,
                                   const std::string& name_for_errors,
                                   const TextNormalizeOptions& normalize, bool allow_unknown,
                                   std::unique_ptr<Tokenizer>* out);
+
+// ---- Byte-level BPE (bpe_tokenizer.h) -------------------------------------
+
+// HF tokenizers' tokenizer.json (its bytes; `name` for errors). The end-of-document
+// token is the first added token of: <|endoftext|>, <|end_of_text|>, </s>,
+// <|im_end|>, <eos>, <EOT>. InvalidArgument naming the file and the JSON path for a
+// component sluice does not support; Corruption for a damaged file.
+Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
+                       std::unique_ptr<Tokenizer>* out);
+// tiktoken's rank file (lines of "base64-token rank") with the regex and the
+// special tokens of the encoding `encoding` names: r50k_base, p50k_base,
+// cl100k_base or o200k_base. End of document: <|endoftext|>.
+Status MakeTiktokenTokenizer(const std::string& file_bytes, const std::string& name,
+                             const std::string& encoding, std::unique_ptr<Tokenizer>* out);
 
 }  // namespace sluice::features

@@ -33,7 +33,7 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const shards::Storage& stor
       Status s =
           features::MakeCharTokenizer(d.at("vocab").get<std::vector<std::string>>(), norm, out);
       if (!s.ok()) return Status::Corruption(where + ": " + s.message());
-    } else if (type == "sentencepiece") {
+    } else if (type == "sentencepiece" || type == "hf" || type == "tiktoken") {
       const std::string file = d.at("file").get<std::string>();
       const std::string path = storage.Where(file);
       std::string bytes;
@@ -41,10 +41,25 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const shards::Storage& stor
       if (shards::ChecksumHex(shards::Checksum(bytes.data(), bytes.size())) !=
           d.at("xxh3").get<std::string>()) {
         return Status::Corruption(
-            path + ": checksum does not match manifest.json (damaged or replaced model)");
+            path + ": checksum does not match manifest.json (damaged or replaced tokenizer file)");
       }
-      SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(
-          bytes, path, norm, d.value("allow_unknown", false), out));
+      if (type == "sentencepiece") {
+        SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(
+            bytes, path, norm, d.value("allow_unknown", false), out));
+      } else if (type == "hf") {
+        SLUICE_RETURN_IF_ERROR(features::MakeHfTokenizer(bytes, path, out));
+      } else {
+        SLUICE_RETURN_IF_ERROR(features::MakeTiktokenTokenizer(
+            bytes, path, d.at("encoding").get<std::string>(), out));
+      }
+      // The ids stored in the shards were made with this end-of-document id.
+      if (d.contains("end_of_document_id") &&
+          d["end_of_document_id"].get<int>() != (*out)->end_of_document_id()) {
+        return Status::Corruption(where + ": end_of_document_id " +
+                                  std::to_string(d["end_of_document_id"].get<int>()) + " but " +
+                                  path + " gives " +
+                                  std::to_string((*out)->end_of_document_id()));
+      }
     } else {
       return Status::Unsupported(where + ": unknown type '" + type + "'");
     }
@@ -69,7 +84,7 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
   return [tokenizer, end_of_document](std::string_view text, std::vector<int32_t>* ids) {
     ids->clear();
     SLUICE_RETURN_IF_ERROR(tokenizer->Encode(text, ids));
-    if (end_of_document) ids->push_back(features::kEndOfDocumentId);
+    if (end_of_document) ids->push_back(tokenizer->end_of_document_id());
     return Status::OK();
   };
 }

@@ -17,8 +17,18 @@
 
 namespace sluice::loader {
 
-// The SentencePiece model's file name inside a dataset directory.
+// The tokenizer file's name inside a dataset directory, per type: the SentencePiece model, HF's
+// tokenizer.json, a tiktoken rank file. A dataset holds at most one (manifest.json "file").
 inline constexpr const char* kTokenizerModelName = "tokenizer.model";
+inline constexpr const char* kTokenizerJsonName = "tokenizer.json";
+inline constexpr const char* kTiktokenFileName = "tokenizer.tiktoken";
+inline constexpr const char* kTokenizerFileNames[] = {kTokenizerModelName, kTokenizerJsonName,
+                                                      kTiktokenFileName};
+inline bool IsTokenizerFileName(std::string_view name) {
+  for (const char* n : kTokenizerFileNames)
+    if (name == n) return true;
+  return false;
+}
 
 // manifest.json's "normalize" object, both ways (the keys of TextNormalizeOptions).
 nlohmann::json TextNormalizeToJson(const features::TextNormalizeOptions& n);
@@ -26,8 +36,8 @@ features::TextNormalizeOptions TextNormalizeFromJson(
     const nlohmann::json& j);  // throws json errors
 
 // Re-creates the tokenizer from its manifest description and the dataset's files, wherever they
-// live (a directory, an HTTP or S3 prefix: storage/open.h): the SentencePiece model is read
-// through `storage`, checked against its XXH3. Corruption naming the manifest or model file
+// live (a directory, an HTTP or S3 prefix: storage/open.h): the tokenizer file (SentencePiece
+// model, tokenizer.json, tiktoken ranks) is read through `storage`, checked against its XXH3. Corruption naming the manifest or model file
 // (Storage::Where) for anything inconsistent; the storage's own error when the model cannot be
 // read.
 Status LoadDatasetTokenizer(const nlohmann::json& description, const shards::Storage& storage,
@@ -38,7 +48,8 @@ Status LoadDatasetTokenizer(const nlohmann::json& description, const std::string
 
 // The loader's hook around a tokenizer: the ids a record would store. With end_of_document
 // (text datasets: shardify text appends it to every line or document) the ids are followed by
-// the end-of-document id 1; transcripts (audio datasets) get the ids alone.
+// the tokenizer's end_of_document_id() (1, or the file's end-of-text token for hf/tiktoken);
+// transcripts (audio datasets) get the ids alone.
 Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokenizer,
                               bool end_of_document);
 

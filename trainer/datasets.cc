@@ -59,6 +59,13 @@ Status OpenTokenized(const std::string& dir, const storage::StorageOptions& stor
         "HINT: shardify audio -m MANIFEST.jsonl -o " +
         d->name + " --tokenizer char (or bpe:N, unigram:N, spm:PATH)");
   SLUICE_RETURN_IF_ERROR(loader::LoadDatasetTokenizer(*m.tokenizer, *files, &d->tokenizer));
+  if (d->tokenizer->blank_id() < 0) {
+    // hf/tiktoken ids are a pretrained LLM's, with no id free for CTC's blank.
+    return Status::InvalidArgument(
+        d->name + "/manifest.json: the tokenizer is " + std::string(d->tokenizer->type()) +
+        ", whose ids are the file's own with no CTC blank. HINT: shardify audio ... --tokenizer "
+        "char (or bpe:N, unigram:N, spm:PATH) for CTC training");
+  }
   d->fingerprint = TokenizerFingerprint(*m.tokenizer);
   d->content = DatasetFingerprint(m);
   return Status::OK();

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "features/byte_level.h"
+#include "features/utf8.h"
 #include "trainer/checkpoint.h"
 #include "cli_util.h"
 #include "trainer/held_out.h"
@@ -344,6 +346,31 @@ TEST_F(TrainCli, DatasetWithoutTokenIdsHasAHint) {
   EXPECT_NE(r.out.find("no token ids"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("HINT: shardify"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--tokenizer char"), std::string::npos) << r.out;
+}
+
+// An LLM tokenizer's ids are the file's, with no id free for CTC's blank: refused with a hint
+// rather than training with a real token as the blank.
+TEST_F(TrainCli, DatasetWithAnLlmTokenizerIsRefusedForCtc) {
+  nlohmann::json vocab = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) {
+    std::string c;
+    sluice::features::AppendUtf8(sluice::features::ByteLevelChar(static_cast<uint8_t>(b)), &c);
+    vocab[c] = b;
+  }
+  const nlohmann::json j = {
+      {"added_tokens", {{{"id", 256}, {"content", "<|endoftext|>"}}}},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}},
+      {"decoder", {{"type", "ByteLevel"}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};
+  WriteFile(dir_->Join("tokenizer.json"), j.dump());
+  ASSERT_EQ(Shell(Env("SHARDIFY") + " audio -q -m " + dir_->Join("corpus/manifest.jsonl") +
+                  " -o " + dir_->Join("llm") + " --tokenizer hf:" + dir_->Join("tokenizer.json"))
+                .code,
+            0);
+  const Result r = Train("llm", "--steps 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("no CTC blank"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HINT: shardify"), std::string::npos) << r.out;
 }
 
 // Without a GPU (or without the CUDA trainer built), --device cuda is an error naming the cause,

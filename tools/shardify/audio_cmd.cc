@@ -411,7 +411,7 @@ Status LoadTokenizer(const AudioArgs& a, AudioModels* models, AudioConfig* cfg,
   SLUICE_RETURN_IF_ERROR(PrepareTokenizer(a.tokenizer, texts, &models->tok));
   cfg->tokenizer = models->tok.tokenizer.get();
   if (!models->tok.model_bytes.empty())
-    opt->extra_files.emplace_back(loader::kTokenizerModelName, models->tok.model_bytes);
+    opt->extra_files.emplace_back(models->tok.file_name, models->tok.model_bytes);
   return Status::OK();
 }
 

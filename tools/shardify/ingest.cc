@@ -41,7 +41,7 @@ struct ResumePoint {
 bool IsOurFile(const std::string& name) {
   return name == shards::kManifestName || name == kJournalName || name == kRejectsName ||
          name == kPartMarkerName || name == std::string(kPartMarkerName) + ".tmp" ||
-         name == loader::kTokenizerModelName ||
+         loader::IsTokenizerFileName(name) ||
          name == std::string(shards::kManifestName) + ".tmp" ||
          (name.rfind("shard-", 0) == 0 &&
           (name.ends_with(".sluice") || name.ends_with(".sluice.tmp")));

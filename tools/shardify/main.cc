@@ -45,7 +45,8 @@ void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
   sub->add_option(
       "--tokenizer", a->spec,
       "Store token ids: char (character vocabulary), bpe:N or unigram:N (SentencePiece trained on "
-      "the texts), or spm:PATH (a trained .model)");
+      "the texts), spm:PATH (a trained .model), hf:PATH/tokenizer.json or "
+      "tiktoken:PATH[:ENCODING] (an LLM's byte-level BPE, ids as the file gives them)");
   sub->add_flag("--keep-case", a->keep_case, "Tokenize without lowercasing");
   sub->add_flag("--keep-punctuation", a->keep_punctuation,
                 "Tokenize without stripping punctuation");

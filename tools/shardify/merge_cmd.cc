@@ -65,9 +65,10 @@ Status RepackOptions(const PartMarker& m, shards::DatasetWriterOptions* o) {
   return Status::OK();
 }
 
-// tokenizer.model: the same in every part (all train on the whole input), copied once.
-Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::string& out_dir) {
-  const std::string name = loader::kTokenizerModelName;
+// The tokenizer file (tokenizer.model, tokenizer.json or tokenizer.tiktoken): the same in every
+// part (all train on, or read, the same input), copied once.
+Status CopyTokenizerFile(const std::vector<CompletePart>& parts, const std::string& out_dir,
+                         const std::string& name) {
   std::error_code ec;
   const bool with_model = fs::exists(parts[0].dir + "/" + name, ec);
   std::string first;
@@ -90,6 +91,12 @@ Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::str
   }
   if (!with_model) return Status::OK();
   return WriteFileAtomic(out_dir + "/" + name, first);
+}
+
+Status CopyTokenizerModel(const std::vector<CompletePart>& parts, const std::string& out_dir) {
+  for (const char* name : loader::kTokenizerFileNames)
+    SLUICE_RETURN_IF_ERROR(CopyTokenizerFile(parts, out_dir, name));
+  return Status::OK();
 }
 
 // Whether `out_dir` holds the merge of exactly these parts, complete: a rerun after a failure

@@ -14,7 +14,7 @@ namespace {
 
 bool IsDatasetFile(const std::string& name) {
   return name == shards::kManifestName || name == "rejects.jsonl" ||
-         name == loader::kTokenizerModelName || name == kPartMarkerName ||
+         loader::IsTokenizerFileName(name) || name == kPartMarkerName ||
          (name.rfind("shard-", 0) == 0 && name.ends_with(".sluice"));
 }
 

@@ -49,7 +49,7 @@ void ProcessText(const features::Tokenizer* tokenizer, bool store_ids, const Inp
       r->reason = st.message();
       return;
     }
-    ids.push_back(features::kEndOfDocumentId);
+    ids.push_back(tokenizer->end_of_document_id());
     if (store_ids) b.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
     r->tokens = static_cast<uint32_t>(ids.size());
   }
@@ -89,7 +89,7 @@ int Run(const TextArgs& a) {
     if (st.ok()) st = PrepareTokenizer(a.tokenizer, texts, &tok);
     if (!st.ok()) return ReportError(st);
     if (!tok.model_bytes.empty())
-      opt.extra_files.emplace_back(loader::kTokenizerModelName, tok.model_bytes);
+      opt.extra_files.emplace_back(tok.file_name, tok.model_bytes);
   }
   opt.progress_what = a.docs ? "documents" : "lines";
   opt.fingerprint = {{"command", "text"},

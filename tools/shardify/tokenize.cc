@@ -3,6 +3,7 @@
 #include "loader/dataset_tokenizer.h"
 
 #include "base/file.h"
+#include "features/bpe_file_spec.h"
 #include "shards/checksum.h"
 
 namespace sluice::shardify {
@@ -53,18 +54,34 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
     d["type"] = "sentencepiece";
     d["given"] = path;
     d["allow_unknown"] = a.allow_unknown;
+  } else if (features::IsBpeFileSpec(a.spec)) {
+    features::BpeFileSpec f;
+    SLUICE_RETURN_IF_ERROR(features::ParseBpeFileSpec(a.spec, &f));
+    SLUICE_RETURN_IF_ERROR(features::LoadBpeFile(f, &out->model_bytes, &out->tokenizer));
+    d["type"] = f.type;
+    d["given"] = f.path;
+    if (f.type == "tiktoken") d["encoding"] = f.encoding;
+    out->file_name = f.type == "hf" ? loader::kTokenizerJsonName : loader::kTiktokenFileName;
   } else {
-    return Status::InvalidArgument("--tokenizer '" + a.spec +
-                                   "': expected char, bpe:N, unigram:N or spm:PATH");
+    return Status::InvalidArgument(
+        "--tokenizer '" + a.spec +
+        "': expected char, bpe:N, unigram:N, spm:PATH, hf:PATH/tokenizer.json or "
+        "tiktoken:PATH[:ENCODING]");
+  }
+  if (out->tokenizer->ids_are_the_files()) {
+    // The file says how text is normalised; sluice's lowercasing and punctuation do not apply.
+    d["normalize"] = loader::TextNormalizeToJson(out->tokenizer->normalize());
   }
   if (!out->model_bytes.empty()) {
-    d["file"] = loader::kTokenizerModelName;
+    if (out->file_name.empty()) out->file_name = loader::kTokenizerModelName;
+    d["file"] = out->file_name;
     d["xxh3"] =
         shards::ChecksumHex(shards::Checksum(out->model_bytes.data(), out->model_bytes.size()));
   }
   d["vocab_size"] = out->tokenizer->vocab_size();
-  d["blank_id"] = features::kBlankId;
-  d["end_of_document_id"] = features::kEndOfDocumentId;
+  const int32_t blank = out->tokenizer->blank_id();
+  d["blank_id"] = blank < 0 ? nlohmann::json(nullptr) : nlohmann::json(blank);
+  d["end_of_document_id"] = out->tokenizer->end_of_document_id();
   out->description = std::move(d);
   return Status::OK();
 }
