@@ -350,8 +350,9 @@ TEST(OptionsTables, EveryFlagIsDocumented) {
                     loader = Doc("loader.md");
   // docs/train.md: the run's own flags; the loader's are docs/loader.md's, checked below.
   VisitFields(o, [&](const FieldInfo& f, auto&) {
-    if (f.flag != nullptr && std::string(f.flag).rfind("--", 0) == 0)
+    if (f.flag != nullptr && std::string(f.flag).rfind("--", 0) == 0) {
       EXPECT_TRUE(HasFlag(train, f.flag)) << "docs/train.md " << f.flag;
+    }
   });
   features::SpecAugmentOptions sa;
   features::SpeedPerturbOptions sp;
