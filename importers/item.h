@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -47,6 +49,22 @@ class Importer {
   // The next item; false at the end, or on a read error, which *status then holds (a damaged
   // line or sample is an item with a reason, not an error).
   virtual bool Next(ImportItem* item, Status* status) = 0;
+};
+
+// Items already built whole (formats whose files must all be read before any item is known: a
+// Kaldi directory, a recordings + supervisions manifest pair), handed out in order.
+class ItemsImporter final : public Importer {
+ public:
+  explicit ItemsImporter(std::vector<ImportItem> items) : items_(std::move(items)) {}
+  bool Next(ImportItem* item, Status*) override {
+    if (next_ >= items_.size()) return false;
+    *item = std::move(items_[next_++]);
+    return true;
+  }
+
+ private:
+  std::vector<ImportItem> items_;
+  size_t next_ = 0;
 };
 
 }  // namespace sluice::importers

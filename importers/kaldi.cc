@@ -254,24 +254,6 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
   for (ImportItem& r : rejected) out->push_back(std::move(r));
 }
 
-namespace {
-
-class KaldiDir : public Importer {
- public:
-  explicit KaldiDir(std::vector<ImportItem> items) : items_(std::move(items)) {}
-  bool Next(ImportItem* item, Status*) override {
-    if (next_ >= items_.size()) return false;
-    *item = std::move(items_[next_++]);  // each reader opens the directory afresh
-    return true;
-  }
-
- private:
-  std::vector<ImportItem> items_;
-  size_t next_ = 0;
-};
-
-}  // namespace
-
 Status OpenKaldiDir(const std::string& dir, const ImportOptions& opt,
                     std::unique_ptr<Importer>* out) {
   KaldiFiles files;
@@ -291,7 +273,7 @@ Status OpenKaldiDir(const std::string& dir, const ImportOptions& opt,
   }
   std::vector<ImportItem> items;
   KaldiItems(dir, files, opt, &items);
-  *out = std::make_unique<KaldiDir>(std::move(items));
+  *out = std::make_unique<ItemsImporter>(std::move(items));
   return Status::OK();
 }
 

@@ -57,20 +57,6 @@ Status Classify(const std::string& path, Kind* kind) {
   return st;
 }
 
-class Items : public Importer {
- public:
-  explicit Items(std::vector<ImportItem> items) : items_(std::move(items)) {}
-  bool Next(ImportItem* item, Status*) override {
-    if (next_ >= items_.size()) return false;
-    *item = std::move(items_[next_++]);
-    return true;
-  }
-
- private:
-  std::vector<ImportItem> items_;
-  size_t next_ = 0;
-};
-
 ImportItem Rejected(const std::string& source, uint64_t line, const std::string& input,
                     const std::string& why) {
   ImportItem it;
@@ -187,7 +173,7 @@ Status OpenLhotse(const std::vector<std::string>& paths, const ImportOptions& op
     SLUICE_RETURN_IF_ERROR(ReadLines(paths[1 - r], &supervisions));
     std::vector<ImportItem> items;
     LhotsePairItems(paths[r], recordings, paths[1 - r], supervisions, opt, &items);
-    *out = std::make_unique<Items>(std::move(items));
+    *out = std::make_unique<ItemsImporter>(std::move(items));
     return Status::OK();
   }
   std::string what;
