@@ -150,6 +150,15 @@ Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, ui
   return Status::OK();
 }
 
+PlannedBatch NewPackedBatch(const EpochPlan& plan, uint64_t B, uint32_t L) {
+  PlannedBatch pb;
+  pb.first = plan.records.size();
+  pb.rows = static_cast<uint32_t>(B);
+  pb.max_length = L + 1;
+  pb.total_length = B * (L + 1);
+  return pb;
+}
+
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch,
                       const std::vector<WorldSegment>& earlier, int rank, int world,
@@ -196,11 +205,7 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
   plan->entry_rows.reserve(plan->records.capacity());
   std::vector<uint64_t> row_records;
   for (uint64_t j = 0; j < per_rank; ++j) {
-    PlannedBatch pb;
-    pb.first = plan->records.size();
-    pb.rows = static_cast<uint32_t>(B);
-    pb.max_length = L + 1;
-    pb.total_length = B * (L + 1);
+    PlannedBatch pb = NewPackedBatch(*plan, B, L);
     for (uint32_t row = 0; row < B; ++row) {
       const uint64_t a = plan->sequences[j * B + row] * L, end = a + L + 1;
       row_records.clear();

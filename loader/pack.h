@@ -76,6 +76,9 @@ Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, ui
                      int world, const BatchingOptions& batching, const PackingOptions& packing,
                      uint64_t seed, uint64_t epoch, PackedSequences* out);
 
+// A packed batch of B rows of L + 1 tokens whose entries start at the plan's next record.
+PlannedBatch NewPackedBatch(const EpochPlan& plan, uint64_t B, uint32_t L);
+
 // PackMode::kConcat's plan. InvalidArgument for world < 1, rank outside [0, world), seq_len,
 // batch_size or chunk_tokens 0, no selected record, or a selected record without a token count in
 // the index (shardify text --tokenizer).

@@ -145,6 +145,81 @@ void FitDocuments(const std::vector<uint32_t>& lengths, const PackingOptions& pa
   }
 }
 
+namespace {
+
+// The fit's counts into *plan, with the padding and repeats of the rows the sequences take (the
+// whole epoch's, or with earlier stretches those left).
+void CountFit(const FitRows& fit, const PackedSequences& ps, bool whole_epoch, uint32_t L,
+              EpochPlan* plan) {
+  const uint64_t R = fit.row_first.size() - 1;
+  auto row_tokens = [&](uint64_t row) {
+    uint64_t used = 0;
+    for (uint64_t p = fit.row_first[row]; p < fit.row_first[row + 1]; ++p) used += fit.length[p];
+    return used;
+  };
+  plan->fit_rows = R;
+  plan->split_documents = fit.split_documents;
+  plan->truncated_documents = fit.truncated_documents;
+  plan->truncated_tokens = fit.truncated_tokens;
+  plan->skipped_documents = fit.skipped_documents;
+  plan->skipped_tokens = fit.skipped_tokens;
+  plan->fit_padding = fit.padding;
+  for (uint64_t p = 0; p < fit.length.size(); ++p) plan->stream_tokens += fit.length[p];
+  auto add_repeat = [&](uint64_t k) {
+    const uint64_t used = row_tokens((k - R) % R);
+    plan->wrapped_tokens += used;
+    plan->fit_padding += L - used;
+  };
+  if (whole_epoch) {
+    for (uint64_t k = R; k < ps.S; ++k) add_repeat(k);
+    return;
+  }
+  plan->fit_padding = 0;  // the padding and repeats of the rows left
+  for (uint64_t k : ps.global) {
+    if (k >= R) {
+      add_repeat(k);
+    } else {
+      plan->fit_padding += L - row_tokens(k);
+    }
+  }
+  plan->consumed_sequences = ps.consumed;
+}
+
+// The entries of this rank's per_rank batches: each row's pieces in column order; the row's key
+// is its first document.
+void AddFitEntries(const FitRows& fit, const std::vector<uint64_t>& stream,
+                   const std::vector<uint32_t>& lengths, uint64_t B, uint32_t L,
+                   uint64_t per_rank, EpochPlan* plan) {
+  const uint64_t R = fit.row_first.size() - 1;
+  plan->batches.reserve(per_rank);
+  const size_t expect = fit.doc.size() * per_rank * B / std::max<uint64_t>(R, 1) + per_rank * B;
+  plan->records.reserve(expect);
+  plan->entry_rows.reserve(expect);
+  plan->pieces.reserve(expect);
+  for (uint64_t j = 0; j < per_rank; ++j) {
+    PlannedBatch pb = NewPackedBatch(*plan, B, L);
+    for (uint32_t row = 0; row < B; ++row) {
+      const uint64_t k = plan->sequences[j * B + row];
+      const uint64_t fr = k < R ? k : (k - R) % R;
+      uint32_t column = 0;
+      for (uint64_t p = fit.row_first[fr]; p < fit.row_first[fr + 1]; ++p) {
+        const uint32_t n = lengths[fit.doc[p]], len = fit.length[p], first = fit.first[p];
+        const bool goes_on = column + len == L && first + len < n;
+        plan->records.push_back(stream[fit.doc[p]]);
+        plan->entry_rows.push_back(row);
+        plan->pieces.push_back({column, len + (goes_on ? 1u : 0u), first});
+        column += len;
+        plan->length += len;
+      }
+    }
+    pb.entries = static_cast<uint32_t>(plan->records.size() - pb.first);
+    plan->padded_length += B * L;
+    plan->batches.push_back(pb);
+  }
+}
+
+}  // namespace
+
 Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
                    const PackingOptions& packing, uint64_t seed, uint64_t epoch,
                    const std::vector<WorldSegment>& earlier, int rank, int world,
@@ -178,77 +253,15 @@ Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
         " selected documents is longer than seq_len " + std::to_string(L) +
         " and too_long is skip: nothing is left to pack. HINT: raise seq_len, set split_long, "
         "or too_long truncate");
-  auto row_tokens = [&](uint64_t row) {
-    uint64_t used = 0;
-    for (uint64_t p = fit.row_first[row]; p < fit.row_first[row + 1]; ++p) used += fit.length[p];
-    return used;
-  };
-
   // Step 4: whole batches on every rank, then this rank's sequences (of the rest of the epoch
   // after `earlier`).
   PackedSequences ps;
   SLUICE_RETURN_IF_ERROR(
       PlanSequences(R, earlier, B, rank, world, batching, packing, seed, epoch, &ps));
-  plan->fit_rows = R;
-  plan->split_documents = fit.split_documents;
-  plan->truncated_documents = fit.truncated_documents;
-  plan->truncated_tokens = fit.truncated_tokens;
-  plan->skipped_documents = fit.skipped_documents;
-  plan->skipped_tokens = fit.skipped_tokens;
-  plan->fit_padding = fit.padding;
-  for (uint64_t p = 0; p < fit.length.size(); ++p) plan->stream_tokens += fit.length[p];
-  auto add_repeat = [&](uint64_t k) {
-    const uint64_t used = row_tokens((k - R) % R);
-    plan->wrapped_tokens += used;
-    plan->fit_padding += L - used;
-  };
-  if (earlier.empty()) {
-    for (uint64_t k = R; k < ps.S; ++k) add_repeat(k);
-  } else {  // the padding and repeats of the rows left
-    plan->fit_padding = 0;
-    for (uint64_t k : ps.global) {
-      if (k >= R) {
-        add_repeat(k);
-      } else {
-        plan->fit_padding += L - row_tokens(k);
-      }
-    }
-    plan->consumed_sequences = ps.consumed;
-  }
+  CountFit(fit, ps, earlier.empty(), L, plan);
   plan->sequences = std::move(ps.rank);
   plan->global_batches = ps.global_batches;
-  const uint64_t per_rank = plan->global_batches / world;
-
-  // Entries: each row's pieces in column order; the row's key is its first document.
-  plan->batches.reserve(per_rank);
-  const size_t expect = fit.doc.size() * per_rank * B / std::max<uint64_t>(R, 1) + per_rank * B;
-  plan->records.reserve(expect);
-  plan->entry_rows.reserve(expect);
-  plan->pieces.reserve(expect);
-  for (uint64_t j = 0; j < per_rank; ++j) {
-    PlannedBatch pb;
-    pb.first = plan->records.size();
-    pb.rows = static_cast<uint32_t>(B);
-    pb.max_length = L + 1;
-    pb.total_length = B * (L + 1);
-    for (uint32_t row = 0; row < B; ++row) {
-      const uint64_t k = plan->sequences[j * B + row];
-      const uint64_t fr = k < R ? k : (k - R) % R;
-      uint32_t column = 0;
-      for (uint64_t p = fit.row_first[fr]; p < fit.row_first[fr + 1]; ++p) {
-        const uint32_t n = lengths[fit.doc[p]], len = fit.length[p], first = fit.first[p];
-        const bool goes_on = column + len == L && first + len < n;
-        plan->records.push_back(stream[fit.doc[p]]);
-        plan->entry_rows.push_back(row);
-        plan->pieces.push_back({column, len + (goes_on ? 1u : 0u), first});
-        column += len;
-        plan->length += len;
-      }
-    }
-    pb.entries = static_cast<uint32_t>(plan->records.size() - pb.first);
-    plan->padded_length += B * L;
-    plan->batches.push_back(pb);
-  }
+  AddFitEntries(fit, stream, lengths, B, L, plan->global_batches / world, plan);
   return Status::OK();
 }
 
