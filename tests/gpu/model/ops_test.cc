@@ -253,6 +253,85 @@ TEST(GpuOps, PositionsMatchReferenceFormula) {
   ExpectClose("positions", ToHost(dx, want.size()), want, 1e-6, 1e-6);
 }
 
+// [B, X, Y, F] -> [B, Y, X, F]: the subsampling's channel-major and time-major layouts.
+std::vector<float> SwapMiddle(const std::vector<float>& v, int B, int X, int Y, int F) {
+  std::vector<float> out(v.size());
+  for (int b = 0; b < B; ++b)
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y)
+        for (int f = 0; f < F; ++f)
+          out[((static_cast<size_t>(b) * Y + y) * X + x) * F + f] =
+              v[((static_cast<size_t>(b) * X + x) * Y + y) * F + f];
+  return out;
+}
+
+// reference::Conv2dForward then ReLU: in [B, Cin, H, W] -> [B, Cout, Ho, Wo].
+std::vector<float> ConvRelu(const std::vector<float>& in, const std::vector<float>& w,
+                            const std::vector<float>& bias, int B, int Cin, int H, int W,
+                            int Cout) {
+  const size_t n = static_cast<size_t>(B) * Cout * reference::Conv2dOutSize(H) *
+                   reference::Conv2dOutSize(W);
+  std::vector<float> conv(n), out(n);
+  reference::Conv2dForward(conv.data(), in.data(), w.data(), bias.data(), B, Cin, H, W, Cout);
+  reference::ReluForward(out.data(), conv.data(), n);
+  return out;
+}
+
+// conv2's kernel [Cout, Cin, 9] as its GEMM reads it, [Cout, 9, Cin].
+std::vector<float> TapsFirst(const std::vector<float>& w, int C) {
+  std::vector<float> out(w.size());
+  for (int o = 0; o < C; ++o)
+    for (int ci = 0; ci < C; ++ci)
+      for (int tap = 0; tap < 9; ++tap)
+        out[(static_cast<size_t>(o) * 9 + tap) * C + ci] =
+            w[(static_cast<size_t>(o) * C + ci) * 9 + tap];
+  return out;
+}
+
+// im2col of conv1's output r1 [B, C, T1, F1], taps first: col [(b, t, f), (kh, kw, ci)] =
+// r1[b, ci, 2t + kh, 2f + kw].
+std::vector<float> Im2ColTapsFirst(const std::vector<float>& r1, int B, int C, int T1, int F1,
+                                   int T2, int F2) {
+  const size_t K = 9 * static_cast<size_t>(C);
+  std::vector<float> col(static_cast<size_t>(B) * T2 * F2 * K);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T2; ++t)
+      for (int f = 0; f < F2; ++f)
+        for (int tap = 0; tap < 9; ++tap)
+          for (int ci = 0; ci < C; ++ci)
+            col[((static_cast<size_t>(b) * T2 + t) * F2 + f) * K + tap * C + ci] =
+                r1[((static_cast<size_t>(b) * C + ci) * T1 + 2 * t + tap / 3) * F1 + 2 * f +
+                   tap % 3];
+  return col;
+}
+
+// A dcol (Im2ColTapsFirst's layout) whose col2im is exactly dr1 [B, C, T1, F1]: each position's
+// gradient in the first window that reads it, zeros elsewhere. *unread counts positions no window
+// reads that have a gradient (there must be none).
+std::vector<float> ExactDcol(const std::vector<float>& dr1, int B, int C, int T1, int F1, int T2,
+                             int F2, int* unread) {
+  const size_t K = 9 * static_cast<size_t>(C);
+  std::vector<float> dcol(static_cast<size_t>(B) * T2 * F2 * K, 0.0f);
+  *unread = 0;
+  for (int b = 0; b < B; ++b)
+    for (int ci = 0; ci < C; ++ci)
+      for (int h = 0; h < T1; ++h)
+        for (int w = 0; w < F1; ++w) {
+          const float g = dr1[((static_cast<size_t>(b) * C + ci) * T1 + h) * F1 + w];
+          bool placed = false;
+          for (int kh = 0; kh < 3 && !placed; ++kh)
+            for (int kw = 0; kw < 3 && !placed; ++kw) {
+              const int th = h - kh, tw = w - kw;
+              if (th < 0 || tw < 0 || th % 2 || tw % 2 || th / 2 >= T2 || tw / 2 >= F2) continue;
+              dcol[((static_cast<size_t>(b) * T2 + th / 2) * F2 + tw / 2) * K + (kh * 3 + kw) * C +
+                   ci] = g;
+              placed = true;
+            }
+          *unread += !placed && g != 0.0f;
+        }
+  return dcol;
+}
+
 TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   SKIP_WITHOUT_GPU();
   // 2000 conv1 outputs: two of Conv1Backward's chunks.
@@ -264,28 +343,16 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   const std::vector<float> w2 = Random(C * C * 9, 4, -0.3, 0.3), b2 = Random(C, 5, -0.1, 0.1);
   // Reference: conv1, ReLU, conv2, ReLU, transpose to [B, T2, C, F2].
   const size_t n1 = static_cast<size_t>(B) * C * T1 * F1, n2 = static_cast<size_t>(B) * C * T2 * F2;
-  std::vector<float> c1(n1), r1(n1), c2(n2), r2(n2), sub(n2);
-  reference::Conv2dForward(c1.data(), feats.data(), w1.data(), b1.data(), B, 1, T, F, C);
-  reference::ReluForward(r1.data(), c1.data(), n1);
-  reference::Conv2dForward(c2.data(), r1.data(), w2.data(), b2.data(), B, C, T1, F1, C);
-  reference::ReluForward(r2.data(), c2.data(), n2);
-  for (int b = 0; b < B; ++b)
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < T2; ++t)
-        for (int f = 0; f < F2; ++f)
-          sub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f] =
-              r2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f];
+  const std::vector<float> r1 = ConvRelu(feats, w1, b1, B, 1, T, F, C);
+  const std::vector<float> r2 = ConvRelu(r1, w2, b2, B, C, T1, F1, C);
+  const std::vector<float> sub = SwapMiddle(r2, B, C, T2, F2);
 
   std::unique_ptr<Gemm> gemm;
   ASSERT_OK(Gemm::Create(32 << 20, &gemm));
   auto dfeats = ToDevice(feats), dw1 = ToDevice(w1), db1 = ToDevice(b1), db2 = ToDevice(b2);
   // conv2's kernel as its GEMM reads it, [Cout, 3, 3, Cin], against the host's permutation.
   const size_t K = 9 * static_cast<size_t>(C);
-  std::vector<float> w2_taps(w2.size());
-  for (int o = 0; o < C; ++o)
-    for (int ci = 0; ci < C; ++ci)
-      for (int tap = 0; tap < 9; ++tap)
-        w2_taps[o * K + tap * C + ci] = w2[(static_cast<size_t>(o) * C + ci) * 9 + tap];
+  const std::vector<float> w2_taps = TapsFirst(w2, C);
   auto dw2_f = ToDevice(w2);
   auto dw2 = Zeros<Bf16>(w2.size());
   ASSERT_OK(CastToBf16SwapInner(dw2.data(), dw2_f.data(), C, C, 9, nullptr));
@@ -293,27 +360,15 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
               0);
   // conv1 + ReLU inside im2col: col [(b, t, f), (kh, kw, ci)] = r1[b, ci, 2t + kh, 2f + kw].
   const int M2 = B * T2 * F2;
-  std::vector<float> want_col(M2 * K);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < T2; ++t)
-      for (int f = 0; f < F2; ++f)
-        for (int tap = 0; tap < 9; ++tap)
-          for (int ci = 0; ci < C; ++ci)
-            want_col[((static_cast<size_t>(b) * T2 + t) * F2 + f) * K + tap * C + ci] =
-                r1[((static_cast<size_t>(b) * C + ci) * T1 + 2 * t + tap / 3) * F1 + 2 * f +
-                   tap % 3];
+  const std::vector<float> want_col = Im2ColTapsFirst(r1, B, C, T1, F1, T2, F2);
   auto col = Zeros<Bf16>(M2 * K);
   ASSERT_OK(
       Conv1Im2Col(col.data(), dfeats.data(), dw1.data(), db1.data(), B, T, F, C, nullptr));
   ExpectClose("conv1 + relu + im2col", FromBf16(ToHost(col, M2 * K)), RoundBf16(want_col), 1e-2,
               1e-2);
   auto gout = Zeros<float>(static_cast<size_t>(M2) * C);
-  GemmShape s;
-  s.M = M2;
-  s.N = C;
-  s.K = 9 * C;
-  s.trans_b = true;
-  ASSERT_OK(gemm->Run(s, col.data(), dw2.data(), gout.data(), nullptr));
+  const GemmShape conv2{.M = M2, .N = C, .K = 9 * C, .trans_b = true};
+  ASSERT_OK(gemm->Run(conv2, col.data(), dw2.data(), gout.data(), nullptr));
   auto relu2 = Zeros<float>(n2);
   auto sub_b = Zeros<Bf16>(n2);
   ASSERT_OK(
@@ -322,26 +377,15 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
 
   // Backward from d/d(sub), through the transpose and ReLU, conv2 (dW, db, din) and conv1 (dW, db).
   const std::vector<float> dsub = Random(n2, 6);
-  std::vector<float> dr2(n2), dc2(n2, 0.0f), dr1(n1, 0.0f), dc1(n1, 0.0f);
-  for (int b = 0; b < B; ++b)
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < T2; ++t)
-        for (int f = 0; f < F2; ++f)
-          dr2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] =
-              dsub[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
+  const std::vector<float> dr2 = SwapMiddle(dsub, B, T2, C, F2);
+  std::vector<float> dc2(n2, 0.0f), dr1(n1, 0.0f), dc1(n1, 0.0f);
   // conv2's ReLU mask is the GPU's own (its output, read back): where the bf16 conv2 output lies
   // within rounding of 0 its mask can differ from the reference's, and one flipped element moves
   // a bias or weight gradient by a whole |dsub| term (~5% L2 on this shape, simulated), which
   // would swamp the bf16 error these tolerances are for. conv1's is recomputed in fp32 on the
   // device, as the reference computes it.
-  const std::vector<float> relu2_gpu = ToHost(relu2, n2);
-  std::vector<float> mask2(n2);  // the GPU's ReLU output back in [B, C, T2, F2]
-  for (int b = 0; b < B; ++b)
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < T2; ++t)
-        for (int f = 0; f < F2; ++f)
-          mask2[((static_cast<size_t>(b) * C + c) * T2 + t) * F2 + f] =
-              relu2_gpu[((static_cast<size_t>(b) * T2 + t) * C + c) * F2 + f];
+  // The GPU's ReLU output back in [B, C, T2, F2].
+  const std::vector<float> mask2 = SwapMiddle(ToHost(relu2, n2), B, T2, C, F2);
   reference::ReluBackward(dc2.data(), dr2.data(), mask2.data(), n2);
   std::vector<float> gw2(w2.size(), 0.0f), gb2(C, 0.0f), gw1(w1.size(), 0.0f), gb1(C, 0.0f);
   reference::Conv2dBackward(dr1.data(), gw2.data(), gb2.data(), dc2.data(), r1.data(), w2.data(), B,
@@ -362,19 +406,12 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   ExpectClose("conv2 dbias", ToHost(gb2_d, C), gb2, 2e-2, 5e-2);
   // The weight gradient comes out of the GEMM taps first and is added back in PyTorch's order.
   auto gw2_taps = Zeros<float>(w2.size()), gw2_d = Zeros<float>(w2.size());
-  GemmShape dw;
-  dw.M = C;
-  dw.N = 9 * C;
-  dw.K = M2;
-  dw.trans_a = true;
+  const GemmShape dw{.M = C, .N = 9 * C, .K = M2, .trans_a = true};
   ASSERT_OK(gemm->Run(dw, dg_b.data(), col.data(), gw2_taps.data(), nullptr));
   ASSERT_OK(AddToSwapInner(gw2_d.data(), gw2_taps.data(), C, C, 9, nullptr));
   ExpectClose("conv2 dweight", ToHost(gw2_d, w2.size()), gw2, 2e-2, 5e-2);
   auto dcol = Zeros<float>(static_cast<size_t>(M2) * K);
-  GemmShape dx;
-  dx.M = M2;
-  dx.N = 9 * C;
-  dx.K = C;
+  const GemmShape dx{.M = M2, .N = 9 * C, .K = C};
   ASSERT_OK(gemm->Run(dx, dg_b.data(), dw2.data(), dcol.data(), nullptr));
   auto conv1_scratch = Zeros<double>(Conv1BackwardScratch(B, T, F, C));
   auto gw1_d = Zeros<float>(w1.size()), gb1_d = Zeros<float>(C);
@@ -383,27 +420,11 @@ TEST(GpuOps, SubsamplingConvolutionsMatchReference) {
   ExpectClose("conv1 dweight", ToHost(gw1_d, w1.size()), gw1, 2e-2, 5e-2);
   ExpectClose("conv1 dbias", ToHost(gb1_d, C), gb1, 2e-2, 5e-2);
 
-  // conv1's backward alone, from an fp32 dcol whose col2im is the reference's d/d(relu1) exactly
-  // (each position's gradient in the first window that reads it, zeros elsewhere): fp32 exact up
-  // to the order of the sums.
-  std::vector<float> dcol_exact(M2 * K, 0.0f);
-  for (int b = 0; b < B; ++b)
-    for (int ci = 0; ci < C; ++ci)
-      for (int h = 0; h < T1; ++h)
-        for (int w = 0; w < F1; ++w) {
-          const float g = dr1[((static_cast<size_t>(b) * C + ci) * T1 + h) * F1 + w];
-          bool placed = false;
-          for (int kh = 0; kh < 3 && !placed; ++kh)
-            for (int kw = 0; kw < 3 && !placed; ++kw) {
-              const int th = h - kh, tw = w - kw;
-              if (th < 0 || tw < 0 || th % 2 || tw % 2 || th / 2 >= T2 || tw / 2 >= F2) continue;
-              dcol_exact[((static_cast<size_t>(b) * T2 + th / 2) * F2 + tw / 2) * K +
-                         (kh * 3 + kw) * C + ci] = g;
-              placed = true;
-            }
-          ASSERT_TRUE(placed || g == 0.0f) << "conv1 output read by no window has a gradient";
-        }
-  auto ddcol_exact = ToDevice(dcol_exact);
+  // conv1's backward alone, from an fp32 dcol whose col2im is the reference's d/d(relu1)
+  // exactly: fp32 exact up to the order of the sums.
+  int unread = 0;
+  auto ddcol_exact = ToDevice(ExactDcol(dr1, B, C, T1, F1, T2, F2, &unread));
+  ASSERT_EQ(unread, 0) << "conv1 outputs read by no window have a gradient";
   auto gw1_e = Zeros<float>(w1.size()), gb1_e = Zeros<float>(C);
   ASSERT_OK(Conv1Backward(gw1_e.data(), gb1_e.data(), ddcol_exact.data(), dfeats.data(),
                           dw1.data(), db1.data(), conv1_scratch.data(), B, T, F, C, nullptr));
