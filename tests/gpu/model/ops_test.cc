@@ -269,8 +269,8 @@ std::vector<float> SwapMiddle(const std::vector<float>& v, int B, int X, int Y, 
 std::vector<float> ConvRelu(const std::vector<float>& in, const std::vector<float>& w,
                             const std::vector<float>& bias, int B, int Cin, int H, int W,
                             int Cout) {
-  const size_t n = static_cast<size_t>(B) * Cout * reference::Conv2dOutSize(H) *
-                   reference::Conv2dOutSize(W);
+  const size_t n =
+      static_cast<size_t>(B) * Cout * reference::Conv2dOutSize(H) * reference::Conv2dOutSize(W);
   std::vector<float> conv(n), out(n);
   reference::Conv2dForward(conv.data(), in.data(), w.data(), bias.data(), B, Cin, H, W, Cout);
   reference::ReluForward(out.data(), conv.data(), n);
