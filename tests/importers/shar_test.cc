@@ -3,8 +3,6 @@
 // tests/tools/import_equality_test.py.
 #include "importers/shar.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,31 +11,12 @@
 
 #include "assert_ok.h"
 #include "test_util.h"
+#include "tar_writer.h"
 
 namespace sluice::importers {
 namespace {
 
-std::string Tar(const std::vector<std::pair<std::string, std::string>>& members) {
-  struct archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  std::string out(1 << 20, '\0');
-  size_t used = 0;
-  archive_write_open_memory(a, out.data(), out.size(), &used);
-  for (const auto& [name, data] : members) {
-    struct archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
-    archive_entry_set_size(e, data.size());
-    archive_write_header(a, e);
-    archive_write_data(a, data.data(), data.size());
-    archive_entry_free(e);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  out.resize(used);
-  return out;
-}
+std::string Tar(const std::vector<testing::TarEntry>& entries) { return testing::WriteTar(entries); }
 
 // A cut as to_shar writes it: a "shar" source, start kept, the span's duration.
 std::string Cut(const std::string& id, const std::string& text) {

@@ -4,8 +4,6 @@
 // import_equality_test.py reads TarWriter's own).
 #include "importers/webdataset.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,37 +13,14 @@
 #include "assert_ok.h"
 #include "fuzz_regression.h"
 #include "test_util.h"
+#include "tar_writer.h"
 
 namespace sluice::importers {
 namespace {
 
-struct Entry {
-  std::string name, data;
-  int type = AE_IFREG;
-};
+using Entry = testing::TarEntry;
 
-std::string Tar(const std::vector<Entry>& entries) {
-  struct archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  std::string out(1 << 20, '\0');
-  size_t used = 0;
-  archive_write_open_memory(a, out.data(), out.size(), &used);
-  for (const Entry& e : entries) {
-    struct archive_entry* ae = archive_entry_new();
-    archive_entry_set_pathname(ae, e.name.c_str());
-    archive_entry_set_filetype(ae, e.type);
-    archive_entry_set_perm(ae, 0644);
-    if (e.type == AE_IFLNK) archive_entry_set_symlink(ae, "target");
-    archive_entry_set_size(ae, e.type == AE_IFREG ? e.data.size() : 0);
-    archive_write_header(a, ae);
-    if (e.type == AE_IFREG) archive_write_data(a, e.data.data(), e.data.size());
-    archive_entry_free(ae);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  out.resize(used);
-  return out;
-}
+std::string Tar(const std::vector<testing::TarEntry>& entries) { return testing::WriteTar(entries); }
 
 std::vector<std::string> Summary(const std::vector<ImportItem>& items) {
   std::vector<std::string> out;

@@ -3,8 +3,6 @@
 // imported items: pipes run with --allow-pipes under --pipe-timeout, rejects with reasons, the
 // same bytes for any thread count, parts that merge into a single run's dataset, and the
 // argument checks. Equality with the real producers: import_equality_test.py.
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +18,7 @@
 #include "dataset_compare.h"
 #include "shards/dataset.h"
 #include "test_util.h"
+#include "../importers/tar_writer.h"
 
 namespace sluice {
 namespace {
@@ -48,25 +47,9 @@ std::string Wav(int n, int rate, int seed) {
 }
 
 std::string Tar(const std::vector<std::pair<std::string, std::string>>& members) {
-  struct archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  std::string out(4 << 20, '\0');
-  size_t used = 0;
-  archive_write_open_memory(a, out.data(), out.size(), &used);
-  for (const auto& [name, data] : members) {
-    struct archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
-    archive_entry_set_size(e, data.size());
-    archive_write_header(a, e);
-    archive_write_data(a, data.data(), data.size());
-    archive_entry_free(e);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  out.resize(used);
-  return out;
+  std::vector<sluice::testing::TarEntry> entries;
+  for (const auto& [name, data] : members) entries.push_back({name, data});
+  return sluice::testing::WriteTar(entries);
 }
 
 // reason of each line of DIR/rejects.jsonl.
