@@ -13,10 +13,10 @@
 #include "features/tokenizer.h"
 #include "features/utf8.h"
 #include "loader/dataset_tokenizer.h"
-#include "loader/digest.h"
 #include "loader/loader.h"
 #include "shards/dataset.h"
 #include "shards/record.h"
+#include "epoch_digests.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -96,15 +96,7 @@ std::vector<uint64_t> EpochDigests(const std::string& dir) {
   o.packing.seq_len = 15;
   o.packing.batch_size = 2;
   o.packing.chunk_tokens = 500;
-  std::unique_ptr<loader::Loader> l;
-  Status st = loader::Loader::Open(dir, o, &l);
-  EXPECT_OK(st);
-  std::vector<uint64_t> d;
-  if (!st.ok() || !l->Start(1).ok()) return d;
-  const loader::Batch* b = nullptr;
-  while ((st = l->Next(&b)).ok() && b != nullptr) d.push_back(loader::DigestOf(*b));
-  EXPECT_OK(st);
-  return d;
+  return testing::EpochDigests(dir, o, 1);
 }
 
 class ShardifyBpeTest : public ::testing::Test {

@@ -25,7 +25,7 @@
 #include "features/tokenizer.h"
 #include "fuzz_regression.h"
 #include "loader/dataset_tokenizer.h"
-#include "loader/digest.h"
+#include "epoch_digests.h"
 #include "loader/loader.h"
 #include "out_lock.h"
 #include "sanitizers.h"
@@ -856,15 +856,7 @@ TEST_F(ShardifyTest, TextStoredWithCountsPacksLikeStoredIds) {
       o.packing.seq_len = 31;
       o.packing.batch_size = 4;
       o.packing.chunk_tokens = 2000;
-      std::unique_ptr<loader::Loader> l;
-      Status st = loader::Loader::Open(dir, o, &l);
-      EXPECT_OK(st);
-      std::vector<uint64_t> d;
-      if (!st.ok() || !l->Start(1).ok()) return d;
-      const loader::Batch* b = nullptr;
-      while ((st = l->Next(&b)).ok() && b != nullptr) d.push_back(loader::DigestOf(*b));
-      EXPECT_OK(st);
-      return d;
+      return testing::EpochDigests(dir, o, 1);
     };
     const std::vector<uint64_t> offline = digests(tmp_.Join("ids"));
     EXPECT_GT(offline.size(), 5u);
