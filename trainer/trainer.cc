@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -387,8 +386,10 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     SLUICE_RETURN_IF_ERROR(comm::AgreeOnBatchCount(comm, engine_->num_batches(),
                                                    ("epoch " + std::to_string(epoch)).c_str()));
   totals->start = Clock::now();
-  // Steps enqueued whose outcome has not come back yet (a device engine's last one).
-  std::deque<PendingStep> pending;
+  // Steps enqueued whose outcome has not come back yet: at most a device engine's previous one
+  // and the one just enqueued. A fixed ring, so that the step loop allocates nothing.
+  PendingStep pending[2];
+  size_t pending_first = 0, pending_count = 0;
   Clock::time_point last_end = totals->start;
   // Books an ended step: the epoch's loss and its log line; an error the device found in a
   // batch is reported with that batch.
@@ -397,10 +398,11 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     if (!out.status.ok())
       return Prefixed(out.status, data_name_ + ": epoch " + std::to_string(epoch) + " batch " +
                                       std::to_string(out.batch_index));
-    if (pending.empty())
+    if (pending_count == 0)
       return Status::IOError("sluice-train: the engine reported a step that was never taken");
-    const PendingStep p = pending.front();
-    pending.pop_front();
+    const PendingStep p = pending[pending_first];
+    pending_first = (pending_first + 1) % 2;
+    --pending_count;
     counters_.epoch_loss_sum += out.loss;
     ++counters_.epoch_steps;
     const double seconds = Since(last_end);
@@ -456,7 +458,10 @@ Status Run::RunEpoch(uint64_t epoch, EpochTotals* totals, bool* stop) {
     totals->audio_seconds += audio;
     totals->compute_seconds += compute;
     totals->flops += flops;
-    pending.push_back({counters_.step, batch.wait_seconds, flops, audio, totals->lr, utterances});
+    if (pending_count == 2)
+      return Status::IOError("sluice-train: the engine left two steps without an outcome");
+    pending[(pending_first + pending_count++) % 2] = {counters_.step, batch.wait_seconds, flops,
+                                                      audio, totals->lr, utterances};
     SLUICE_RETURN_IF_ERROR(settle(finished));
     if (!o_.checkpoint.empty() && o_.checkpoint_every > 0 &&
         counters_.step % static_cast<uint64_t>(o_.checkpoint_every) == 0) {
