@@ -181,5 +181,28 @@ TEST_F(ShardifyConversationsTest, ShardsAreByteIdenticalForOneOrTwoThreads) {
   EXPECT_EQ(a, testing::DirContents(tmp_.Join("j2")));
 }
 
+TEST_F(ShardifyConversationsTest, PartsRepackedByMergeEqualOneRunWithTheirTurnTables) {
+  std::string lines;
+  for (int i = 0; i < 10; ++i)
+    lines +=
+        R"({"turns": [{"role": "user", "audio": {"path": "a.wav"}}, {"role": "assistant", "text": "r)" +
+        std::to_string(i) + R"("}]})" + "\n";
+  testing::WriteFile(tmp_.Join("c.jsonl"), lines);
+  ASSERT_EQ(Run("c.jsonl", "one").code, 0);
+  ASSERT_EQ(Run("c.jsonl", "p0", "--part 0/2").code, 0);
+  ASSERT_EQ(Run("c.jsonl", "p1", "--part 1/2").code, 0);
+  auto r = testing::RunShell(Shardify() + " merge --repack " + tmp_.Join("p0") + " " +
+                             tmp_.Join("p1") + " -o " + tmp_.Join("merged"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // --repack rewrites every record: the index's turn tables must come along.
+  EXPECT_TRUE(testing::ReadFile(tmp_.Join("merged/shard-00000.sluice")) ==
+              testing::ReadFile(tmp_.Join("one/shard-00000.sluice")))
+      << "the repacked shard differs from one run's";
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("merged"), {}, &ds));
+  ASSERT_TRUE(ds->shard(0).has_aux());
+  EXPECT_EQ(ds->shard(0).num_records(), 10u);
+}
+
 }  // namespace
 }  // namespace sluice
