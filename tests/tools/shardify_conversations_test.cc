@@ -166,6 +166,18 @@ TEST_F(ShardifyConversationsTest, EachBadLineIsRejectedWithFileLineAndReason) {
   }
 }
 
+TEST_F(ShardifyConversationsTest, NanDurationLimitsAreRefused) {
+  // A NaN limit would reject nothing (every comparison with NaN is false).
+  testing::WriteFile(tmp_.Join("c.jsonl"), R"({"turns": [{"role": "user", "text": "t"}]})"
+                                           "\n");
+  for (const char* opt : {"--min-duration nan", "--max-duration nan"}) {
+    auto r = testing::RunShell(Shardify() + " conversations -q " + tmp_.Join("c.jsonl") + " -o " +
+                               tmp_.Join("ds") + " " + opt);
+    EXPECT_EQ(r.code, 2) << opt << ": " << r.out;
+    EXPECT_NE(r.out.find("not nan"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(ShardifyConversationsTest, ShardsAreByteIdenticalForOneOrTwoThreads) {
   std::string lines;
   for (int i = 0; i < 40; ++i)

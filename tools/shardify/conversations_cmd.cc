@@ -201,6 +201,10 @@ int Run(const ConversationArgs& a) {
   IngestOptions opt;
   Status st = MakeIngestOptions(a.write, kDefaultAudioZstdLevel, &opt);
   if (!st.ok()) return ReportError(st);
+  // CLI11's range checks let NaN through (every comparison with it is false).
+  if (!(a.max_duration > 0) || !(a.min_duration >= 0))
+    return ReportError(Status::InvalidArgument(
+        "--max-duration and --min-duration must be numbers of seconds (not nan)"));
   nlohmann::json inputs = nlohmann::json::array();
   std::error_code ec;
   for (const auto& f : a.inputs) {
