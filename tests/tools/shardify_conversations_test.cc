@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -191,6 +192,28 @@ TEST_F(ShardifyConversationsTest, ShardsAreByteIdenticalForOneOrTwoThreads) {
   const auto a = testing::DirContents(tmp_.Join("j1"));
   EXPECT_GT(a.size(), 3u);  // several shards
   EXPECT_EQ(a, testing::DirContents(tmp_.Join("j2")));
+}
+
+TEST_F(ShardifyConversationsTest, InterruptedRunResumesToTheSameBytes) {
+  std::string lines;
+  for (int i = 0; i < 40; ++i)
+    lines +=
+        R"({"turns": [{"role": "user", "audio": {"path": "b.wav"}}, {"role": "assistant", "text": "r)" +
+        std::to_string(i) + R"("}]})" + "\n";
+  testing::WriteFile(tmp_.Join("c.jsonl"), lines);
+  const std::string opts = "--shard-size 100KiB --block-size 16KiB";
+  ASSERT_EQ(Run("c.jsonl", "full", opts).code, 0);
+  // Killed before the first write of the third shard: two are durable, the third begun.
+  auto crash = testing::RunShell("SLUICE_FAULT_INJECT=2:kill:shard-00002.sluice.tmp " + Shardify() +
+                                 " conversations -q " + tmp_.Join("c.jsonl") + " -o " +
+                                 tmp_.Join("ds") + " --max-duration 2 " + opts);
+  ASSERT_NE(crash.code, 0) << crash.out;
+  ASSERT_TRUE(std::filesystem::exists(tmp_.Join("ds/shard-00001.sluice")));
+  ASSERT_FALSE(std::filesystem::exists(tmp_.Join("ds/manifest.json")));
+  auto resumed = Run("c.jsonl", "ds", "--resume --json " + opts);
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_TRUE(json::parse(resumed.out)["resumed"].get<bool>()) << resumed.out;
+  EXPECT_EQ(testing::DirContents(tmp_.Join("full")), testing::DirContents(tmp_.Join("ds")));
 }
 
 TEST_F(ShardifyConversationsTest, PartsRepackedByMergeEqualOneRunWithTheirTurnTables) {
