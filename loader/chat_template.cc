@@ -141,7 +141,7 @@ Status RenderConversation(const ChatTemplate& t, std::span<const shards::Convers
   for (size_t i = 0; i < turns.size(); ++i) {
     const shards::ConversationTurn& turn = turns[i];
     const RoleTemplate& rt = t.roles[static_cast<size_t>(turn.entry.role)];
-    if (turn.entry.text_bytes > 0 && turn.tokens.empty())
+    if (turn.entry.text_bytes > 0 && !turn.ids_stored)
       return Status::InvalidArgument("turn " + std::to_string(i) +
                                      ": text without token ids. HINT: shardify conversations "
                                      "--tokenizer hf:PATH/tokenizer.json");

@@ -84,7 +84,7 @@ struct RenderedConversation {
 // Renders `turns` (shards::DecodeConversation of a record with token ids) with a resolved
 // template: per turn prefix, then audio (audio_prefix, frames(samples) placeholders,
 // audio_suffix) and text ids in the role's order, then suffix. InvalidArgument for a turn with
-// text but no ids (a dataset made without --tokenizer).
+// text but no stored ids (a dataset made without --tokenizer).
 Status RenderConversation(const ChatTemplate& t, std::span<const shards::ConversationTurn> turns,
                           const FramesFn& frames, RenderedConversation* out);
 

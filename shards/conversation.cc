@@ -78,8 +78,8 @@ Status DecodeConversation(const RecordView& record, std::string_view where,
   const FieldView* text = record.Find(FieldType::kText);
   const std::string_view all_text = text ? text->bytes() : std::string_view();
   std::span<const uint32_t> all_ids;
-  if (const FieldView* ids = record.Find(FieldType::kTokens))
-    SLUICE_RETURN_IF_ERROR(DecodeTokens(*ids, where, &all_ids));
+  const FieldView* ids = record.Find(FieldType::kTokens);
+  if (ids) SLUICE_RETURN_IF_ERROR(DecodeTokens(*ids, where, &all_ids));
   uint64_t text_at = 0, ids_at = 0, sample_at = 0;
   for (const TurnEntry& t : entries) {
     text_at += t.text_bytes;
@@ -88,8 +88,8 @@ Status DecodeConversation(const RecordView& record, std::string_view where,
   if (text_at != all_text.size())
     return Status::Corruption(std::string(where) + ": turns hold " + std::to_string(text_at) +
                               " bytes of text, the text field " + std::to_string(all_text.size()));
-  // Ids are stored for every turn or for none (a dataset without ids still counts them).
-  if (!all_ids.empty() && ids_at != all_ids.size())
+  // Ids are stored for every turn or for none.
+  if (ids && ids_at != all_ids.size())
     return Status::Corruption(std::string(where) + ": turns hold " + std::to_string(ids_at) +
                               " token ids, the tokens field " + std::to_string(all_ids.size()));
   turns->resize(entries.size());
@@ -99,7 +99,8 @@ Status DecodeConversation(const RecordView& record, std::string_view where,
     ConversationTurn& out = (*turns)[i];
     out.entry = t;
     out.text = all_text.substr(text_at, t.text_bytes);
-    out.tokens = all_ids.empty() ? std::span<const uint32_t>() : all_ids.subspan(ids_at, t.tokens);
+    out.tokens = ids ? all_ids.subspan(ids_at, t.tokens) : std::span<const uint32_t>();
+    out.ids_stored = ids != nullptr;
     out.first_sample = sample_at;
     text_at += t.text_bytes;
     ids_at += t.tokens;

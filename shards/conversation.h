@@ -57,13 +57,14 @@ struct ConversationTurn {
   TurnEntry entry;
   std::string_view text;
   std::span<const uint32_t> tokens;  // empty when the record stores no ids
+  bool ids_stored = false;           // the record has a tokens field (tokens is then exact)
   uint64_t first_sample = 0;         // the turn's samples in the record's audio field
 };
 
 // The turns of a conversation record, with their text, ids and audio span. Corruption naming
 // `where` when the record has no kTurns field, or when the turns' lengths do not add up to the
-// text and tokens fields' sizes (the audio field is the caller's to check against
-// TotalSamples: FLAC must be decoded first).
+// text and, when the record has one, tokens fields' sizes (the audio field is the caller's to check
+// against TotalSamples: FLAC must be decoded first).
 Status DecodeConversation(const RecordView& record, std::string_view where,
                           std::vector<ConversationTurn>* turns);
 uint64_t TotalSamples(std::span<const TurnEntry> turns);

@@ -90,6 +90,7 @@ TEST(ChatTemplate, RendersPrefixAudioTextSuffixWithLossOnAssistantOnly) {
   turns[0].tokens = user_ids;
   turns[1].entry = {Role::kAssistant, false, 2, 2, 0};
   turns[1].tokens = bot_ids;
+  for (auto& turn : turns) turn.ids_stored = true;
   RenderedConversation out;
   ASSERT_OK(RenderConversation(
       t, turns, [](uint64_t s) { return s / 400; }, &out));

@@ -94,6 +94,7 @@ TEST(Conversation, DecodesEachTurnsTextIdsAndAudioSpan) {
   EXPECT_EQ(turns[2].text, "yes");
   EXPECT_EQ(turns[2].tokens.size(), 1u);
   EXPECT_EQ(turns[2].tokens[0], 12u);
+  EXPECT_TRUE(turns[2].ids_stored);
   EXPECT_EQ(turns[2].first_sample, 3u);
   EXPECT_EQ(turns[3].text, "done");
   EXPECT_EQ(turns[3].tokens[1], 14u);
@@ -107,7 +108,24 @@ TEST(Conversation, RecordWithoutIdsHasEmptyTokenSpans) {
   std::vector<ConversationTurn> turns;
   ASSERT_OK(DecodeConversation(v, "r", &turns));
   EXPECT_TRUE(turns[0].tokens.empty());
+  EXPECT_FALSE(turns[0].ids_stored);
   EXPECT_EQ(turns[0].entry.tokens, 2u);  // the count stays in the table
+}
+
+TEST(Conversation, AnEmptyTokensFieldMustStillMatchTheTurns) {
+  RecordBuilder b;
+  std::string table;
+  EncodeTurnTable(SampleTurns(), &table);  // 5 ids in all
+  b.AddField(FieldType::kTurns, table);
+  b.AddField(FieldType::kText, std::string("helloyesdone"));
+  b.AddField(FieldType::kTokens, "", 0);
+  RecordView v;
+  ASSERT_OK(ParseRecord(b.data().data(), b.data().size(), "r", &v));
+  std::vector<ConversationTurn> turns;
+  Status st = DecodeConversation(v, "r", &turns);
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("turns hold 5 token ids, the tokens field 0"), std::string::npos)
+      << st.message();
 }
 
 TEST(Conversation, LengthsThatDoNotAddUpAreCorruption) {
