@@ -13,6 +13,7 @@
 
 #include "assert_ok.h"
 #include "dataset_compare.h"
+#include "features/flac.h"
 #include "shards/conversation.h"
 #include "shards/dataset.h"
 #include "shards/fields.h"
@@ -126,6 +127,41 @@ TEST_F(ShardifyConversationsTest, RecordsDecodeToTheInputTurnsWithTheirSamples) 
     EXPECT_EQ(sh.record(i).duration, samples);
     EXPECT_EQ(sh.record(i).tokens, tokens);
     EXPECT_EQ(sh.aux(i), v.Find(shards::FieldType::kTurns)->bytes());
+  }
+}
+
+TEST_F(ShardifyConversationsTest, FlacRecordsHoldTheSamplesOfPcm16Ones) {
+  testing::WriteFile(
+      tmp_.Join("c.jsonl"),
+      R"({"turns": [{"role": "user", "audio": {"path": "a.wav"}}, {"role": "assistant", "text": "x"}, {"role": "user", "audio": {"path": "b.wav"}}]})"
+      "\n"
+      R"({"turns": [{"role": "user", "text": "no audio"}]})"
+      "\n");
+  ASSERT_EQ(Run("c.jsonl", "pcm").code, 0);
+  ASSERT_EQ(Run("c.jsonl", "flac", "--codec flac").code, 0);
+  std::unique_ptr<shards::Dataset> pcm, flac;
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("pcm"), {}, &pcm));
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("flac"), {}, &flac));
+  for (size_t i = 0; i < 2; ++i) {
+    std::string a, b;
+    ASSERT_OK(pcm->shard(0).ReadRecord(i, &a));
+    ASSERT_OK(flac->shard(0).ReadRecord(i, &b));
+    shards::RecordView va, vb;
+    ASSERT_OK(shards::ParseRecord(a.data(), a.size(), "pcm", &va));
+    ASSERT_OK(shards::ParseRecord(b.data(), b.size(), "flac", &vb));
+    const shards::FieldView* samples = va.Find(shards::FieldType::kAudioPcm16);
+    const shards::FieldView* encoded = vb.Find(shards::FieldType::kAudioFlac);
+    ASSERT_TRUE(samples && encoded);
+    std::vector<int16_t> decoded;
+    if (encoded->size > 0) {
+      int rate = 0;
+      ASSERT_OK(features::DecodeFlac(reinterpret_cast<const uint8_t*>(encoded->data), encoded->size,
+                                     "flac", &decoded, &rate));
+      EXPECT_EQ(rate, 16000);
+    }
+    const auto* p = reinterpret_cast<const int16_t*>(samples->data);
+    EXPECT_EQ(decoded, std::vector<int16_t>(p, p + samples->size / 2)) << "record " << i;
+    EXPECT_EQ(pcm->shard(0).aux(i), flac->shard(0).aux(i));
   }
 }
 
