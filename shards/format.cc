@@ -97,7 +97,7 @@ void IndexHeader::EncodeTo(std::string* dst) const {
   PutFixed32(dst, num_blocks);
   PutFixed64(dst, num_records);
   PutFixed64(dst, key_bytes);
-  PutFixed64(dst, 0);  // reserved
+  PutFixed64(dst, aux_bytes);
 }
 
 Status IndexHeader::DecodeFrom(std::string_view* input) {
@@ -107,13 +107,10 @@ Status IndexHeader::DecodeFrom(std::string_view* input) {
     return Status::Corruption("bad index magic " + Hex(DecodeFixed32(p)) + " (SLIX is " +
                               Hex(kIndexMagic) + ")");
   }
-  if (DecodeFixed64(p + 24) != 0) {
-    return Status::Corruption("index header: reserved bytes 24..31 are " +
-                              Hex(DecodeFixed64(p + 24)) + ", not zero");
-  }
   num_blocks = DecodeFixed32(p + 4);
   num_records = DecodeFixed64(p + 8);
   key_bytes = DecodeFixed64(p + 16);
+  aux_bytes = DecodeFixed64(p + 24);
   return Status::OK();
 }
 

@@ -7,7 +7,7 @@
 //   file   := header blocks* index footer
 //   header := magic u64 | version u32 | reserved u32                (16 bytes)
 //   block  := zstd frame (independent; raw size about kDefaultBlockSize)
-//   index  := index header | block table | record table | key bytes
+//   index  := index header | block table | record table | key bytes | [aux area]
 //   footer := index_offset u64 | index_size u64 | index_xxh3 u64 |
 //             flags u32 | version u32 | footer_xxh3 u64 | magic u64 (48 bytes)
 //
@@ -58,9 +58,10 @@ enum class FieldType : uint8_t {
   kText = 3,         // UTF-8 transcript or document text
   kTokens = 4,       // u32 LE token ids
   kFeaturesF16 = 5,  // frames u32 | bins u32 | IEEE float16 LE [frames, bins]
+  kTurns = 6,        // a conversation's turn table (shards/conversation.h)
 };
-// The layouts inside kTokens and kFeaturesF16: shards/fields.h.
-inline constexpr uint8_t kMaxFieldType = 5;
+// The layouts inside kTokens and kFeaturesF16: shards/fields.h; kTurns: shards/conversation.h.
+inline constexpr uint8_t kMaxFieldType = 6;
 
 const char* FieldTypeName(FieldType t);
 
@@ -99,10 +100,19 @@ struct IndexHeader {
   uint32_t num_blocks = 0;
   uint64_t num_records = 0;
   uint64_t key_bytes = 0;  // total bytes of the key area
+  // Bytes of the aux area after the keys (0: none; shards written before it existed have 0).
+  uint64_t aux_bytes = 0;
 
   void EncodeTo(std::string* dst) const;
   Status DecodeFrom(std::string_view* input);
 };
+
+// The aux area (docs/formats/shard.md, "Aux area"): per-record index bytes whose layout the
+// dataset's kind defines (shards/conversation.h), for planners that must not read payloads.
+//   aux area := offsets u32 [num_records + 1] | data
+// offsets[0] = 0, non-decreasing, offsets[num_records] = data bytes; record i's bytes are
+// data[offsets[i], offsets[i + 1]).
+inline constexpr size_t kAuxOffsetSize = 4;
 
 // One entry of the block table (kBlockEntrySize bytes).
 struct BlockInfo {

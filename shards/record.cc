@@ -11,6 +11,7 @@ const char* FieldTypeName(FieldType t) {
     case FieldType::kText: return "text";
     case FieldType::kTokens: return "tokens";
     case FieldType::kFeaturesF16: return "features_f16";
+    case FieldType::kTurns: return "turns";
   }
   return "unknown";
 }

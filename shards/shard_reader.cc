@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include "shards/checksum.h"
+#include "shards/coding.h"
 #include "shards/format.h"
 
 namespace sluice::shards {
@@ -117,15 +118,18 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   const uint64_t nblocks = header.num_blocks;
   const uint64_t nrecords = header.num_records;
   const uint64_t key_bytes = header.key_bytes;
+  const uint64_t aux_bytes = header.aux_bytes;
   // Checked in this order so that no product below can overflow.
   if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize ||
-      key_bytes > index_size ||
-      kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes !=
+      key_bytes > index_size || aux_bytes > index_size ||
+      kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes +
+              aux_bytes !=
           index_size) {
     return corrupt(index_offset, "index counts (" + std::to_string(nblocks) + " blocks, " +
                                      std::to_string(nrecords) + " records, " +
-                                     std::to_string(key_bytes) +
-                                     " key bytes) do not match its size");
+                                     std::to_string(key_bytes) + " key bytes, " +
+                                     std::to_string(aux_bytes) +
+                                     " aux bytes) do not match its size");
   }
   // The file offset of the entry that `in` starts at: where a bad entry's error points.
   auto entry_at = [&] { return index_offset + (index_size - in.size()); };
@@ -182,7 +186,34 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   if (nblocks > 0 && (cur_block != nblocks - 1 || cur_offset != blocks_[cur_block].raw_size)) {
     return corrupt(index_offset, "records do not cover every block");
   }
-  keys_.assign(in.data(), in.size());  // exactly key_bytes: the size check above
+  keys_.assign(in.data(), key_bytes);  // the size check above: key_bytes + aux_bytes remain
+  in.remove_prefix(key_bytes);
+  return DecodeAux(in, index_offset + (index_size - in.size()));
+}
+
+// The aux area (format.h): an offsets table whose entries rise from 0 to the data's size.
+Status ShardReader::DecodeAux(std::string_view in, uint64_t aux_offset) {
+  aux_offsets_.clear();
+  aux_.clear();
+  if (in.empty()) return Status::OK();
+  const uint64_t nrecords = records_.size();
+  if (in.size() < (nrecords + 1) * kAuxOffsetSize)
+    return Status::Corruption(file_->name() + ": offset " + std::to_string(aux_offset) +
+                              ": aux area of " + std::to_string(in.size()) +
+                              " bytes is shorter than its offsets table");
+  const uint64_t data_bytes = in.size() - (nrecords + 1) * kAuxOffsetSize;
+  aux_offsets_.resize(nrecords + 1);
+  for (uint64_t i = 0; i <= nrecords; ++i) {
+    aux_offsets_[i] = DecodeFixed32(in.data() + i * kAuxOffsetSize);
+    const uint32_t prev = i == 0 ? 0 : aux_offsets_[i - 1];
+    if ((i == 0 && aux_offsets_[0] != 0) || aux_offsets_[i] < prev ||
+        aux_offsets_[i] > data_bytes || (i == nrecords && aux_offsets_[i] != data_bytes))
+      return Status::Corruption(file_->name() + ": offset " +
+                                std::to_string(aux_offset + i * kAuxOffsetSize) + ": aux offset " +
+                                std::to_string(i) + " (" + std::to_string(aux_offsets_[i]) +
+                                ") is inconsistent");
+  }
+  aux_.assign(in.data() + (nrecords + 1) * kAuxOffsetSize, data_bytes);
   return Status::OK();
 }
 

@@ -55,6 +55,12 @@ class ShardReader {
   std::string_view key(size_t i) const {
     return std::string_view(keys_).substr(records_[i].key_offset, records_[i].key_size);
   }
+  // Record i's bytes in the index's aux area (format.h); empty when the shard has none.
+  std::string_view aux(size_t i) const {
+    if (aux_offsets_.empty()) return {};
+    return std::string_view(aux_).substr(aux_offsets_[i], aux_offsets_[i + 1] - aux_offsets_[i]);
+  }
+  bool has_aux() const { return !aux_offsets_.empty(); }
   // Records [first_record(b), first_record(b + 1)) live in block b.
   size_t first_record(size_t b) const { return block_first_record_[b]; }
 
@@ -80,6 +86,7 @@ class ShardReader {
   ShardReader() = default;
   Status Init(std::optional<uint64_t> expected_footer_xxh3);
   Status DecodeIndex(const std::string& index, uint64_t index_offset);
+  Status DecodeAux(std::string_view in, uint64_t aux_offset);
 
   std::unique_ptr<RandomAccessFile> file_;
   ReadOptions options_;
@@ -87,6 +94,8 @@ class ShardReader {
   std::vector<RecordEntry> records_;
   std::vector<size_t> block_first_record_;  // num_blocks + 1 entries
   std::string keys_;
+  std::vector<uint32_t> aux_offsets_;  // num_records + 1 entries, or none
+  std::string aux_;
   uint64_t footer_xxh3_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "base/file.h"
 #include "shards/checksum.h"
+#include "shards/coding.h"
 #include "shards/format.h"
 
 namespace sluice::shards {
@@ -24,6 +25,8 @@ struct ShardWriter::Rep {
   std::string block_table;
   std::string record_table;
   std::string keys;
+  std::string aux_offsets;  // u32 per record: where its aux bytes end (the aux area's table)
+  std::string aux;
   uint32_t num_blocks = 0;
   ShardStats stats;
   bool finished = false;
@@ -92,6 +95,10 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
                                    std::to_string(payload.size()) +
                                    " bytes exceeds the 1 GiB record limit");
   }
+  if (r.aux.size() + meta.aux.size() > UINT32_MAX)
+    return Status::InvalidArgument(r.path +
+                                   ": the index's aux area would exceed 4 GiB at record '" +
+                                   std::string(meta.key) + "'. HINT: use a smaller --shard-size");
   // A record never spans blocks: close the current one if this would overflow it.
   if (!r.block.empty() && r.block.size() + payload.size() > r.options.block_size) {
     SLUICE_RETURN_IF_ERROR(r.FlushBlock());
@@ -105,6 +112,8 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
               meta.duration}
       .EncodeTo(&r.record_table);
   r.keys.append(meta.key);
+  r.aux.append(meta.aux);
+  PutFixed32(&r.aux_offsets, static_cast<uint32_t>(r.aux.size()));
   r.block.append(payload);
   r.stats.records++;
   r.stats.raw_bytes += payload.size();
@@ -117,7 +126,9 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
 uint64_t ShardWriter::EstimatedFileBytes() const {
   const Rep& r = *rep_;
   return r.file->size() + r.block.size() + r.block_table.size() + r.record_table.size() +
-         r.keys.size() + kIndexHeaderSize + kFooterSize;
+         r.keys.size() +
+         (r.aux.empty() ? 0 : r.aux_offsets.size() + kAuxOffsetSize + r.aux.size()) +
+         kIndexHeaderSize + kFooterSize;
 }
 
 uint64_t ShardWriter::num_records() const { return rep_->stats.records; }
@@ -129,10 +140,18 @@ Status ShardWriter::Finish(ShardStats* stats) {
 
   const uint64_t index_offset = r.file->size();
   std::string index;
-  IndexHeader{r.num_blocks, r.stats.records, r.keys.size()}.EncodeTo(&index);
+  // No aux bytes at all: no aux area, so such shards keep the bytes of shards written before it.
+  const uint64_t aux_bytes =
+      r.aux.empty() ? 0 : kAuxOffsetSize + r.aux_offsets.size() + r.aux.size();
+  IndexHeader{r.num_blocks, r.stats.records, r.keys.size(), aux_bytes}.EncodeTo(&index);
   index += r.block_table;
   index += r.record_table;
   index += r.keys;
+  if (aux_bytes > 0) {
+    PutFixed32(&index, 0);
+    index += r.aux_offsets;
+    index += r.aux;
+  }
   SLUICE_RETURN_IF_ERROR(r.Write(index));
 
   std::string footer;

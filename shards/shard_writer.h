@@ -27,6 +27,9 @@ struct RecordMeta {
   std::string_view key;   // unique within the dataset; at most kMaxKeySize bytes
   uint64_t duration = 0;  // audio: samples at the dataset's sample rate; text: 0
   uint32_t tokens = 0;    // token ids stored with the record (0 if none)
+  // The record's bytes in the index's aux area (the dataset kind's layout, e.g. a conversation's
+  // turn table); a shard none of whose records has any is written without an aux area.
+  std::string_view aux;
 };
 
 struct ShardStats {

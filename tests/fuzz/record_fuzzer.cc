@@ -1,8 +1,9 @@
 // libFuzzer target for record payloads (shards/record.h ParseRecord) and the decoders of the
 // fields inside them, as the loader runs them: kTokens (shards DecodeTokens, loader
 // StoredTokenIds), kFeaturesF16 (DecodeFeaturesF16 + HalfToFloat), kAudioFlac (DecodeFlac),
-// kAudioPcm16 (Pcm16ToFloat). Any payload gives a Status, never a crash; one ParseRecord accepts
-// is canonical, so RecordBuilder rebuilds it byte for byte from its fields.
+// kAudioPcm16 (Pcm16ToFloat), kTurns (DecodeConversation). Any payload gives a Status, never a
+// crash; one ParseRecord accepts is canonical, so RecordBuilder rebuilds it byte for byte from
+// its fields.
 // Seeds: corpus/record (tests/fuzz/make_seeds.cc, written with RecordBuilder).
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "features/half.h"
 #include "features/pcm.h"
 #include "loader/token_ids.h"
+#include "shards/conversation.h"
 #include "shards/fields.h"
 #include "shards/record.h"
 
@@ -61,6 +63,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                1.0f);
         break;
       case shards::FieldType::kText: break;
+      case shards::FieldType::kTurns: {
+        // A conversation's turns against the record's other fields (shards/conversation.h).
+        std::vector<shards::ConversationTurn> turns;
+        (void)shards::DecodeConversation(view, "fuzz", &turns);
+        break;
+      }
     }
   }
   if (rebuilt.data() != std::string_view(p, size)) std::abort();

@@ -28,14 +28,22 @@ struct Rec {
   uint32_t tokens;
 };
 
-TEST(ShardLayout, HandBuiltShardMatchesTheWriterByteForByte) {
-  // Block size 100: records 0 and 1 share block 0 (60 + 30 bytes), record 2 (70 bytes) would
-  // take it past 100 and opens block 1.
-  const std::vector<Rec> recs = {{"utt-a", std::string(60, 'a'), 16000, 3},
-                                 {"b", std::string(30, 'b'), 7, 0},
-                                 {"utt-ccc", std::string(70, 'c'), 1ull << 40, 70000}};
-  const std::vector<std::vector<size_t>> blocks = {{0, 1}, {2}};
+// The records of both tests. Block size 100: records 0 and 1 share block 0 (60 + 30 bytes),
+// record 2 (70 bytes) would take it past 100 and opens block 1.
+const std::vector<Rec> kRecs = {{"utt-a", std::string(60, 'a'), 16000, 3},
+                                {"b", std::string(30, 'b'), 7, 0},
+                                {"utt-ccc", std::string(70, 'c'), 1ull << 40, 70000}};
 
+struct HandBuilt {
+  std::string bytes;
+  std::string footer;
+};
+
+// kRecs as the spec lays them out, with `aux_area` (the spec's aux area bytes, or "") after the
+// keys.
+HandBuilt Build(const std::string& aux_area) {
+  const std::vector<Rec>& recs = kRecs;
+  const std::vector<std::vector<size_t>> blocks = {{0, 1}, {2}};
   std::string want;
   // Header: magic "SLUICESH" | version 1 | reserved 0.
   want += "SLUICESH";
@@ -64,16 +72,17 @@ TEST(ShardLayout, HandBuiltShardMatchesTheWriterByteForByte) {
     Le(&block_table, Xxh3(frame), 8);   // checksum of the compressed bytes
     want += frame;
   }
-  // Index: "SLIX" | num_blocks u32 | num_records u64 | key_bytes u64 | reserved u64, then the
-  // block table, the record table and the keys.
+  // Index: "SLIX" | num_blocks u32 | num_records u64 | key_bytes u64 | aux_bytes u64, then the
+  // block table, the record table, the keys and the aux area.
   const uint64_t index_offset = want.size();
   std::string index = "SLIX";
   Le(&index, blocks.size(), 4);
   Le(&index, recs.size(), 8);
   Le(&index, keys.size(), 8);
-  Le(&index, 0, 8);
-  index += block_table + record_table + keys;
-  ASSERT_EQ(index.size(), 32 + 24 * blocks.size() + 32 * recs.size() + keys.size());
+  Le(&index, aux_area.size(), 8);
+  index += block_table + record_table + keys + aux_area;
+  EXPECT_EQ(index.size(),
+            32 + 24 * blocks.size() + 32 * recs.size() + keys.size() + aux_area.size());
   want += index;
   // Footer: index_offset | index_size | index_xxh3 | flags 0 | version 1 | footer_xxh3 of
   // bytes 0..31 | magic.
@@ -85,37 +94,92 @@ TEST(ShardLayout, HandBuiltShardMatchesTheWriterByteForByte) {
   Le(&footer, 1, 4);
   Le(&footer, Xxh3(footer), 8);
   footer += "SLUICESH";
-  ASSERT_EQ(footer.size(), 48u);
+  EXPECT_EQ(footer.size(), 48u);
   want += footer;
+  return {want, footer};
+}
 
+// The writer's bytes for kRecs, with per-record aux bytes when given.
+std::string Write(const std::vector<std::string>& aux, ShardStats* stats) {
   testing::TempDir dir;
   ShardWriterOptions opt;
   opt.block_size = 100;
   std::unique_ptr<ShardWriter> w;
-  ASSERT_OK(ShardWriter::Create(dir.Join("s.sluice"), opt, &w));
-  for (const Rec& r : recs) ASSERT_OK(w->Add({r.key, r.duration, r.tokens}, r.payload));
-  ShardStats stats;
-  ASSERT_OK(w->Finish(&stats));
-  const std::string got = testing::ReadFile(dir.Join("s.sluice"));
+  EXPECT_OK(ShardWriter::Create(dir.Join("s.sluice"), opt, &w));
+  for (size_t i = 0; i < kRecs.size(); ++i) {
+    const Rec& r = kRecs[i];
+    EXPECT_OK(w->Add({r.key, r.duration, r.tokens, aux.empty() ? "" : aux[i]}, r.payload));
+  }
+  EXPECT_OK(w->Finish(stats));
+  return testing::ReadFile(dir.Join("s.sluice"));
+}
+
+void ExpectSameBytes(const std::string& got, const std::string& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     ASSERT_EQ(got[i], want[i]) << "first difference at byte " << i;
-  EXPECT_EQ(stats.footer_xxh3, Xxh3(footer));
+}
+
+TEST(ShardLayout, HandBuiltShardMatchesTheWriterByteForByte) {
+  const HandBuilt want = Build("");
+  ShardStats stats;
+  ExpectSameBytes(Write({}, &stats), want.bytes);
+  EXPECT_EQ(stats.footer_xxh3, Xxh3(want.footer));
 
   // And the reader takes the hand-built bytes for what the tables say they are.
   std::unique_ptr<ShardReader> r;
-  ASSERT_OK(ShardReader::Open(NewMemoryFile("hand.sluice", want), {}, Xxh3(footer), &r));
+  ASSERT_OK(ShardReader::Open(NewMemoryFile("hand.sluice", want.bytes), {}, Xxh3(want.footer), &r));
   ASSERT_EQ(r->num_blocks(), 2u);
   ASSERT_EQ(r->num_records(), 3u);
   EXPECT_EQ(r->first_record(1), 2u);
-  for (size_t i = 0; i < recs.size(); ++i) {
+  EXPECT_FALSE(r->has_aux());
+  for (size_t i = 0; i < kRecs.size(); ++i) {
     std::string payload;
     ASSERT_OK(r->ReadRecord(i, &payload));
-    EXPECT_EQ(payload, recs[i].payload);
-    EXPECT_EQ(r->key(i), recs[i].key);
-    EXPECT_EQ(r->record(i).duration, recs[i].duration);
-    EXPECT_EQ(r->record(i).tokens, recs[i].tokens);
+    EXPECT_EQ(payload, kRecs[i].payload);
+    EXPECT_EQ(r->key(i), kRecs[i].key);
+    EXPECT_EQ(r->record(i).duration, kRecs[i].duration);
+    EXPECT_EQ(r->record(i).tokens, kRecs[i].tokens);
   }
+}
+
+// Aux area: offsets u32 [R + 1] (0, then where each record's bytes end) | data.
+std::string AuxArea(const std::vector<uint64_t>& offsets, const std::string& data) {
+  std::string a;
+  for (uint64_t o : offsets) Le(&a, o, 4);
+  return a + data;
+}
+
+TEST(ShardLayout, HandBuiltAuxAreaMatchesTheWriterByteForByte) {
+  const std::vector<std::string> aux = {"xyz", "", "0123456"};
+  const HandBuilt want = Build(AuxArea({0, 3, 3, 10}, "xyz0123456"));
+  ShardStats stats;
+  ExpectSameBytes(Write(aux, &stats), want.bytes);
+  std::unique_ptr<ShardReader> r;
+  ASSERT_OK(ShardReader::Open(NewMemoryFile("hand.sluice", want.bytes), {}, Xxh3(want.footer), &r));
+  ASSERT_TRUE(r->has_aux());
+  for (size_t i = 0; i < aux.size(); ++i) EXPECT_EQ(r->aux(i), aux[i]) << "record " << i;
+}
+
+TEST(ShardLayout, InconsistentAuxOffsetsAreCorruption) {
+  // Checksums are right (the hand builder computes them): only the offsets are wrong.
+  for (const auto& [offsets, data] : std::vector<std::pair<std::vector<uint64_t>, std::string>>{
+           {{1, 3, 3, 10}, "xyz0123456"},     // does not start at 0
+           {{0, 5, 3, 10}, "xyz0123456"},     // decreases
+           {{0, 3, 3, 9}, "xyz0123456"},      // does not end at the data's size
+           {{0, 3, 3, 11}, "xyz0123456"}}) {  // past the data
+    const HandBuilt bad = Build(AuxArea(offsets, data));
+    std::unique_ptr<ShardReader> r;
+    Status st = ShardReader::Open(NewMemoryFile("bad.sluice", bad.bytes), {}, std::nullopt, &r);
+    EXPECT_TRUE(st.IsCorruption()) << offsets[0] << " " << offsets[1] << " " << offsets[3];
+    EXPECT_NE(st.message().find("aux offset"), std::string::npos) << st.message();
+  }
+  // Shorter than its offsets table.
+  std::unique_ptr<ShardReader> r;
+  Status st = ShardReader::Open(NewMemoryFile("bad.sluice", Build(AuxArea({0, 0}, "")).bytes), {},
+                                std::nullopt, &r);
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("shorter than its offsets table"), std::string::npos) << st.message();
 }
 
 }  // namespace

@@ -4,11 +4,12 @@
 #include <thread>
 #include <vector>
 
+#include "assert_ok.h"
+#include "shards/coding.h"
 #include "shards/format.h"
 #include "shards/shard_reader.h"
 #include "shards/shard_writer.h"
 #include "test_util.h"
-#include "assert_ok.h"
 
 namespace sluice::shards {
 namespace {
@@ -64,6 +65,41 @@ TEST(Shard, EveryRecordReadsBackByRandomAccess) {
     EXPECT_EQ(r->record(i).duration, recs[i].duration);
     EXPECT_EQ(r->record(i).tokens, recs[i].tokens);
   }
+}
+
+TEST(Shard, AuxBytesReadBackPerRecordFromTheIndex) {
+  testing::TempDir dir;
+  auto recs = MakeRecords(40, 3000, 4);
+  std::vector<std::string> aux;
+  for (size_t i = 0; i < recs.size(); ++i)  // some records without aux bytes, between others
+    aux.push_back(i % 3 == 1 ? "" : testing::RandomBytes(77 + i, 1 + i % 17));
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_OK(ShardWriter::Create(dir.Join("a.sluice"), {}, &w));
+  for (size_t i = 0; i < recs.size(); ++i)
+    ASSERT_OK(w->Add({recs[i].key, recs[i].duration, recs[i].tokens, aux[i]}, recs[i].payload));
+  ASSERT_OK(w->Finish(nullptr));
+  std::unique_ptr<ShardReader> r;
+  ASSERT_OK(ShardReader::Open(dir.Join("a.sluice"), {}, &r));
+  ASSERT_TRUE(r->has_aux());
+  for (size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(r->aux(i), aux[i]) << "record " << i;
+    EXPECT_EQ(r->key(i), recs[i].key);
+    std::string payload;
+    ASSERT_OK(r->ReadRecord(i, &payload));
+    EXPECT_EQ(payload, recs[i].payload);
+  }
+}
+
+TEST(Shard, NoAuxBytesWritesNoAuxArea) {
+  // Shards of kinds without aux bytes keep the layout (and bytes) they had before the area.
+  testing::TempDir dir;
+  const std::string bytes = WriteShard(dir.Join("a.sluice"), MakeRecords(5, 100, 5));
+  std::unique_ptr<ShardReader> r;
+  ASSERT_OK(ShardReader::Open(dir.Join("a.sluice"), {}, &r));
+  EXPECT_FALSE(r->has_aux());
+  EXPECT_EQ(r->aux(0), "");
+  const uint64_t index_offset = DecodeFixed64(bytes.data() + bytes.size() - kFooterSize);
+  EXPECT_EQ(DecodeFixed64(bytes.data() + index_offset + 24), 0u);  // aux_bytes
 }
 
 TEST(Shard, RecordsNeverSpanBlocks) {

@@ -27,6 +27,7 @@ std::vector<std::string> Commands() {
       shardify,
       shardify + " audio",
       shardify + " text",
+      shardify + " conversations",
       shardify + " info",
       shardify + " verify",
       shardify + " merge",

@@ -47,6 +47,7 @@ int ReportError(const Status& s);
 
 void RegisterAudio(CLI::App* app, int* exit_code);
 void RegisterText(CLI::App* app, int* exit_code);
+void RegisterConversations(CLI::App* app, int* exit_code);
 void RegisterInfo(CLI::App* app, int* exit_code);
 void RegisterVerify(CLI::App* app, int* exit_code);
 void RegisterMerge(CLI::App* app, int* exit_code);

@@ -44,6 +44,7 @@ struct ItemResult {
   uint64_t duration = 0;   // samples at the dataset's rate
   uint32_t tokens = 0;
   std::string payload;     // record fields (shards/record.h)
+  std::string aux;         // the record's bytes in the index's aux area (shards/format.h)
   uint64_t input_bytes = 0;
   // Kept, but worth a word: printed to stderr as "shardify: warning: ..." in input order.
   std::string warning;

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   RegisterAudio(&app, &exit_code);
   RegisterText(&app, &exit_code);
+  RegisterConversations(&app, &exit_code);
   RegisterInfo(&app, &exit_code);
   RegisterVerify(&app, &exit_code);
   RegisterMerge(&app, &exit_code);

@@ -210,7 +210,8 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
         for (size_t i = 0; i < r->num_records(); ++i) {
           SLUICE_RETURN_IF_ERROR(r->ReadRecord(i, &payload));
           const shards::RecordEntry& re = r->record(i);
-          SLUICE_RETURN_IF_ERROR(writer->Add({r->key(i), re.duration, re.tokens}, payload));
+          SLUICE_RETURN_IF_ERROR(
+              writer->Add({r->key(i), re.duration, re.tokens, r->aux(i)}, payload));
         }
         continue;
       }
