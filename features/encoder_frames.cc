@@ -1,6 +1,7 @@
 #include "features/encoder_frames.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/conv_length.h"
 #include "features/frames.h"
@@ -40,6 +41,8 @@ const std::vector<EncoderFramesSpec>& Presets() {
 
 int64_t StagesOnce(const std::vector<EncoderStage>& stages, int64_t n) {
   for (const EncoderStage& s : stages) {
+    // No input, no output: padding alone makes no frames (torch refuses an empty input).
+    if (n == 0) return 0;
     if (s.kind == Kind::kConv) {
       n = ConvOutLength(n, s.kernel, s.stride, s.padding, s.dilation);
     } else if (s.pad_end) {
@@ -50,6 +53,10 @@ int64_t StagesOnce(const std::vector<EncoderStage>& stages, int64_t n) {
   }
   return n;
 }
+
+// Bounds that keep each stage's arithmetic far inside int64_t for kMaxEncoderSamples samples.
+constexpr int kMaxStageValue = 1 << 20;
+constexpr size_t kMaxStages = 1024;
 
 Status Bad(const EncoderFramesSpec& spec, const std::string& field, const std::string& why) {
   return Status::InvalidArgument("encoder frames spec " + spec.name + ": " + field + " " + why);
@@ -63,30 +70,43 @@ Status ValidateEncoderFramesSpec(const EncoderFramesSpec& spec) {
   if (f.frame_length < 1) return Bad(spec, "frame_length", "must be >= 1 sample");
   if (f.frame_shift < 1) return Bad(spec, "frame_shift", "must be >= 1 sample");
   if (spec.chunk_frames < 0) return Bad(spec, "chunk_frames", "must be >= 0 (0: no chunking)");
+  if (spec.stages.size() > kMaxStages)
+    return Bad(spec, "stages", "has more than " + std::to_string(kMaxStages) + " stages");
   for (size_t i = 0; i < spec.stages.size(); ++i) {
     const EncoderStage& s = spec.stages[i];
     const std::string at = "stages[" + std::to_string(i) + "].";
-    if (s.kernel < 1) return Bad(spec, at + "kernel", "must be >= 1");
-    if (s.stride < 1) return Bad(spec, at + "stride", "must be >= 1");
-    if (s.padding < 0) return Bad(spec, at + "padding", "must be >= 0");
-    if (s.dilation < 1) return Bad(spec, at + "dilation", "must be >= 1");
+    const std::string range = " and <= " + std::to_string(kMaxStageValue);
+    if (s.kernel < 1 || s.kernel > kMaxStageValue)
+      return Bad(spec, at + "kernel", "must be >= 1" + range);
+    if (s.stride < 1 || s.stride > kMaxStageValue)
+      return Bad(spec, at + "stride", "must be >= 1" + range);
+    if (s.padding < 0 || s.padding > kMaxStageValue)
+      return Bad(spec, at + "padding", "must be >= 0" + range);
+    if (s.dilation < 1 || s.dilation > kMaxStageValue)
+      return Bad(spec, at + "dilation", "must be >= 1" + range);
   }
   return Status::OK();
 }
 
 int64_t FrontEndFrames(const EncoderFramesSpec& spec, int64_t samples) {
   const EncoderFrontEnd& f = spec.front_end;
-  const int64_t frames =
-      NumFrames(std::max<int64_t>(samples, 0), f.frame_length, f.frame_shift, f.convention);
+  const int64_t frames = NumFrames(std::clamp<int64_t>(samples, 0, kMaxEncoderSamples),
+                                   f.frame_length, f.frame_shift, f.convention);
   return f.drop_last_frame ? std::max<int64_t>(frames - 1, 0) : frames;
 }
 
 int64_t StageFrames(const EncoderFramesSpec& spec, int64_t frames) {
-  frames = std::max<int64_t>(frames, 0);
+  frames = std::clamp<int64_t>(frames, 0, kMaxEncoderSamples);
   if (spec.chunk_frames <= 0) return StagesOnce(spec.stages, frames);
   const int64_t whole = frames / spec.chunk_frames;
   const int64_t rest = frames % spec.chunk_frames;
-  return whole * StagesOnce(spec.stages, spec.chunk_frames) + StagesOnce(spec.stages, rest);
+  // Padding can make a chunk's output longer than the chunk; only a spec no encoder has (tiny
+  // chunks, huge padding) goes past int64_t, and is counted as INT64_MAX.
+  int64_t total = 0;
+  if (__builtin_mul_overflow(whole, StagesOnce(spec.stages, spec.chunk_frames), &total) ||
+      __builtin_add_overflow(total, StagesOnce(spec.stages, rest), &total))
+    return INT64_MAX;
+  return total;
 }
 
 int64_t EncoderFrames(const EncoderFramesSpec& spec, int64_t samples) {

@@ -33,7 +33,8 @@ struct EncoderFrontEnd {
 
 struct EncoderStage {
   enum class Kind {
-    kConv,   // torch.nn.Conv1d/Conv2d along time: ConvOutLength (base/conv_length.h)
+    kConv,   // torch.nn.Conv1d/Conv2d along time: ConvOutLength (base/conv_length.h); 0 frames
+             // in give 0 out whatever the padding
     kStack,  // `kernel` frames every `stride` stacked into one (frame stacking, LFR, downsampling)
   };
   Kind kind = Kind::kConv;
@@ -59,7 +60,12 @@ struct EncoderFramesSpec {
 // An InvalidArgument naming the spec and the field if a value is out of range.
 Status ValidateEncoderFramesSpec(const EncoderFramesSpec& spec);
 
-// Encoder frames for `samples` >= 0 samples (a negative count is taken as 0) of a valid spec.
+// The longest input counted: 2^40 samples (two years at 16 kHz); a longer one is counted as
+// this long, which keeps every stage's arithmetic inside int64_t.
+inline constexpr int64_t kMaxEncoderSamples = int64_t{1} << 40;
+
+// Encoder frames for 0 <= `samples` <= kMaxEncoderSamples samples (a negative count is taken as
+// 0) of a valid spec (ValidateEncoderFramesSpec: stage values up to 2^20, up to 1024 stages).
 int64_t EncoderFrames(const EncoderFramesSpec& spec, int64_t samples);
 // The front end's frames alone, and the stages' output (chunking included) for `frames` input
 // frames: EncoderFrames(s, n) == StageFrames(s, FrontEndFrames(s, n)).

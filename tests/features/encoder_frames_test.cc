@@ -37,6 +37,24 @@ TEST(EncoderFramesTest, DayLongClipsCountExactly) {
   for (int i = 0; i < 3; ++i) t = (t - 1) / 2 + 1;
   EXPECT_EQ(EncoderFrames(spec, n), t);
   EXPECT_EQ(EncoderFrames(spec, -5), 0);
+  // Longer than kMaxEncoderSamples counts as that long, never as an overflowed product.
+  EXPECT_EQ(EncoderFrames(spec, INT64_MAX), t);
+}
+
+TEST(EncoderFramesTest, PaddingMakesNoFramesFromNothingAndHugeValuesAreRefused) {
+  EncoderFramesSpec spec;
+  spec.name = "padded";
+  spec.stages = {{EncoderStage::Kind::kConv, 1, 1, 4, 1, false}};  // 1 frame in, 9 out
+  spec.chunk_frames = 1;
+  ASSERT_OK(ValidateEncoderFramesSpec(spec));
+  EXPECT_EQ(StageFrames(spec, 0), 0);
+  EXPECT_EQ(StageFrames(spec, 3), 27);
+  spec.stages[0].padding = (1 << 20) + 1;
+  const Status s = ValidateEncoderFramesSpec(spec);
+  EXPECT_NE(s.message().find("encoder frames spec padded: stages[0].padding must be >= 0 and "
+                             "<= 1048576"),
+            std::string::npos)
+      << s.ToString();
 }
 
 TEST(EncoderFramesTest, ChunksAreCountedOneByOne) {
