@@ -1,5 +1,7 @@
 #include "features/tokenizer_json.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "features/byte_level.h"
@@ -405,7 +407,10 @@ class Parser {
     std::vector<const AddedToken*> found;
     for (const AddedToken& t : special_) {
       for (const char* eot : kEndOfTextTokens) {
-        if (t.content == eot) found.push_back(&t);
+        // The same token listed twice is one candidate, not an ambiguity.
+        const bool again = std::any_of(found.begin(), found.end(),
+                                       [&](const AddedToken* f) { return f->id == t.id; });
+        if (t.content == eot && !again) found.push_back(&t);
       }
     }
     if (found.size() > 1) {

@@ -335,6 +335,11 @@ TEST(HfPostProcessor, EndOfDocumentIsRefusedWhenAmbiguousAndCanBeNamed) {
   only_turn["added_tokens"][0]["content"] = "<|other|>";
   ASSERT_OK(MakeHfTokenizer(only_turn.dump(), "q.json", &t));
   EXPECT_EQ(t->end_of_document_id(), 266);
+  // The same token listed twice is no ambiguity.
+  json twice = Gpt2Like(kMerges);
+  twice["added_tokens"].push_back(twice["added_tokens"][0]);
+  ASSERT_OK(MakeHfTokenizer(twice.dump(), "t.json", &t));
+  EXPECT_EQ(t->end_of_document_id(), 265);
   // Only special tokens count: a plain added token named like an end of text is text.
   json plain = WithSpecials({"</s>"}, nullptr);
   plain["added_tokens"][1]["special"] = false;
