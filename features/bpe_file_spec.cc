@@ -45,7 +45,7 @@ Status ParseBpeFileSpec(const std::string& spec, BpeFileSpec* out) {
 Status LoadBpeFile(const BpeFileSpec& spec, std::string* bytes, std::unique_ptr<Tokenizer>* out) {
   Status s = ReadFileToString(spec.path, bytes);
   if (!s.ok()) return Prefixed(s, "--tokenizer " + spec.type + ":" + spec.path);
-  if (spec.type == "hf") return MakeHfTokenizer(*bytes, spec.path, out);
+  if (spec.type == "hf") return MakeHfTokenizer(*bytes, spec.path, spec.hf, out);
   return MakeTiktokenTokenizer(*bytes, spec.path, spec.encoding, out);
 }
 

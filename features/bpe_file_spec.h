@@ -15,6 +15,7 @@ struct BpeFileSpec {
   std::string type;      // "hf" or "tiktoken" (Tokenizer::type())
   std::string path;      // the file
   std::string encoding;  // tiktoken only: r50k_base, p50k_base, cl100k_base, o200k_base
+  HfTokenizerOptions hf;  // hf only: the post-processor switch and the end-of-document token
 };
 
 // Whether `spec` starts with "hf:" or "tiktoken:".

@@ -47,10 +47,48 @@ class BpeTokenizer final : public Tokenizer {
     if (spec_.end_of_document_id < 0 ||
         spec_.end_of_document_id >= static_cast<int32_t>(spec_.decode.size()))
       return Status::InvalidArgument(spec_.name + ": no end-of-document token");
+    for (const auto* list : {&spec_.prefix_ids, &spec_.suffix_ids}) {
+      for (const int32_t id : *list) {
+        if (id < 0 || id >= static_cast<int32_t>(spec_.decode.size()) || !spec_.has_id[id])
+          return Status::InvalidArgument(spec_.name + ": the post-processor's id " +
+                                         std::to_string(id) + " is not a token of the file");
+      }
+    }
     return BpeModel::Create(std::move(spec_.model), &model_);
   }
 
   Status Encode(std::string_view text, std::vector<int32_t>* ids) const override {
+    if (!spec_.add_special_tokens) return EncodeText(text, ids);
+    ids->insert(ids->end(), spec_.prefix_ids.begin(), spec_.prefix_ids.end());
+    SLUICE_RETURN_IF_ERROR(EncodeText(text, ids));
+    ids->insert(ids->end(), spec_.suffix_ids.begin(), spec_.suffix_ids.end());
+    return Status::OK();
+  }
+
+  Status Decode(const int32_t* ids, size_t n, std::string* text) const override {
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t id = ids[i];
+      if (id < 0 || id >= vocab_size() || !spec_.has_id[id]) {
+        return Status::InvalidArgument("id " + std::to_string(id) + " at position " +
+                                       std::to_string(i) + " is not a token of " + spec_.name);
+      }
+      *text += spec_.decode[id];
+    }
+    return Status::OK();
+  }
+
+  int32_t vocab_size() const override { return static_cast<int32_t>(spec_.decode.size()); }
+  std::string_view type() const override { return spec_.type; }
+  int32_t end_of_document_id() const override { return spec_.end_of_document_id; }
+  int32_t blank_id() const override { return -1; }
+  bool encode_ends_document() const override {
+    return spec_.add_special_tokens && !spec_.suffix_ids.empty() &&
+           spec_.suffix_ids.back() == spec_.end_of_document_id;
+  }
+
+ private:
+  // The text alone: HF's add_special_tokens=False.
+  Status EncodeText(std::string_view text, std::vector<int32_t>* ids) const {
     size_t bad = 0;
     if (!ValidUtf8(text, &bad)) {
       return Status::InvalidArgument(
@@ -73,24 +111,6 @@ class BpeTokenizer final : public Tokenizer {
     return EncodeSegment(text.substr(start), ids);
   }
 
-  Status Decode(const int32_t* ids, size_t n, std::string* text) const override {
-    for (size_t i = 0; i < n; ++i) {
-      const int32_t id = ids[i];
-      if (id < 0 || id >= vocab_size() || !spec_.has_id[id]) {
-        return Status::InvalidArgument("id " + std::to_string(id) + " at position " +
-                                       std::to_string(i) + " is not a token of " + spec_.name);
-      }
-      *text += spec_.decode[id];
-    }
-    return Status::OK();
-  }
-
-  int32_t vocab_size() const override { return static_cast<int32_t>(spec_.decode.size()); }
-  std::string_view type() const override { return spec_.type; }
-  int32_t end_of_document_id() const override { return spec_.end_of_document_id; }
-  int32_t blank_id() const override { return -1; }
-
- private:
   struct Segment {
     size_t b, e;
     bool match;

@@ -2,8 +2,9 @@
 // `tokenizer.json` (tokenizer_json.h) or a tiktoken rank file (tiktoken_file.h). Both fill a
 // BpeTokenizerSpec; MakeBpeTokenizer checks it and compiles its regexes.
 //
-// Encode, as HF tokenizers' encode(text, add_special_tokens=False) and tiktoken's
+// Encode, as HF tokenizers' encode(text, add_special_tokens) and tiktoken's
 // encode(text, allowed_special="all"):
+//   0. with add_special_tokens, prefix_ids first and suffix_ids last (the post-processor's);
 //   1. added/special tokens are found first (leftmost, longest) and never split;
 //   2. the text between them is normalised (NFC, NFKC or nothing);
 //   3. pre-tokenized: Split steps with a regex or string, ByteLevel's prefix space and regex;
@@ -57,6 +58,9 @@ struct BpeTokenizerSpec {
   std::vector<std::string> decode;
   std::vector<bool> has_id;
   int32_t end_of_document_id = -1;
+  // The post-processor's tokens around a single text (HF's TemplateProcessing "single").
+  std::vector<int32_t> prefix_ids, suffix_ids;
+  bool add_special_tokens = false;
 };
 
 Status MakeBpeTokenizer(BpeTokenizerSpec spec, std::unique_ptr<Tokenizer>* out);

@@ -47,6 +47,9 @@ class Tokenizer {
   virtual std::string_view type() const = 0;  // "char", "sentencepiece", "hf" or "tiktoken"
   // The id shardify and the loader append after each document of a text dataset.
   virtual int32_t end_of_document_id() const { return kEndOfDocumentId; }
+  // True where Encode itself ends with end_of_document_id() (a tokenizer.json post-processor
+  // appends it): code that ends documents then appends nothing, or the id would come twice.
+  virtual bool encode_ends_document() const { return false; }
   // The CTC blank, or -1 when the ids are the file's (there is none).
   virtual int32_t blank_id() const { return kBlankId; }
   bool ids_are_the_files() const { return blank_id() < 0; }
@@ -96,12 +99,24 @@ Status MakeSentencePieceTokenizer(const std::string& model_bytes,
 
 // ---- Byte-level BPE (bpe_tokenizer.h) -------------------------------------
 
-// HF tokenizers' tokenizer.json (its bytes; `name` for errors). The end-of-document
-// token is the first added token of: <|endoftext|>, <|end_of_text|>, </s>,
-// <|im_end|>, <eos>, <EOT>. InvalidArgument naming the file and the JSON path for a
-// component sluice does not support; Corruption for a damaged file.
+struct HfTokenizerOptions {
+  // HF's encode(text, add_special_tokens=...), with HF's default: the post-processor's tokens
+  // (TemplateProcessing's single template, RobertaProcessing's or BertProcessing's cls and
+  // sep) around every text. Datasets written before this option existed were encoded without.
+  bool add_special_tokens = true;
+  // The end-of-document token's text; empty: the file's (docs/tokenizers.md, "End of
+  // document": the post-processor's one closing token, else the one special added token named
+  // like an end of text), refused when ambiguous.
+  std::string end_of_document_token;
+};
+
+// HF tokenizers' tokenizer.json (its bytes; `name` for errors). InvalidArgument naming the
+// file and the JSON path for a component sluice does not support or an end of document it
+// cannot pick; Corruption for a damaged file.
 Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
                        std::unique_ptr<Tokenizer>* out);
+Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
+                       const HfTokenizerOptions& options, std::unique_ptr<Tokenizer>* out);
 // tiktoken's rank file (lines of "base64-token rank") with the regex and the
 // special tokens of the encoding `encoding` names: r50k_base, p50k_base,
 // cl100k_base or o200k_base. End of document: <|endoftext|>.

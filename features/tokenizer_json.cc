@@ -1,5 +1,7 @@
 #include "features/tokenizer_json.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "features/byte_level.h"
@@ -16,7 +18,8 @@ constexpr const char* kByteLevelPattern =
 
 class Parser {
  public:
-  explicit Parser(const std::string& name) : name_(name) {}
+  Parser(const std::string& name, const HfTokenizerOptions& options)
+      : name_(name), options_(options) {}
 
   Status Unsupported(const std::string& path, const std::string& what,
                      const std::string& supported) const {
@@ -131,22 +134,87 @@ class Parser {
     return Unsupported(path + ".type", "\"" + type + "\"", "ByteLevel, Split, Sequence");
   }
 
-  Status PostProcessor(const json& j, const std::string& path) const {
+  // The tokens a post-processor puts around a single text (HF's add_special_tokens=True);
+  // a Sequence applies its processors in order, each wrapping what the ones before made.
+  // ByteLevel changes offsets only. The pair template is never used: sluice encodes one text.
+  Status PostProcessor(const json& j, const std::string& path, std::vector<int32_t>* prefix,
+                       std::vector<int32_t>* suffix) const {
     if (j.is_null()) return Status::OK();
     Status st;
     const std::string type = Type(j, path, &st);
     SLUICE_RETURN_IF_ERROR(st);
-    if (type == "ByteLevel" || type == "TemplateProcessing") return Status::OK();
+    if (type == "ByteLevel") return Status::OK();
+    if (type == "TemplateProcessing") return Template(j, path, prefix, suffix);
+    if (type == "RobertaProcessing" || type == "BertProcessing") {
+      int32_t cls = -1, sep = -1;
+      SLUICE_RETURN_IF_ERROR(TokenPair(j, "cls", path, &cls));
+      SLUICE_RETURN_IF_ERROR(TokenPair(j, "sep", path, &sep));
+      prefix->insert(prefix->begin(), cls);
+      suffix->push_back(sep);
+      return Status::OK();
+    }
     if (type == "Sequence") {
       const json& list = j.value("processors", json());
       if (!list.is_array()) return Bad(path + ".processors", "expected an array");
       for (size_t i = 0; i < list.size(); ++i)
-        SLUICE_RETURN_IF_ERROR(
-            PostProcessor(list[i], path + ".processors[" + std::to_string(i) + "]"));
+        SLUICE_RETURN_IF_ERROR(PostProcessor(
+            list[i], path + ".processors[" + std::to_string(i) + "]", prefix, suffix));
       return Status::OK();
     }
     return Unsupported(path + ".type", "\"" + type + "\"",
-                       "ByteLevel, TemplateProcessing, Sequence");
+                       "ByteLevel, TemplateProcessing, RobertaProcessing, BertProcessing, "
+                       "Sequence");
+  }
+
+  // RobertaProcessing's and BertProcessing's "cls"/"sep": ["<s>", 0].
+  Status TokenPair(const json& j, const char* key, const std::string& path, int32_t* id) const {
+    const json& v = j.value(key, json());
+    if (!v.is_array() || v.size() != 2 || !v[0].is_string() || !v[1].is_number_integer())
+      return Bad(path + "." + key, "expected [\"token\", id]");
+    *id = v[1].get<int32_t>();
+    return Status::OK();
+  }
+
+  // TemplateProcessing's "single": special tokens around exactly one {"Sequence": {"id": "A"}},
+  // each token's ids from "special_tokens".
+  Status Template(const json& j, const std::string& path, std::vector<int32_t>* prefix,
+                  std::vector<int32_t>* suffix) const {
+    const json& single = j.value("single", json());
+    if (!single.is_array()) return Bad(path + ".single", "expected an array of pieces");
+    const json& specials = j.value("special_tokens", json::object());
+    if (!specials.is_object()) return Bad(path + ".special_tokens", "expected an object");
+    std::vector<int32_t> before, after;
+    bool seen_sequence = false;
+    for (size_t i = 0; i < single.size(); ++i) {
+      const json& piece = single[i];
+      const std::string at = path + ".single[" + std::to_string(i) + "]";
+      if (piece.is_object() && piece.contains("Sequence")) {
+        const json& seq = piece["Sequence"];
+        if (!seq.is_object() || seq.value("id", std::string()) != "A")
+          return Unsupported(at + ".Sequence.id", seq.dump().substr(0, 60),
+                             "\"A\" (a single text)");
+        if (seen_sequence) return Unsupported(at, "a second $A", "one $A");
+        seen_sequence = true;
+        continue;
+      }
+      if (!piece.is_object() || !piece.contains("SpecialToken") ||
+          !piece["SpecialToken"].is_object() || !piece["SpecialToken"].contains("id") ||
+          !piece["SpecialToken"]["id"].is_string())
+        return Bad(at, "expected {\"SpecialToken\": {\"id\": ...}} or {\"Sequence\": ...}");
+      const std::string name = piece["SpecialToken"]["id"].get<std::string>();
+      const json& entry = specials.value(name, json());
+      if (!entry.is_object() || !entry.contains("ids") || !entry["ids"].is_array())
+        return Bad(path + ".special_tokens",
+                   "\"" + name + "\" (used by " + at + ") has no \"ids\"");
+      for (const json& id : entry["ids"]) {
+        if (!id.is_number_integer()) return Bad(path + ".special_tokens." + name, "ids: not ids");
+        (seen_sequence ? after : before).push_back(id.get<int32_t>());
+      }
+    }
+    if (!seen_sequence) return Bad(path + ".single", "has no {\"Sequence\": {\"id\": \"A\"}}");
+    prefix->insert(prefix->begin(), before.begin(), before.end());
+    suffix->insert(suffix->end(), after.begin(), after.end());
+    return Status::OK();
   }
 
   Status Model(const json& m, BpeTokenizerSpec* s, std::vector<std::string>* by_id) const {
@@ -237,7 +305,7 @@ class Parser {
     return true;
   }
 
-  Status Parse(const std::string& bytes, BpeTokenizerSpec* s) const {
+  Status Parse(const std::string& bytes, BpeTokenizerSpec* s) {
     json j;
     try {
       j = json::parse(bytes);
@@ -263,7 +331,6 @@ class Parser {
       return Unsupported("pre_tokenizer", "without ByteLevel",
                          "byte-level BPE; for a SentencePiece model use spm:tokenizer.model");
     }
-    SLUICE_RETURN_IF_ERROR(PostProcessor(j.value("post_processor", json()), "post_processor"));
     const json& decoder = j.value("decoder", json());
     Status st;
     const std::string dtype = decoder.is_null() ? "null" : Type(decoder, "decoder", &st);
@@ -294,6 +361,7 @@ class Parser {
         if (Flag(a, key, false)) return Unsupported(path + "." + key, "true", "false");
       }
       AddedToken t{a["content"].get<std::string>(), a["id"].get<int32_t>()};
+      if (Flag(a, "special", false)) special_.push_back(t);
       size_t bad = 0;
       if (t.content.empty() || !ValidUtf8(t.content, &bad))
         return Bad(path + ".content", "empty or not UTF-8");
@@ -310,40 +378,96 @@ class Parser {
       s->has_id[t.id] = true;
       s->added.push_back(std::move(t));
     }
-    for (const char* eot : kEndOfTextTokens) {
+    SLUICE_RETURN_IF_ERROR(PostProcessor(j.value("post_processor", json()), "post_processor",
+                                         &s->prefix_ids, &s->suffix_ids));
+    s->add_special_tokens = options_.add_special_tokens;
+    return EndOfDocument(by_id, s);
+  }
+
+  // An explicit token; else the post-processor's one closing token (what the file ends a text
+  // with); else the one special added token named like an end of text; else <|im_end|>.
+  Status EndOfDocument(const std::vector<std::string>& by_id, BpeTokenizerSpec* s) const {
+    const std::string& want = options_.end_of_document_token;
+    if (!want.empty()) {
       for (const AddedToken& t : s->added) {
-        if (t.content == eot && s->end_of_document_id < 0) s->end_of_document_id = t.id;
+        if (t.content == want) s->end_of_document_id = t.id;
+      }
+      for (size_t id = 0; id < by_id.size() && s->end_of_document_id < 0; ++id) {
+        if (by_id[id] == want) s->end_of_document_id = static_cast<int32_t>(id);
+      }
+      if (s->end_of_document_id < 0)
+        return Status::InvalidArgument(name_ + ": the end-of-document token \"" + want +
+                                       "\" is not a token of the file");
+      return Status::OK();
+    }
+    if (s->suffix_ids.size() == 1) {
+      s->end_of_document_id = s->suffix_ids[0];
+      return Status::OK();
+    }
+    std::vector<const AddedToken*> found;
+    for (const AddedToken& t : special_) {
+      for (const char* eot : kEndOfTextTokens) {
+        // The same token listed twice is one candidate, not an ambiguity.
+        const bool again = std::any_of(found.begin(), found.end(),
+                                       [&](const AddedToken* f) { return f->id == t.id; });
+        if (t.content == eot && !again) found.push_back(&t);
       }
     }
-    if (s->end_of_document_id < 0) {
+    if (found.size() > 1) {
+      std::string names;
+      for (const AddedToken* t : found)
+        names += (names.empty() ? "" : ", ") + t->content + " (id " + std::to_string(t->id) + ")";
+      return Status::InvalidArgument(
+          name_ + ": the end of a document is ambiguous: special added_tokens " + names +
+          " all name an end of text; hint: choose one (shardify --eod-token, "
+          "HfTokenizerOptions::end_of_document_token)");
+    }
+    if (found.empty()) {
+      for (const AddedToken& t : special_) {
+        if (t.content == kEndOfTurnToken) found.push_back(&t);
+      }
+    }
+    if (found.empty()) {
       std::string known;
       for (const char* eot : kEndOfTextTokens)
         known += std::string(known.empty() ? "" : ", ") + eot;
-      return Status::InvalidArgument(name_ + ": added_tokens holds no end-of-text token (one of " +
-                                     known + ") for the end of each document");
+      return Status::InvalidArgument(
+          name_ +
+          ": no end-of-document token: the post-processor appends none and no special "
+          "added token is named like an end of text (" +
+          known + ", or " + kEndOfTurnToken +
+          "); hint: name one (shardify --eod-token, HfTokenizerOptions::end_of_document_token)");
     }
+    s->end_of_document_id = found[0]->id;
     return Status::OK();
   }
 
  private:
   std::string name_;
+  HfTokenizerOptions options_;
+  std::vector<AddedToken> special_;  // the added tokens with "special": true
 };
 
 }  // namespace
 
 Status ParseTokenizerJson(const std::string& bytes, const std::string& name,
-                          BpeTokenizerSpec* spec) {
+                          const HfTokenizerOptions& options, BpeTokenizerSpec* spec) {
   BpeTokenizerSpec s;
-  SLUICE_RETURN_IF_ERROR(Parser(name).Parse(bytes, &s));
+  SLUICE_RETURN_IF_ERROR(Parser(name, options).Parse(bytes, &s));
   *spec = std::move(s);
   return Status::OK();
 }
 
 Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
-                       std::unique_ptr<Tokenizer>* out) {
+                       const HfTokenizerOptions& options, std::unique_ptr<Tokenizer>* out) {
   BpeTokenizerSpec spec;
-  SLUICE_RETURN_IF_ERROR(ParseTokenizerJson(json_bytes, name, &spec));
+  SLUICE_RETURN_IF_ERROR(ParseTokenizerJson(json_bytes, name, options, &spec));
   return MakeBpeTokenizer(std::move(spec), out);
+}
+
+Status MakeHfTokenizer(const std::string& json_bytes, const std::string& name,
+                       std::unique_ptr<Tokenizer>* out) {
+  return MakeHfTokenizer(json_bytes, name, HfTokenizerOptions{}, out);
 }
 
 }  // namespace sluice::features

@@ -6,9 +6,9 @@
 //   pre_tokenizer ByteLevel (add_prefix_space, use_regex), Split (Regex or String pattern,
 //                any behavior, invert), Sequence of those with ByteLevel last
 //   decoder      ByteLevel
-//   post_processor null, ByteLevel, TemplateProcessing, Sequence: checked, not applied (the
-//                ids are encode(text, add_special_tokens=False); shardify and the loader add
-//                the end-of-document id themselves)
+//   post_processor null, ByteLevel, TemplateProcessing (its single template),
+//                RobertaProcessing, BertProcessing, Sequence of those: applied with
+//                HfTokenizerOptions::add_special_tokens (HF's default, true)
 //   added_tokens without lstrip, rstrip or single_word
 #pragma once
 
@@ -19,11 +19,14 @@
 
 namespace sluice::features {
 
-// The end-of-document token is the first of these that the file's added tokens hold.
+// Names of an end of text: a file's one special added token among these ends documents
+// (unless its post-processor closes each text with a token, or one is named explicitly);
+// two of them are ambiguous and refused. The end of a chat turn serves only where none is.
 inline constexpr const char* kEndOfTextTokens[] = {"<|endoftext|>", "<|end_of_text|>", "</s>",
-                                                   "<|im_end|>",    "<eos>",           "<EOT>"};
+                                                   "<eos>", "<EOT>"};
+inline constexpr const char* kEndOfTurnToken = "<|im_end|>";
 
 Status ParseTokenizerJson(const std::string& bytes, const std::string& name,
-                          BpeTokenizerSpec* spec);
+                          const HfTokenizerOptions& options, BpeTokenizerSpec* spec);
 
 }  // namespace sluice::features

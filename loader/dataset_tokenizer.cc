@@ -47,7 +47,12 @@ Status LoadDatasetTokenizer(const nlohmann::json& d, const shards::Storage& stor
         SLUICE_RETURN_IF_ERROR(features::MakeSentencePieceTokenizer(
             bytes, path, norm, d.value("allow_unknown", false), out));
       } else if (type == "hf") {
-        SLUICE_RETURN_IF_ERROR(features::MakeHfTokenizer(bytes, path, out));
+        // A dataset written before the switch was recorded was encoded without the
+        // post-processor's tokens.
+        features::HfTokenizerOptions o;
+        o.add_special_tokens = d.value("add_special_tokens", false);
+        o.end_of_document_token = d.value("end_of_document_token", std::string());
+        SLUICE_RETURN_IF_ERROR(features::MakeHfTokenizer(bytes, path, o, out));
       } else {
         SLUICE_RETURN_IF_ERROR(features::MakeTiktokenTokenizer(
             bytes, path, d.at("encoding").get<std::string>(), out));
@@ -84,7 +89,8 @@ Tokenizer MakeRecordTokenizer(std::shared_ptr<const features::Tokenizer> tokeniz
   return [tokenizer, end_of_document](std::string_view text, std::vector<int32_t>* ids) {
     ids->clear();
     SLUICE_RETURN_IF_ERROR(tokenizer->Encode(text, ids));
-    if (end_of_document) ids->push_back(tokenizer->end_of_document_id());
+    if (end_of_document && !tokenizer->encode_ends_document())
+      ids->push_back(tokenizer->end_of_document_id());
     return Status::OK();
   };
 }

@@ -5,10 +5,15 @@
 // Backward adds into din (may be null: the first conv needs no input gradient), dweight, dbias.
 #pragma once
 
+#include "base/conv_length.h"
+
 namespace sluice::reference {
 
-// floor((n - 3) / 2) + 1 for n >= 3, else 0 (equal to floor((n - 1) / 2)).
-constexpr int Conv2dOutSize(int n) { return n < 3 ? 0 : (n - 3) / 2 + 1; }
+// floor((n - 3) / 2) + 1 for n >= 3, else 0 (equal to floor((n - 1) / 2)); the formula is
+// base/conv_length.h's, which the encoder-frame counts (features/encoder_frames.h) share.
+constexpr int Conv2dOutSize(int n) {
+  return static_cast<int>(ConvOutLength(n, /*kernel=*/3, /*stride=*/2, /*padding=*/0, 1));
+}
 
 // Frames after both convolutions: ((n - 1) / 2 - 1) / 2 in integer arithmetic, 0 below 7 frames.
 // Output frame t sees input frames [4t, 4t + 6], so it is valid iff 4t + 6 < n.

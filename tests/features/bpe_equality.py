@@ -5,7 +5,7 @@ Builds tokenizers here with HF `tokenizers` (a small BPE trained on a generated 
 pre-tokenizer and normalizer settings of GPT-2, Llama 3, Qwen2 and Mistral Nemo, plus variants
 for the Split behaviours and the prefix space), rank files for tiktoken's r50k/cl100k/o200k
 encodings, and takes the real Claude tokenizer.json that anthropic 0.38.0 ships. Then compares
-the ids of `bpe_ids` (sluice) with HF's encode(text, add_special_tokens=False) and tiktoken's
+the ids of `bpe_ids` (sluice) with HF's encode(text, add_special_tokens=False and True) and tiktoken's
 encode(text, allowed_special="all") on a fuzz corpus, and checks Decode(Encode(x)) == x.
 
 Invalid UTF-8: HF's Python API and tiktoken take str, so sluice refuses such bytes (an error
@@ -186,6 +186,23 @@ def families():
     out["prefix-space+merged-with-previous"] = (train(pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(r"\p{P}"), behavior="merged_with_previous"),
         pre_tokenizers.ByteLevel(add_prefix_space=True)]), normalizers.NFKC(), sp), sp)
+    # Post-processors that close each text: RoBERTa's cls/sep, and a Sequence of ByteLevel and a
+    # template with a token on each side (sluice then takes the closing token as the end of a
+    # document and appends no second one).
+    sp = ["<s>", "</s>", "<pad>"]
+    roberta = train(pre_tokenizers.ByteLevel(add_prefix_space=True), None, sp)
+    roberta.post_processor = processors.RobertaProcessing(
+        ("</s>", roberta.token_to_id("</s>")), ("<s>", roberta.token_to_id("<s>")))
+    out["roberta"] = (roberta, sp)
+    sp = ["<s>", "</s>", "<unk>"]
+    wrapped = train(pre_tokenizers.ByteLevel(add_prefix_space=False), None, sp)
+    wrapped.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(
+            single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+            special_tokens=[("<s>", wrapped.token_to_id("<s>")),
+                            ("</s>", wrapped.token_to_id("</s>"))])])
+    out["template-bos-eos"] = (wrapped, sp)
     out["merged-with-next+contiguous+removed"] = (train(pre_tokenizers.Sequence([
         pre_tokenizers.Split(" ", behavior="removed"),
         pre_tokenizers.Split(Regex(r"\d"), behavior="merged_with_next"),
@@ -250,15 +267,19 @@ def main():
             f.write(text)
         ref = Tokenizer.from_file(path)
         texts = fuzz_corpus(specials)
-        want = [ref.encode(t, add_special_tokens=False).ids for t in texts]
-        # Decode(Encode(x)) == x where nothing is normalised or removed; else HF's decode.
-        lossless = name in ("gpt2", "llama3", "mistral-nemo")
-        report.compare(f"hf {name}", texts, want,
-                       sluice_ids(["hf", path], [t.encode() for t in texts]),
-                       lambda t, ids: t.encode() if lossless else
-                       ref.decode(ids, skip_special_tokens=False).encode())
+        # HF's encode with add_special_tokens False and True (its default): the post-processor
+        # (Llama 3's <|begin_of_text|>, RoBERTa's <s> ... </s>) applied by sluice's switch.
+        for special in (False, True):
+            want = [ref.encode(t, add_special_tokens=special).ids for t in texts]
+            # Decode(Encode(x)) == x where nothing is normalised, removed or added; else HF's.
+            lossless = name in ("gpt2", "llama3", "mistral-nemo") and not special
+            report.compare(f"hf {name} add_special_tokens={special}", texts, want,
+                           sluice_ids(["hf", path, "special" if special else "plain"],
+                                      [t.encode() for t in texts]),
+                           lambda t, ids: t.encode() if lossless else
+                           ref.decode(ids, skip_special_tokens=False).encode())
         if name == "gpt2":
-            check_invalid_utf8(report, ["hf", path],
+            check_invalid_utf8(report, ["hf", path, "plain"],
                                lambda t: ref.encode(t, add_special_tokens=False).ids)
             gpt2 = json.loads(text)
 
@@ -294,10 +315,13 @@ def main():
     if claude and os.path.exists(claude):
         ref = Tokenizer.from_file(claude)
         texts = fuzz_corpus(["<EOT>", "<META>"])
-        want = [ref.encode(t, add_special_tokens=False).ids for t in texts]
-        report.compare("hf anthropic-0.38.0/tokenizer.json", texts, want,
-                       sluice_ids(["hf", claude], [t.encode() for t in texts]),
-                       lambda t, ids: ref.decode(ids, skip_special_tokens=False).encode())
+        for special in (False, True):
+            want = [ref.encode(t, add_special_tokens=special).ids for t in texts]
+            report.compare(f"hf anthropic-0.38.0/tokenizer.json add_special_tokens={special}",
+                           texts, want,
+                           sluice_ids(["hf", claude, "special" if special else "plain"],
+                                      [t.encode() for t in texts]),
+                           lambda t, ids: ref.decode(ids, skip_special_tokens=False).encode())
     else:
         print("FAIL: anthropic 0.38.0's tokenizer.json is not installed (run.sh REFERENCE_PIP)")
         report.failures += 1

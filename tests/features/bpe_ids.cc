@@ -58,7 +58,7 @@ std::string ToBase64(const std::string& raw) {
 int main(int argc, char** argv) {
   using namespace sluice;
   if (argc < 3) {
-    std::cerr << "usage: bpe_ids hf PATH | bpe_ids tiktoken PATH ENCODING\n";
+    std::cerr << "usage: bpe_ids hf PATH [special|plain] | bpe_ids tiktoken PATH ENCODING\n";
     return 2;
   }
   const std::string kind = argv[1], path = argv[2];
@@ -66,7 +66,10 @@ int main(int argc, char** argv) {
   Status s = ReadFileToString(path, &bytes);
   std::unique_ptr<features::Tokenizer> tok;
   if (s.ok()) {
-    s = kind == "hf" ? features::MakeHfTokenizer(bytes, path, &tok)
+    // hf: "special" is HF's encode(add_special_tokens=True), "plain" False; default HF's.
+    features::HfTokenizerOptions o;
+    o.add_special_tokens = !(argc > 3 && std::string(argv[3]) == "plain");
+    s = kind == "hf" ? features::MakeHfTokenizer(bytes, path, o, &tok)
                      : features::MakeTiktokenTokenizer(bytes, path, argc > 3 ? argv[3] : "", &tok);
   }
   if (!s.ok()) {

@@ -223,7 +223,7 @@ TEST(HfTokenizer, RefusesUnsupportedComponentsNamingThePath) {
   EXPECT_NE(refusal(j).find("decoder.type \"Metaspace\""), std::string::npos);
   j = Gpt2Like(kMerges);
   j["added_tokens"][0]["content"] = "<|my_end|>";
-  EXPECT_NE(refusal(j).find("no end-of-text token"), std::string::npos);
+  EXPECT_NE(refusal(j).find("no end-of-document token"), std::string::npos) << refusal(j);
   j = Gpt2Like(kMerges);
   j["pre_tokenizer"] = {
       {"type", "Sequence"},
@@ -235,6 +235,142 @@ TEST(HfTokenizer, RefusesUnsupportedComponentsNamingThePath) {
   std::unique_ptr<Tokenizer> t;
   Status s = MakeHfTokenizer("{not json", "dir/tokenizer.json", &t);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
+}
+
+// Gpt2Like with more special added tokens (ids 266, 267, ...) and a post-processor.
+json WithSpecials(const std::vector<std::string>& specials, const json& post_processor) {
+  json j = Gpt2Like(kMerges);
+  for (const std::string& s : specials) {
+    j["added_tokens"].push_back({{"id", 266 + static_cast<int>(j["added_tokens"].size()) - 1},
+                                 {"content", s},
+                                 {"special", true}});
+  }
+  j["post_processor"] = post_processor;
+  return j;
+}
+
+json Template(const json& single, const std::vector<std::pair<std::string, int>>& tokens) {
+  json specials = json::object();
+  for (const auto& [t, id] : tokens) specials[t] = {{"id", t}, {"ids", {id}}, {"tokens", {t}}};
+  return {{"type", "TemplateProcessing"},
+          {"single", single},
+          {"pair", json::array()},
+          {"special_tokens", specials}};
+}
+
+json Special(const std::string& t) { return {{"SpecialToken", {{"id", t}, {"type_id", 0}}}}; }
+const json kA = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+
+std::unique_ptr<Tokenizer> MakeHfWith(const json& j, bool add_special_tokens) {
+  std::unique_ptr<Tokenizer> t;
+  HfTokenizerOptions o;
+  o.add_special_tokens = add_special_tokens;
+  EXPECT_OK(MakeHfTokenizer(j.dump(), "tokenizer.json", o, &t));
+  return t;
+}
+
+// Llama 3's shape: a Sequence of ByteLevel and a template that puts a BOS before the text, as HF's
+// encode does by default (add_special_tokens=True); the end of document stays <|endoftext|>.
+TEST(HfPostProcessor, TemplateBosFollowsTheSwitch) {
+  const json j = WithSpecials(
+      {"<|begin_of_text|>"},
+      {{"type", "Sequence"},
+       {"processors",
+        {{{"type", "ByteLevel"}, {"trim_offsets", false}},
+         Template({Special("<|begin_of_text|>"), kA}, {{"<|begin_of_text|>", 266}})}}});
+  auto with = MakeHf(j);  // HF's default
+  EXPECT_EQ(Encode(*with, "hello world"), (std::vector<int32_t>{266, 259, 264}));
+  EXPECT_EQ(Encode(*with, ""), (std::vector<int32_t>{266}));
+  EXPECT_EQ(with->end_of_document_id(), 265);
+  EXPECT_FALSE(with->encode_ends_document());
+  auto without = MakeHfWith(j, false);
+  EXPECT_EQ(Encode(*without, "hello world"), (std::vector<int32_t>{259, 264}));
+}
+
+// A template that closes the text: its closing token ends documents, and with the switch on
+// Encode already ends with it, so shardify and the loader append no second one.
+TEST(HfPostProcessor, ClosingTokenIsTheEndOfDocument) {
+  const json j = WithSpecials({"<s>", "</s>"}, Template({Special("<s>"), kA, Special("</s>")},
+                                                        {{"<s>", 266}, {"</s>", 267}}));
+  // <|endoftext|> and </s> both name an end of text, but the post-processor says which it is.
+  auto with = MakeHf(j);
+  EXPECT_EQ(Encode(*with, "hello"), (std::vector<int32_t>{266, 259, 267}));
+  EXPECT_EQ(with->end_of_document_id(), 267);
+  EXPECT_TRUE(with->encode_ends_document());
+  auto without = MakeHfWith(j, false);
+  EXPECT_EQ(Encode(*without, "hello"), (std::vector<int32_t>{259}));
+  EXPECT_EQ(without->end_of_document_id(), 267);
+  EXPECT_FALSE(without->encode_ends_document());
+  const json roberta = WithSpecials({"<s>", "</s>"}, {{"type", "RobertaProcessing"},
+                                                      {"sep", {"</s>", 267}},
+                                                      {"cls", {"<s>", 266}},
+                                                      {"trim_offsets", true},
+                                                      {"add_prefix_space", false}});
+  EXPECT_EQ(Encode(*MakeHf(roberta), "hello"), (std::vector<int32_t>{266, 259, 267}));
+}
+
+TEST(HfPostProcessor, EndOfDocumentIsRefusedWhenAmbiguousAndCanBeNamed) {
+  const json j = WithSpecials({"</s>"}, {{"type", "ByteLevel"}});
+  std::unique_ptr<Tokenizer> t;
+  Status s = MakeHfTokenizer(j.dump(), "dir/tokenizer.json", &t);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dir/tokenizer.json: the end of a document is ambiguous"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("<|endoftext|> (id 265), </s> (id 266)"), std::string::npos);
+  EXPECT_NE(s.message().find("--eod-token"), std::string::npos);
+  HfTokenizerOptions o;
+  o.end_of_document_token = "</s>";
+  ASSERT_OK(MakeHfTokenizer(j.dump(), "dir/tokenizer.json", o, &t));
+  EXPECT_EQ(t->end_of_document_id(), 266);
+  o.end_of_document_token = "<|nope|>";
+  s = MakeHfTokenizer(j.dump(), "dir/tokenizer.json", o, &t);
+  EXPECT_NE(s.message().find("\"<|nope|>\" is not a token of the file"), std::string::npos)
+      << s.ToString();
+  // A chat model's end of turn is not an end of text: Qwen's <|endoftext|> wins over it, and
+  // it serves only where nothing else does.
+  ASSERT_OK(MakeHfTokenizer(WithSpecials({"<|im_end|>"}, nullptr).dump(), "q.json", &t));
+  EXPECT_EQ(t->end_of_document_id(), 265);
+  json only_turn = WithSpecials({"<|im_end|>"}, nullptr);
+  only_turn["added_tokens"][0]["content"] = "<|other|>";
+  ASSERT_OK(MakeHfTokenizer(only_turn.dump(), "q.json", &t));
+  EXPECT_EQ(t->end_of_document_id(), 266);
+  // The same token listed twice is no ambiguity.
+  json twice = Gpt2Like(kMerges);
+  twice["added_tokens"].push_back(twice["added_tokens"][0]);
+  ASSERT_OK(MakeHfTokenizer(twice.dump(), "t.json", &t));
+  EXPECT_EQ(t->end_of_document_id(), 265);
+  // Only special tokens count: a plain added token named like an end of text is text.
+  json plain = WithSpecials({"</s>"}, nullptr);
+  plain["added_tokens"][1]["special"] = false;
+  ASSERT_OK(MakeHfTokenizer(plain.dump(), "p.json", &t));
+  EXPECT_EQ(t->end_of_document_id(), 265);
+}
+
+TEST(HfPostProcessor, RefusesWhatItCannotApplyNamingThePath) {
+  auto refusal = [](const json& post) {
+    std::unique_ptr<Tokenizer> t;
+    Status s = MakeHfTokenizer(WithSpecials({"<s>"}, post).dump(), "dir/tokenizer.json", &t);
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  EXPECT_EQ(refusal({{"type", "Lowercase"}}),
+            "dir/tokenizer.json: post_processor.type \"Lowercase\" is not supported (supported: "
+            "ByteLevel, TemplateProcessing, RobertaProcessing, BertProcessing, Sequence)");
+  const json b = {{"Sequence", {{"id", "B"}, {"type_id", 1}}}};
+  EXPECT_NE(refusal(Template({Special("<s>"), b}, {{"<s>", 266}}))
+                .find("post_processor.single[1].Sequence.id"),
+            std::string::npos);
+  EXPECT_NE(refusal(Template({Special("<s>"), kA}, {}))
+                .find("\"<s>\" (used by "
+                      "post_processor.single[0]) has no"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(Template(json::array({Special("<s>")}), {{"<s>", 266}})).find("has no {\"Sequence\""),
+      std::string::npos);
+  EXPECT_NE(refusal(Template({Special("<s>"), kA}, {{"<s>", 9999}}))
+                .find("the post-processor's id 9999 is not a token"),
+            std::string::npos);
 }
 
 // The merge rule written plainly on strings: merge the adjacent pair of lowest rank (leftmost

@@ -36,6 +36,7 @@ std::vector<std::string> Commands() {
       bench + " features",
       bench + " feed",
       Env("SLUICE_FEATURES"),
+      Env("SLUICE_FEATURES") + " encoder-frames",
       Env("SLUICE_TRAIN"),
   };
 }

@@ -35,8 +35,9 @@ std::string Alphabet(const std::string& raw) {
   return s;
 }
 
-// A GPT-2-shaped tokenizer.json: 256 byte tokens, a few merges, <|endoftext|> = 262.
-std::string TokenizerJson() {
+// A GPT-2-shaped tokenizer.json: 256 byte tokens, a few merges, <|endoftext|> = 262; with
+// `post_processor`, also <s> = 263 and </s> = 264 for it to use.
+std::string TokenizerJson(const json& post_processor = nullptr) {
   json vocab = json::object();
   for (int b = 0; b < 256; ++b) vocab[Alphabet(std::string(1, static_cast<char>(b)))] = b;
   json merges = json::array();
@@ -45,7 +46,13 @@ std::string TokenizerJson() {
     vocab[Alphabet(a + b)] = static_cast<int>(vocab.size());
     merges.push_back(Alphabet(a) + " " + Alphabet(b));
   }
-  return json{{"added_tokens", {{{"id", 262}, {"content", "<|endoftext|>"}, {"special", true}}}},
+  json added = {{{"id", 262}, {"content", "<|endoftext|>"}, {"special", true}}};
+  if (!post_processor.is_null()) {
+    added.push_back({{"id", 263}, {"content", "<s>"}, {"special", true}});
+    added.push_back({{"id", 264}, {"content", "</s>"}, {"special", true}});
+  }
+  return json{{"added_tokens", added},
+              {"post_processor", post_processor},
               {"normalizer", nullptr},
               {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}},
               {"decoder", {{"type", "ByteLevel"}}},
@@ -164,6 +171,45 @@ TEST_F(ShardifyBpeTest, TiktokenRankFileTravelsWithTheDatasetAndGivesTheFilesIds
   ASSERT_EQ(r.code, 0) << r.out;
   ASSERT_OK(shards::Dataset::Open(tmp_.Join("o"), {}, &ds));
   EXPECT_EQ((*ds->manifest().tokenizer)["encoding"], "o200k_base");
+}
+
+// A post-processor that closes each text with </s>: that token ends documents, the records
+// hold <s> text </s> with one </s> (HF's encode(add_special_tokens=True), the default), or
+// text </s> with --add-special-tokens=false; the manifest says which, and the loader reads the
+// dataset's tokenizer back with the same switch.
+TEST_F(ShardifyBpeTest, PostProcessorTokensAreAddedOnceAndRecorded) {
+  const json tmpl = {{"type", "TemplateProcessing"},
+                     {"single",
+                      {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                       {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                       {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
+                     {"special_tokens",
+                      {{"<s>", {{"id", "<s>"}, {"ids", {263}}, {"tokens", {"<s>"}}}},
+                       {"</s>", {{"id", "</s>"}, {"ids", {264}}, {"tokens", {"</s>"}}}}}}};
+  testing::WriteFile(tmp_.Join("tokenizer.json"), TokenizerJson(tmpl));
+  for (const bool special : {true, false}) {
+    const std::string out = special ? "with" : "without";
+    auto r =
+        Run("hf:" + tmp_.Join("tokenizer.json"), out, special ? "" : " --add-special-tokens=false");
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::unique_ptr<shards::Dataset> ds;
+    ASSERT_OK(shards::Dataset::Open(tmp_.Join(out), {}, &ds));
+    const json& d = *ds->manifest().tokenizer;
+    EXPECT_EQ(d["add_special_tokens"], special) << d.dump();
+    EXPECT_EQ(d["end_of_document_id"], 264);
+    std::string text;
+    const std::vector<int32_t> ids = RecordTokens(*ds, 0, &text);
+    ASSERT_GE(ids.size(), 3u);
+    EXPECT_EQ(ids.front() == 263, special) << text;
+    EXPECT_EQ(ids.back(), 264);
+    EXPECT_NE(ids[ids.size() - 2], 264) << "the end of document twice: " << text;
+    std::unique_ptr<features::Tokenizer> tok;
+    ASSERT_OK(loader::LoadDatasetTokenizer(d, tmp_.Join(out), &tok));
+    std::vector<int32_t> again;
+    ASSERT_OK(tok->Encode(text, &again));
+    if (!tok->encode_ends_document()) again.push_back(tok->end_of_document_id());
+    EXPECT_EQ(again, ids);
+  }
 }
 
 // Online tokenization (--store text: the loader encodes each record) appends the same

@@ -1233,7 +1233,8 @@ TEST_F(ShardifyTest, NewFlagsAreInTheHelpAndTheDocs) {
   const char* root = std::getenv("SLUICE_SOURCE_ROOT");
   ASSERT_NE(root, nullptr) << "meson sets SLUICE_SOURCE_ROOT";
   const std::string doc = ReadFile(std::string(root) + "/docs/shardify.md");
-  for (const char* flag : {"--max-tokens-per-second", "--allow-truncated-audio"}) {
+  for (const char* flag :
+       {"--max-tokens-per-second", "--allow-truncated-audio", "--add-special-tokens", "--eod-token"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
     EXPECT_NE(doc.find(flag), std::string::npos) << flag;
   }

@@ -358,7 +358,7 @@ TEST_F(TrainCli, DatasetWithAnLlmTokenizerIsRefusedForCtc) {
     vocab[c] = b;
   }
   const nlohmann::json j = {
-      {"added_tokens", {{{"id", 256}, {"content", "<|endoftext|>"}}}},
+      {"added_tokens", {{{"id", 256}, {"content", "<|endoftext|>"}, {"special", true}}}},
       {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}},
       {"decoder", {{"type", "ByteLevel"}}},
       {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};

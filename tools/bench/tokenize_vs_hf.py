@@ -170,7 +170,8 @@ def main():
         sample = docs[:50]
         want = [e.ids for e in tok.encode_batch(sample, add_special_tokens=False)]
         got = subprocess.run(  # spot check: the same ids on the first documents
-            [os.path.join(os.path.dirname(a.bench), "..", "tests", "features", "bpe_ids"), "hf", hf],
+            [os.path.join(os.path.dirname(a.bench), "..", "tests", "features", "bpe_ids"), "hf", hf,
+             "plain"],
             input="".join(__import__("base64").b64encode(d.encode()).decode() + "\n"
                           for d in sample), capture_output=True, text=True)
         same = got.returncode == 0 and [json.loads(l)["ids"] for l in got.stdout.splitlines()] == want

@@ -4,6 +4,11 @@
 //
 //   sluice-features speech.flac --features fbank --num-mel-bins 80 -o feats.npy
 //   python3 -c "import numpy; print(numpy.load('feats.npy').shape)"
+//
+// and, without audio, the encoder frames (speech-LLM tokens) a clip of n samples becomes
+// (features/encoder_frames.h), one "n frames" line per count:
+//
+//   sluice-features encoder-frames --encoder-frames fastconformer 16000 480000
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +24,7 @@
 #include "base/random.h"
 #include "feature_options.h"
 #include "features/audio.h"
+#include "features/encoder_frames.h"
 #include "features/fbank.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
@@ -63,6 +69,25 @@ int Fail(const Status& s) {
   return 1;
 }
 
+// `encoder-frames`: prints "<count> <encoder frames>" per count given, or for every count
+// 0..up_to; counts are samples, or the stages' input frames with `stages_only`.
+int PrintEncoderFrames(const feat::EncoderFramesOptions& options, std::vector<int64_t> counts,
+                       int64_t up_to, bool stages_only) {
+  if (options.encoder_frames.empty()) {
+    return Fail(Status::InvalidArgument(
+        "encoder-frames: --encoder-frames is required (a preset or a JSON spec file)"));
+  }
+  feat::EncoderFramesSpec spec;
+  const Status s = feat::ResolveEncoderFramesSpec(options.encoder_frames, &spec);
+  if (!s.ok()) return Fail(s);
+  for (int64_t n = 0; n <= up_to; ++n) counts.push_back(n);
+  for (const int64_t n : counts) {
+    const int64_t frames = stages_only ? feat::StageFrames(spec, n) : feat::EncoderFrames(spec, n);
+    std::printf("%lld %lld\n", static_cast<long long>(n), static_cast<long long>(frames));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,8 +103,8 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   sluice::tools::FeatureArgs fa;  // the flags every tool shares (tools/common/feature_options.h)
 
-  app.add_option("input", input, "audio file (WAV, FLAC, Ogg, Opus, MP3, ...)")->required();
-  app.add_option("-o,--output", output, "output .npy file")->required();
+  app.add_option("input", input, "audio file (WAV, FLAC, Ogg, Opus, MP3, ...)");
+  app.add_option("-o,--output", output, "output .npy file");
   app.add_option("--features", kind, "fbank or spectrogram")
       ->check(CLI::IsMember({"fbank", "spectrogram"}));
   app.add_option("--offset", offset, "start reading at this time (s)");
@@ -89,11 +114,29 @@ int main(int argc, char** argv) {
       "resample the input to this rate (Hz); default 16000 for fbank, 8000 for spectrogram");
   app.add_option("--seed", seed, "fbank: dither seed")->capture_default_str();
   sluice::tools::AddFeatureOptions(&app, &fa);
+
+  CLI::App* frames_cmd = app.add_subcommand(
+      "encoder-frames",
+      "Prints the encoder frames (speech-LLM tokens) of clips of the given lengths in samples,\n"
+      "one \"samples frames\" line each (docs/features.md, \"Encoder frames\")");
+  feat::EncoderFramesOptions frames_options;
+  std::vector<int64_t> counts;
+  int64_t up_to = -1;
+  bool stages_only = false;
+  sluice::tools::AddOptions(frames_cmd, &frames_options,
+                            [](const sluice::FieldInfo&) { return true; });
+  frames_cmd->add_option("counts", counts, "lengths in samples")->check(CLI::NonNegativeNumber);
+  frames_cmd->add_option("--up-to", up_to, "also every length 0..N")->check(CLI::NonNegativeNumber);
+  frames_cmd->add_flag("--stages-only", stages_only,
+                       "counts are the stages' input frames (feature frames), not samples");
   try {
     app.parse(argc, argv);
+    if (!frames_cmd->parsed() && input.empty()) throw CLI::RequiredError("input");
+    if (!frames_cmd->parsed() && output.empty()) throw CLI::RequiredError("--output");
   } catch (const CLI::ParseError& e) {
     return sluice::tools::CommandLineExit(app, e);
   }
+  if (frames_cmd->parsed()) return PrintEncoderFrames(frames_options, counts, up_to, stages_only);
 
   const bool fbank = kind == "fbank";
   const int rate = sample_frequency > 0 ? static_cast<int>(std::lround(sample_frequency))

@@ -54,6 +54,13 @@ void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
                 "With spm:PATH, keep texts that map to <unk> instead of rejecting them");
   sub->add_option("--tokenizer-seed", a->seed, "Seed of SentencePiece training")
       ->capture_default_str();
+  sub->add_option("--add-special-tokens", a->add_special_tokens,
+                  "With hf:PATH, put the file's post-processor tokens (e.g. Llama 3's "
+                  "<|begin_of_text|>) around each text, as HF's encode(add_special_tokens=True)")
+      ->capture_default_str();
+  sub->add_option("--eod-token", a->end_of_document_token,
+                  "With hf:PATH, the token that ends each document (default: the file's "
+                  "post-processor's closing token, else its one special end-of-text token)");
 }
 
 nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
@@ -61,6 +68,8 @@ nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
           {"keep_case", a.keep_case},
           {"keep_punctuation", a.keep_punctuation},
           {"allow_unknown", a.allow_unknown},
+          {"add_special_tokens", a.add_special_tokens},
+          {"end_of_document_token", a.end_of_document_token},
           {"seed", a.seed}};
 }
 

@@ -49,7 +49,7 @@ void ProcessText(const features::Tokenizer* tokenizer, bool store_ids, const Inp
       r->reason = st.message();
       return;
     }
-    ids.push_back(tokenizer->end_of_document_id());
+    if (!tokenizer->encode_ends_document()) ids.push_back(tokenizer->end_of_document_id());
     if (store_ids) b.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
     r->tokens = static_cast<uint32_t>(ids.size());
   }

@@ -57,10 +57,16 @@ Status PrepareTokenizer(const TokenizerArgs& a, const std::vector<std::string>& 
   } else if (features::IsBpeFileSpec(a.spec)) {
     features::BpeFileSpec f;
     SLUICE_RETURN_IF_ERROR(features::ParseBpeFileSpec(a.spec, &f));
+    f.hf.add_special_tokens = a.add_special_tokens;
+    f.hf.end_of_document_token = a.end_of_document_token;
     SLUICE_RETURN_IF_ERROR(features::LoadBpeFile(f, &out->model_bytes, &out->tokenizer));
     d["type"] = f.type;
     d["given"] = f.path;
     if (f.type == "tiktoken") d["encoding"] = f.encoding;
+    if (f.type == "hf") {
+      d["add_special_tokens"] = a.add_special_tokens;
+      if (!a.end_of_document_token.empty()) d["end_of_document_token"] = a.end_of_document_token;
+    }
     out->file_name = f.type == "hf" ? loader::kTokenizerJsonName : loader::kTiktokenFileName;
   } else {
     return Status::InvalidArgument(

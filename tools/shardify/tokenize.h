@@ -34,6 +34,8 @@ struct TokenizerArgs {
   bool keep_case = false;  // --keep-case: no lowercasing
   bool keep_punctuation = false;
   bool allow_unknown = false;  // spm:PATH only: text that maps to <unk> is kept, not rejected
+  bool add_special_tokens = true;     // hf only: the post-processor's tokens (HF's default)
+  std::string end_of_document_token;  // hf only: empty: the file's (tokenizer.h)
   int seed = 1;                // SentencePiece training seed
 };
 
