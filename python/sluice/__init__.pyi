@@ -60,6 +60,7 @@ class Loader:
         fit_window: int = ...,
         split_long: bool = ...,
         too_long: Literal["truncate", "skip"] = ...,
+        filter: str = ...,
         corrupt: Literal["fail", "skip"] = ...,
         # features (sluice-features' flags)
         frame_length: float = ...,
