@@ -58,8 +58,7 @@ def main():
     out = sys.stdout.buffer
     row = 0
     for batch in batches:
-        values = {c: batch.column(names.index(c) if parquet is None else columns.index(c))
-                  .to_pylist() for c in columns}
+        values = {c: batch.column(c).to_pylist() for c in columns}
         for i in range(batch.num_rows):
             row += 1
             a = values[audio][i]
