@@ -98,9 +98,11 @@ MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1
 # (tests/tools/import_equality_test.py) and lhotse reads the exports; python-soxr is the resampling
 # reference of sluice.load (lhotse imports urllib3 without declaring it: moto's botocore brings it);
 # tokenizers and tiktoken: tests/features/bpe_equality.py compares sluice's ids with theirs;
-# anthropic 0.38.0 ships a real published tokenizer.json (Claude's), the last release that does.
+# anthropic 0.38.0 ships a real published tokenizer.json (Claude's), the last release that does;
+# datasets writes the HF parquet that `shardify audio --from hf` reads with pyarrow (pinned with
+# it: the reader script runs on the venv's pyarrow).
 REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2" "soxr==1.1.0" "tokenizers==0.23.3"
-  "tiktoken==0.14.0" "anthropic==0.38.0")
+  "tiktoken==0.14.0" "anthropic==0.38.0" "datasets==5.2.0" "pyarrow==25.0.1")
 # The venv sees Debian's packages: lhotse requires torch at import, and Debian's python3-torch
 # satisfies it, where PyPI's would bring gigabytes of CUDA wheels into every CI run.
 tools_venv() {

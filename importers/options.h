@@ -13,6 +13,13 @@ struct ImportOptions {
   // Relative audio paths of Lhotse and Kaldi manifests resolve here, as the producers resolve
   // them (the current directory by default).
   std::string base_dir;
+
+  // HF parquet (hf_parquet.h): the Python whose pyarrow reads the files, and the columns of
+  // the audio ({bytes, path}), the transcript and the record key (absent: the audio's path).
+  std::string python = "python3";
+  std::string hf_audio = "audio";
+  std::string hf_text = "text";
+  std::string hf_id = "id";
 };
 
 }  // namespace sluice::importers

@@ -8,6 +8,7 @@
 #include "base/cpus.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
+#include "loader/record_filter.h"
 
 namespace sluice::loader {
 namespace {
@@ -54,19 +55,13 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                    &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
-  if (options.select) {
-    l->index_.selected.resize(l->index_.num_records());
-    uint64_t kept = 0;
-    for (uint64_t r = 0; r < l->index_.num_records(); ++r) {
-      const bool in =
-          options.select(l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r)));
-      l->index_.selected[r] = in;
-      kept += in;
-    }
-    if (kept == 0)
-      return Status::InvalidArgument(dir + ": LoaderOptions::select accepts none of its " +
-                                     std::to_string(l->index_.num_records()) + " records");
-  }
+  // Before order and rank split: every epoch, rank and resume plans the same records.
+  SLUICE_RETURN_IF_ERROR(SelectRecords(
+      dir, options.filter, options.select,
+      [&l](uint64_t r) {
+        return l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r));
+      },
+      l->dataset_->manifest().sample_rate, &l->index_, &l->filtered_));
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
@@ -258,6 +253,8 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.start_batch = start_batch;
   consumer_.split_batches = plan_.split_batches;
   consumer_.consumed_records = plan_.consumed_records;
+  consumer_.filtered = filtered_;
+  for (const FilterCount& f : filtered_) consumer_.filtered_records += f.records;
   consumer_.sources.assign(plan_.source_records.size(), SourceStats());
   for (size_t s = 0; s < consumer_.sources.size(); ++s) {
     consumer_.sources[s].records = plan_.source_records[s];

@@ -73,6 +73,7 @@ class LoaderImpl final : public Loader {
   std::unique_ptr<FeatureExtractor> extractor_;
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   IndexColumns index_;
+  std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
   const IndexColumns* ix_ = &index_;  // the one the started epoch uses
   std::unique_ptr<BatchPool> pool_;

@@ -253,6 +253,8 @@ struct LoaderOptions {
   Tokenizer tokenizer;                     // empty: the dataset's own, if any (see Tokenizer);
                                            // given, it wins over the dataset's
   RecordFilter select;                     // empty: every record (see RecordFilter)
+  std::string filter;  // keep the records for which this expression over index columns holds
+                       // (loader/filter_expr.h, docs/loader.md "Filters"); "": every record
   CorruptPolicy corrupt = CorruptPolicy::kFail;
   uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
   int rank = 0;                            // this process's rank in [0, world)
@@ -339,6 +341,10 @@ void VisitFields(O& o, V&& v) {
     o.dtype);
   v(FieldInfo{"batching", nullptr, "batch shapes"}, o.batching);
   v(FieldInfo{"packing", nullptr, "language-model packing"}, o.packing);
+  v(FieldInfo{"filter", "--filter",
+              "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
+              "duration, tokens, tokens_per_second, key; docs/loader.md, Filters)"},
+    o.filter);
   v(FieldInfo{"corrupt", "--corrupt", "a corrupt block: fail, or skip its records"}, o.corrupt);
   v(FieldInfo{"seed", "--seed", "keys every shuffle, dither and mask"}, o.seed);
   v(FieldInfo{"rank", "--rank", "this process's rank", kWhat, 0}, o.rank);

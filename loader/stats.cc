@@ -52,6 +52,13 @@ nlohmann::json EpochStats::ToJson() const {
   nlohmann::json counters = nlohmann::json::object();
   shards::VisitCounters(storage, [&](const char* name, uint64_t v) { counters[name] = v; });
   j["storage"] = std::move(counters);
+  j["filtered_records"] = filtered_records;
+  if (!filtered.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const FilterCount& f : filtered)
+      list.push_back({{"reason", f.reason}, {"records", f.records}});
+    j["filtered"] = std::move(list);
+  }
   if (!sources.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const SourceStats& s : sources)

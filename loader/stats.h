@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <vector>
 
 #include "../shards/storage_counters.h"
@@ -14,6 +15,13 @@ struct SourceStats {
   uint64_t records = 0;   // the epoch's records from this source, all ranks, repeats included
   uint64_t repeated = 0;  // of those, repeats: the source ran out and was drawn again
   uint64_t rows = 0;      // rows of this rank's batches handed out so far
+};
+
+// The records LoaderOptions::filter left out for one reason (a top-level "and" operand of the
+// expression), over the whole dataset: the same in every epoch.
+struct FilterCount {
+  std::string reason;
+  uint64_t records = 0;
 };
 
 struct EpochStats {
@@ -68,6 +76,8 @@ struct EpochStats {
   uint64_t truncated_tokens = 0;     // their tokens dropped
   uint64_t skipped_documents = 0;    // too_long skip: documents left out
   uint64_t skipped_tokens = 0;       // their tokens
+  uint64_t filtered_records = 0;     // records LoaderOptions::filter left out (all ranks)
+  std::vector<FilterCount> filtered;  // by reason, in the expression's order; empty: no filter
   std::vector<SourceStats> sources;  // a mixture's, in the order of MixOptions::sources; empty
                                      // for one dataset
   shards::StorageCounters storage;   // what the datasets' storage did in the epoch, all sources:

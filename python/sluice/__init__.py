@@ -18,15 +18,15 @@ from .audio import load
 from .errors import (CorruptionError, Error, InvalidArgumentError, IOError, NotFoundError,
                      ShardifyError, UnsupportedError)
 from .loader import Loader, default_rank_world, default_threads
-from .shardify import shardify
+from .shardify import from_hf, shardify
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array", "Batch", "CorruptionError", "Error", "InvalidArgumentError", "IOError", "Loader",
     "NotFoundError", "ShardifyError", "TorchDataset", "UnsupportedError", "default_rank_world",
-    "default_threads", "errors", "features", "load", "loader_keywords", "shardify", "to_torch",
-    "usable_cores",
+    "default_threads", "errors", "features", "from_hf", "load", "loader_keywords", "shardify",
+    "to_torch", "usable_cores",
 ]
 
 

@@ -60,6 +60,7 @@ class Loader:
         fit_window: int = ...,
         split_long: bool = ...,
         too_long: Literal["truncate", "skip"] = ...,
+        filter: str = ...,
         corrupt: Literal["fail", "skip"] = ...,
         # features (sluice-features' flags)
         frame_length: float = ...,
@@ -129,6 +130,9 @@ def load(source: Union[str, os.PathLike[str], bytes, bytearray, memoryview],
          channel: Union[int, Literal["mean"], None] = None) -> tuple[np.ndarray, int]: ...
 def shardify(command: str, *args: Union[str, os.PathLike[str]], binary: Optional[str] = None,
              **options: Any) -> dict[str, Any]: ...
+def from_hf(dataset_or_parquet_paths: Any, audio: str = "audio", text: str = "text",
+            id: str = "id", *, out: Union[str, os.PathLike[str]], binary: Optional[str] = None,
+            **options: Any) -> dict[str, Any]: ...
 
 # sluice.TorchDataset / sluice.to_torch import torch on first use (sluice/pytorch.py).
 def __getattr__(name: str) -> Any: ...

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 
 from .errors import CorruptionError, ShardifyError
@@ -93,3 +94,57 @@ def shardify(command, *args, binary=None, **options):
     if not lines:
         raise ShardifyError(f"{' '.join(argv)}: no JSON on stdout: {proc.stdout[-500:]!r}")
     return json.loads(lines[-1])
+
+
+def _hf_files(source):
+    """The files `shardify audio --from hf` reads for from_hf's first argument."""
+    if hasattr(source, "cache_files") and hasattr(source, "_indices"):  # a datasets.Dataset
+        if source._indices is not None:
+            raise ValueError("from_hf: the Dataset is a selection (select, shuffle, filter, "
+                             "train_test_split) of its files' rows; HINT: ds.flatten_indices() "
+                             "first, or ds.to_parquet(PATH) and pass the path")
+        files = [c["filename"] for c in source.cache_files]
+        if not files:
+            raise ValueError("from_hf: the Dataset lives in memory, with no files to read; "
+                             "HINT: ds.to_parquet(PATH) and pass the path")
+        return files
+    if hasattr(source, "keys") and hasattr(source, "values"):  # a datasets.DatasetDict
+        raise TypeError(f"from_hf: got a DatasetDict with splits {sorted(source.keys())}; "
+                        f"pass one split, e.g. ds['train']")
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files = []
+    for p in map(os.fspath, paths):
+        if os.path.isdir(p):
+            found = sorted(os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs
+                           if f.endswith(".parquet"))
+            if not found:
+                raise ValueError(f"from_hf: {p}: a directory without .parquet files")
+            files.extend(found)
+        else:
+            files.append(p)
+    if not files:
+        raise ValueError("from_hf: no parquet files given")
+    return files
+
+
+def from_hf(dataset_or_parquet_paths, audio="audio", text="text", id="id", *, out, binary=None,
+            **options):
+    """Shardifies a HuggingFace dataset: ``shardify audio --from hf`` (docs/shardify-inputs.md).
+
+    dataset_or_parquet_paths: a parquet file, a list of them, a directory (its .parquet files,
+    sorted by path), or a datasets.Dataset backed by its cache files (load_dataset's). audio,
+    text, id: the columns of the audio ({bytes, path}, as datasets' Audio feature stores it),
+    the transcript and the record key (a file without the id column is keyed by the audio's
+    path). The rows are read by this Python's pyarrow and their encoded bytes decoded by sluice
+    (libsndfile + soxr), so the records do not depend on the datasets or torchcodec version.
+    Other keywords are shardify audio's flags, as for shardify(): out="data", threads=4,
+    tokenizer="char", resume=True... Returns shardify's JSON summary.
+    """
+    files = _hf_files(dataset_or_parquet_paths)
+    return shardify("audio", *files, binary=binary, out=out, python=sys.executable,
+                    hf_audio=audio, hf_text=text, hf_id=id, **{"from": "hf"}, **options)
+
+
+# The package binds sluice.shardify to the function above, over this module's name; as its
+# attribute, from_hf is sluice.shardify.from_hf too.
+shardify.from_hf = from_hf

@@ -34,3 +34,36 @@ def test_verify_reports_corruption(dataset_copy):
         f.write(b"\xff" * 8)
     with pytest.raises(sluice.CorruptionError, match="shard-00000"):
         sluice.shardify("verify", dataset_copy, binary=tool("shardify"))
+
+
+class _Dataset:
+    """What from_hf reads of a datasets.Dataset: its cache files and its row selection."""
+
+    def __init__(self, files, indices=None):
+        self.cache_files = [{"filename": f} for f in files]
+        self._indices = indices
+
+
+def test_from_hf_is_reached_through_sluice_shardify():
+    assert sluice.shardify.from_hf is sluice.from_hf
+
+
+def test_from_hf_refuses_what_it_cannot_read_whole(tmp_path):
+    with pytest.raises(ValueError, match="flatten_indices"):
+        sluice.from_hf(_Dataset(["a.arrow"], indices=object()), out=tmp_path / "o")
+    with pytest.raises(ValueError, match="to_parquet"):
+        sluice.from_hf(_Dataset([]), out=tmp_path / "o")
+    with pytest.raises(TypeError, match=r"splits \['test', 'train'\]"):
+        sluice.from_hf({"train": None, "test": None}, out=tmp_path / "o")
+    with pytest.raises(ValueError, match="without .parquet files"):
+        sluice.from_hf(tmp_path, out=tmp_path / "o")
+
+
+def test_from_hf_names_a_missing_pyarrow_or_column(tmp_path):
+    # Either way shardify stops naming the file: without pyarrow in this interpreter, with a
+    # HINT; with it, the file is not parquet.
+    bogus = tmp_path / "train.parquet"
+    bogus.write_bytes(b"not parquet")
+    with pytest.raises(sluice.ShardifyError,
+                       match=r"train\.parquet: (cannot read it|not a parquet)"):
+        sluice.from_hf(bogus, out=tmp_path / "o", binary=tool("shardify"))

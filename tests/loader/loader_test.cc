@@ -2,21 +2,25 @@
 // padding and lengths, bounded memory under a slow consumer, dtypes, text pass-through.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
 
+#include "assert_ok.h"
 #include "features/fbank.h"
+#include "features/half.h"
 #include "features/pcm.h"
 #include "features/resample.h"
 #include "loader/digest.h"
-#include "features/half.h"
 #include "loader/loader.h"
+#include "shards/dataset.h"
 #include "test_dataset.h"
 #include "test_util.h"
-#include "assert_ok.h"
 
 namespace sluice::loader {
 namespace {
@@ -294,6 +298,68 @@ TEST_F(LoaderTest, SelectSplitsTheDatasetByKey) {
   const Status st = Loader::Open(dir_->path(), o, &l);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.ToString().find(dir_->path()), std::string::npos) << st.ToString();
+}
+
+// LoaderOptions::filter keeps exactly the records its condition holds for, computed here from
+// the index by hand: the same batches as a select of those keys, every reason counted, and a
+// filtered epoch resumes exactly.
+TEST_F(LoaderTest, FilterKeepsWhatTheSameConditionOverTheIndexKeeps) {
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(dir_->path(), {}, &ds));
+  std::map<std::string, double, std::less<>> seconds;
+  std::vector<double> all;
+  for (size_t s = 0; s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
+      const double d = static_cast<double>(ds->shard(s).record(i).duration) / spec_.sample_rate;
+      seconds.emplace(std::string(ds->shard(s).key(i)), d);
+      all.push_back(d);
+    }
+  std::sort(all.begin(), all.end());
+  const double median = all[all.size() / 2];
+  const std::string dropped = seconds.begin()->first;
+  uint64_t too_long = 0, by_key = 0;
+  for (const auto& [key, d] : seconds) {
+    if (!(d < median)) ++too_long;
+    else if (key == dropped) ++by_key;
+  }
+  ASSERT_GT(too_long, 0u);
+
+  LoaderOptions by_hand = Options();
+  by_hand.select = [&](std::string_view key) {
+    return seconds.find(key)->second < median && key != dropped;
+  };
+  LoaderOptions o = Options();
+  char number[32];
+  std::snprintf(number, sizeof number, "%.17g", median);
+  o.filter = std::string("duration < ") + number + " and not key == '" + dropped + "'";
+  EpochStats stats;
+  const std::vector<uint64_t> filtered = Epoch(o, 2, 0, &stats);
+  EXPECT_EQ(filtered, Epoch(by_hand, 2));
+  ASSERT_EQ(stats.filtered.size(), 2u);
+  EXPECT_EQ(stats.filtered[0].reason, std::string("duration < ") + number);
+  EXPECT_EQ(stats.filtered[0].records, too_long);
+  EXPECT_EQ(stats.filtered[1].reason, "not key == '" + dropped + "'");
+  EXPECT_EQ(stats.filtered[1].records, by_key);
+  EXPECT_EQ(stats.filtered_records, too_long + by_key);
+  ASSERT_GE(filtered.size(), 2u);
+  EXPECT_EQ(
+      Epoch(o, 2, filtered.size() / 2),
+      std::vector<uint64_t>(filtered.begin() + static_cast<std::ptrdiff_t>(filtered.size() / 2),
+                            filtered.end()));
+
+  std::unique_ptr<Loader> l;
+  o.filter = "durration < 3";
+  Status st = Loader::Open(dir_->path(), o, &l);
+  EXPECT_EQ(st.message(), dir_->path() +
+                              ": filter 'durration < 3': at byte 0: unknown column 'durration' "
+                              "(the columns: duration, tokens, tokens_per_second, key)");
+  o.filter = "duration < 0";
+  st = Loader::Open(dir_->path(), o, &l);
+  EXPECT_NE(
+      st.message().find("filter 'duration < 0' keeps none of its " + std::to_string(spec_.records) +
+                        " records; 'duration < 0' left out " + std::to_string(spec_.records)),
+      std::string::npos)
+      << st.ToString();
 }
 
 TEST_F(LoaderTest, SlowConsumerBoundsTheBatchesAndBlocksInFlight) {

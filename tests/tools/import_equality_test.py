@@ -1,11 +1,12 @@
 """The importers against the real producers (docs/shardify-inputs.md, "Equality").
 
 One corpus (tools/make-sample-corpus) is written by lhotse (cuts.jsonl.gz, and a Kaldi data
-directory through lhotse's own export_to_kaldi) and by webdataset's TarWriter; each is
+directory through lhotse's own export_to_kaldi), by webdataset's TarWriter and by datasets'
+to_parquet (an Audio column of the files' bytes); each is
 shardified with `shardify audio --from ...`, and each dataset must hold byte-identical shards
 and give the same epoch digest (sluice-bench epoch) as the NeMo JSONL manifest of the same clips
 with the same ids. Run by meson with build/venv-tools/bin/python (run.sh's REFERENCE_PIP); exits
-77 (skip), saying why, when that venv lacks lhotse or webdataset.
+77 (skip), saying why, when that venv lacks lhotse, webdataset or datasets.
 
 Usage: import_equality_test.py SHARDIFY SLUICE_BENCH MAKE_SAMPLE_CORPUS
 """
@@ -15,8 +16,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 
 try:
+    import datasets
     import lhotse
     import webdataset
     from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet
@@ -27,6 +30,7 @@ except ImportError as e:  # pragma: no cover - the skip path
     sys.exit(77)
 
 SHARDIFY, BENCH, CORPUS = sys.argv[1:4]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Mono WAV recordings whose index is a multiple of this get two 1 s segments instead of one cut
 # over the whole file: lhotse's cut offsets and Kaldi's segments then matter.
 SEGMENTED_EVERY = 4
@@ -164,7 +168,62 @@ def main():
     shardify(os.path.join(tmp, "ref-wds"), "-m", os.path.join(tmp, "wds-nemo.jsonl"))
     shardify(os.path.join(tmp, "wds"), "--from", "wds", *tars)
     compare("webdataset tars (TarWriter)", os.path.join(tmp, "ref-wds"), os.path.join(tmp, "wds"))
-    print(f"lhotse {lhotse.__version__}, webdataset {getattr(webdataset, '__version__', '?')}")
+
+    # HF datasets: datasets' own to_parquet, the Audio feature holding each file's bytes and
+    # name, in two files (the rows of the second follow the first's).
+    datasets.disable_progress_bars()
+    # Audio's own encoder needs torchcodec; cast_column stores the {bytes, path} dicts as they are.
+    ds = datasets.Dataset.from_dict(
+        {"id": [e["id"] for e in nemo_whole], "text": [e["text"] for e in nemo_whole],
+         "audio": [{"bytes": open(e["audio_filepath"], "rb").read(),
+                    "path": os.path.basename(e["audio_filepath"])} for e in nemo_whole]}
+    ).cast_column("audio", datasets.Audio(decode=False))
+    parquets = []
+    for k in range(2):
+        parquets.append(os.path.join(tmp, f"train-{k:05d}-of-00002.parquet"))
+        ds.shard(2, k, contiguous=True).to_parquet(parquets[-1])
+    shardify(os.path.join(tmp, "hf"), "--from", "hf", "--python", sys.executable, *parquets)
+    compare("HF datasets parquet (to_parquet, Audio bytes)", os.path.join(tmp, "ref-wds"),
+            os.path.join(tmp, "hf"))
+
+    # sluice.shardify.from_hf on the Dataset load_dataset makes of the same files: it reads
+    # datasets' cache (.arrow stream files). The package's pure-Python shardify module is loaded
+    # without its extension, which this venv's Python has not built.
+    package = types.ModuleType("sluice")
+    package.__path__ = [os.path.join(ROOT, "python", "sluice")]
+    sys.modules["sluice"] = package
+    from sluice.shardify import from_hf
+    loaded = datasets.load_dataset("parquet", data_files=parquets, split="train",
+                                   cache_dir=os.path.join(tmp, "hf-cache"))
+    from_hf(loaded, out=os.path.join(tmp, "hf-api"), binary=SHARDIFY, threads=2)
+    compare("HF datasets Dataset (from_hf, its .arrow cache)", os.path.join(tmp, "ref-wds"),
+            os.path.join(tmp, "hf-api"))
+
+    # Every row ends as a record or a reason naming file and row, the same for any thread count.
+    bad = datasets.Dataset.from_dict(
+        {"id": ["ok", "no-text", "not-audio", None],
+         "text": ["fine", None, "x", "y"],
+         "audio": [{"bytes": open(nemo_whole[0]["audio_filepath"], "rb").read(), "path": "a.wav"},
+                   {"bytes": b"RIFF", "path": "b.wav"}, {"bytes": b"garbage", "path": "c.wav"},
+                   {"bytes": b"RIFF", "path": "d.wav"}]}).cast_column("audio", datasets.Audio())
+    bad_path = os.path.join(tmp, "bad.parquet")
+    bad.to_parquet(bad_path)
+    shards = []
+    for threads in ("1", "3"):
+        out = os.path.join(tmp, f"hf-bad-{threads}")
+        run([SHARDIFY, "audio", "--from", "hf", "--python", sys.executable, bad_path, "-o", out,
+             "--quiet", "--threads", threads])
+        reasons = [json.loads(l)["reason"] for l in open(os.path.join(out, "rejects.jsonl"))]
+        want = [f"{bad_path} row 2: \"no-text\": the transcript is null",
+                f"{bad_path} row 3 (c.wav)", f"{bad_path} row 4: the id is null"]
+        if len(reasons) != 3 or any(not r.startswith(w) for r, w in zip(sorted(reasons), want)):
+            sys.exit(f"FAIL: HF rejects: {reasons}, expected reasons starting {want}")
+        shards.append(shard_bytes(out))
+    if shards[0] != shards[1] or not shards[0]:
+        sys.exit("FAIL: HF parquet: the shards of -j 1 and -j 3 differ")
+    print(f"HF parquet rejects: {sorted(reasons)}")
+    print(f"lhotse {lhotse.__version__}, webdataset {getattr(webdataset, '__version__', '?')}, "
+          f"datasets {datasets.__version__}")
     subprocess.run(["rm", "-rf", tmp])
 
 

@@ -239,7 +239,10 @@ TEST_F(ShardifyImport, ArgumentErrorsSayWhatToPass) {
       {"--from lhotse " + tmp_.Join("none.jsonl"), "none.jsonl: no such file"},
       {"-m " + Path(0) + " --allow-pipes", "--allow-pipes runs the commands of Kaldi and Lhotse"},
       {"", "no input: pass the manifest (-m/--manifest FILE), or --from FORMAT INPUT..."},
-      {"--from csv x", "--from: csv not in {nemo,lhotse,kaldi,wds}"},
+      {"--from csv x", "--from: csv not in {nemo,lhotse,kaldi,wds,hf}"},
+      {"--from hf", "--from hf needs an INPUT argument (the parquet files)"},
+      {"-m " + Path(0) + " --hf-text sentence",
+       "--python and --hf-* read HF parquet files: they need --from hf"},
   };
   for (const Case& c : cases) {
     auto r = Sh(Shardify() + " audio " + c.args + " -o " + tmp_.Join("x"));

@@ -43,10 +43,15 @@ struct AudioArgs {
   tools::FeatureArgs features;
   bool drop_audio = false;
   std::string manifest;
-  std::string from = "nemo";        // the input's format: nemo, lhotse, kaldi, wds
+  std::string from = "nemo";        // the input's format: nemo, lhotse, kaldi, wds, hf
   std::vector<std::string> inputs;  // positional: the manifest(s), data directory or tars
   bool allow_pipes = false;
   double pipe_timeout = 60;  // seconds per command
+  // --from hf: the Python whose pyarrow reads the parquet files, and its columns.
+  std::string python = "python3";
+  std::string hf_audio = "audio";
+  std::string hf_text = "text";
+  std::string hf_id = "id";
   int sample_rate = 16000;
   std::string codec = "pcm16";
   double max_duration = 600;
@@ -306,6 +311,10 @@ Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
   importers::ImportOptions o;
   o.allow_pipes = a.allow_pipes;
   o.base_dir = fs::current_path().string();
+  o.python = a.python;
+  o.hf_audio = a.hf_audio;
+  o.hf_text = a.hf_text;
+  o.hf_id = a.hf_id;
   ImporterFactory factory;
   SLUICE_RETURN_IF_ERROR(MakeImporterFactory(a.from, a.inputs, o, &factory));
   *out = std::make_unique<ImportSource>(std::move(factory));
@@ -356,6 +365,7 @@ Status CheckInputs(AudioArgs* a) {
     return Status::InvalidArgument("--from " + a->from + " needs an INPUT argument (" +
                                    (a->from == "kaldi" ? "the data directory"
                                     : a->from == "wds" ? "the tar files"
+                                    : a->from == "hf"  ? "the parquet files"
                                                        : "the cuts manifest(s)") +
                                    ")");
   for (const std::string& in : a->inputs) {
@@ -380,6 +390,10 @@ Status CheckAudioArgs(const AudioArgs& a) {
   if (a.allow_pipes && a.from == "nemo")
     return Status::InvalidArgument(
         "--allow-pipes runs the commands of Kaldi and Lhotse inputs; a NeMo manifest has none");
+  if (a.from != "hf" &&
+      (a.python != "python3" || a.hf_audio != "audio" || a.hf_text != "text" || a.hf_id != "id"))
+    return Status::InvalidArgument(
+        "--python and --hf-* read HF parquet files: they need --from hf");
   std::error_code ec;
   if (a.from != "nemo") {
     // CheckInputs checked the inputs.
@@ -488,6 +502,8 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
     f["base_dir"] = fs::current_path().string();
     f["allow_pipes"] = a.allow_pipes;
     if (a.allow_pipes) f["pipe_timeout"] = a.pipe_timeout;
+    if (a.from == "hf")
+      f["hf"] = {{"python", a.python}, {"audio", a.hf_audio}, {"text", a.hf_text}, {"id", a.hf_id}};
   }
   return f;
 }
@@ -554,7 +570,7 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   CLI::App* sub = app->add_subcommand(
       "audio",
       "Shardify audio and transcripts: a NeMo-style JSONL manifest, or with --from a Lhotse cuts "
-      "manifest, a Kaldi data directory or WebDataset tars (docs/shardify-inputs.md)");
+      "manifest, a Kaldi data directory, WebDataset tars or HF parquet (docs/shardify-inputs.md)");
   sub->add_option("-m,--manifest", args->manifest,
                   "JSONL manifest: one {\"audio_filepath\", \"text\"[, \"duration\", \"offset\", "
                   "\"id\"]} per line (the same as INPUT with --from nemo)");
@@ -562,11 +578,14 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
                   "The input's format: nemo (JSONL manifest), lhotse (cuts .jsonl or .jsonl.gz, "
                   "recordings + supervisions manifests, or a Shar directory), "
                   "kaldi (a data directory: wav.scp, text[, segments, utt2spk, utt2lang]), wds "
-                  "(WebDataset .tar shards of audio + .txt/.json)")
-      ->check(CLI::IsMember({"nemo", "lhotse", "kaldi", "wds"}))
+                  "(WebDataset .tar shards of audio + .txt/.json), hf (HF datasets parquet "
+                  "files, read with --python's pyarrow)")
+      ->check(CLI::IsMember({"nemo", "lhotse", "kaldi", "wds", "hf"}))
       ->capture_default_str();
-  sub->add_option("inputs", args->inputs,
-                  "INPUT...: the manifest(s), the data directory or the tars, read in this order");
+  sub->add_option(
+      "inputs", args->inputs,
+      "INPUT...: the manifest(s), the data directory, the tars or the parquet files, read in "
+      "this order");
   sub->add_flag(
       "--allow-pipes", args->allow_pipes,
       "Run the shell commands that make audio: Kaldi wav.scp \"cmd |\" entries and Lhotse "
@@ -575,6 +594,18 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
                   "With --allow-pipes: kill a command after this many seconds and reject its item")
       ->check(kFiniteNumber)
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--python", args->python,
+                  "--from hf: the Python 3 whose pyarrow reads the parquet files (Debian 12 has "
+                  "no C++ parquet reader)")
+      ->capture_default_str();
+  sub->add_option("--hf-audio", args->hf_audio,
+                  "--from hf: the audio column ({bytes, path}, as datasets' Audio stores it)")
+      ->capture_default_str();
+  sub->add_option("--hf-text", args->hf_text, "--from hf: the transcript column")
+      ->capture_default_str();
+  sub->add_option("--hf-id", args->hf_id,
+                  "--from hf: the record key's column; without it the audio's path is the key")
       ->capture_default_str();
   sub->add_option("-r,--sample-rate", args->sample_rate, "Resample every clip to this rate (Hz)")
       ->check(CLI::Range(1000, 384000))

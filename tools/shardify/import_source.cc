@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "importers/hf_parquet.h"
 #include "importers/kaldi.h"
 #include "importers/lhotse_manifests.h"
 #include "importers/shar.h"
@@ -37,8 +38,13 @@ Status MakeImporterFactory(const std::string& format, const std::vector<std::str
     *out = [inputs](std::unique_ptr<importers::Importer>* in) {
       return importers::OpenWebDataset(inputs, in);
     };
+  } else if (format == "hf") {
+    *out = [inputs, opt](std::unique_ptr<importers::Importer>* in) {
+      return importers::OpenHfParquet(inputs, opt, in);
+    };
   } else {
-    return Status::InvalidArgument("--from '" + format + "': expected nemo, lhotse, kaldi or wds");
+    return Status::InvalidArgument("--from '" + format +
+                                   "': expected nemo, lhotse, kaldi, wds or hf");
   }
   return Status::OK();
 }

@@ -1,6 +1,7 @@
 // ItemSource over an importer (importers/: Lhotse cuts, Kaldi data directories, WebDataset
-// tars): each ImportItem rides in InputItem::imported to `shardify audio`'s one pipeline, so
-// every format gets its parallelism, --resume, --part/merge and rejects (docs/shardify-inputs.md).
+// tars, HF parquet): each ImportItem rides in InputItem::imported to `shardify audio`'s one
+// pipeline, so every format gets its parallelism, --resume, --part/merge and rejects
+// (docs/shardify-inputs.md).
 #pragma once
 
 #include <functional>
@@ -15,7 +16,7 @@
 namespace sluice::shardify {
 
 // The formats `shardify audio --from` takes besides "nemo".
-inline const std::vector<std::string> kImportFormats = {"lhotse", "kaldi", "wds"};
+inline const std::vector<std::string> kImportFormats = {"lhotse", "kaldi", "wds", "hf"};
 
 // Opens a fresh importer over the whole input: Count reads the input once through one,
 // Next through another.
