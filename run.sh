@@ -37,7 +37,9 @@ DEBIAN_PACKAGES=(
   debootstrap bubblewrap
 )
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step says the time and the minutes since this run.sh began, so a slow CI log shows which
+# step took the time.
+log() { printf '\033[1m==> [%s +%dm%02ds] %s\033[0m\n' "$(date +%T)" $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 install_deps() {
   local missing=()
