@@ -105,8 +105,8 @@ struct HfTokenizerOptions {
   // sep) around every text. Datasets written before this option existed were encoded without.
   bool add_special_tokens = true;
   // The end-of-document token's text; empty: the file's (docs/tokenizers.md, "End of
-  // document": the post-processor's one closing token, else the one special added token named
-  // like an end of text), refused when ambiguous.
+  // document": the last token the post-processor appends, else the one special added token
+  // named like an end of text), refused when ambiguous.
   std::string end_of_document_token;
 };
 

@@ -384,8 +384,8 @@ class Parser {
     return EndOfDocument(by_id, s);
   }
 
-  // An explicit token; else the post-processor's one closing token (what the file ends a text
-  // with); else the one special added token named like an end of text; else <|im_end|>.
+  // An explicit token; else the last token the post-processor appends (what the file ends a
+  // text with); else the one special added token named like an end of text; else <|im_end|>.
   Status EndOfDocument(const std::vector<std::string>& by_id, BpeTokenizerSpec* s) const {
     const std::string& want = options_.end_of_document_token;
     if (!want.empty()) {
@@ -400,8 +400,8 @@ class Parser {
                                        "\" is not a token of the file");
       return Status::OK();
     }
-    if (s->suffix_ids.size() == 1) {
-      s->end_of_document_id = s->suffix_ids[0];
+    if (!s->suffix_ids.empty()) {
+      s->end_of_document_id = s->suffix_ids.back();
       return Status::OK();
     }
     std::vector<const AddedToken*> found;

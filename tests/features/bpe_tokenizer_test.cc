@@ -307,6 +307,17 @@ TEST(HfPostProcessor, ClosingTokenIsTheEndOfDocument) {
                                                       {"trim_offsets", true},
                                                       {"add_prefix_space", false}});
   EXPECT_EQ(Encode(*MakeHf(roberta), "hello"), (std::vector<int32_t>{266, 259, 267}));
+  // Two closing tokens: the last one appended ends the text.
+  const json both = WithSpecials(
+      {"<s>", "</s>"},
+      {{"type", "Sequence"},
+       {"processors",
+        {Template({Special("<s>"), kA, Special("</s>")}, {{"<s>", 266}, {"</s>", 267}}),
+         Template({kA, Special("<|endoftext|>")}, {{"<|endoftext|>", 265}})}}});
+  auto twice = MakeHf(both);
+  EXPECT_EQ(Encode(*twice, "hello"), (std::vector<int32_t>{266, 259, 267, 265}));
+  EXPECT_EQ(twice->end_of_document_id(), 265);
+  EXPECT_TRUE(twice->encode_ends_document());
 }
 
 TEST(HfPostProcessor, EndOfDocumentIsRefusedWhenAmbiguousAndCanBeNamed) {

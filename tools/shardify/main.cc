@@ -60,7 +60,7 @@ void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
       ->capture_default_str();
   sub->add_option("--eod-token", a->end_of_document_token,
                   "With hf:PATH, the token that ends each document (default: the file's "
-                  "post-processor's closing token, else its one special end-of-text token)");
+                  "post-processor's last token, else its one special end-of-text token)");
 }
 
 nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
