@@ -31,9 +31,9 @@ CodecDraw DrawCodec(const CodecOptions& opt, uint64_t key);
 
 // x (n samples at sample_rate Hz, mono) in place through the codec: encoded into *bytes (scratch,
 // reused) and decoded back; the decoded stream is cut or zero-padded to n samples. Samples beyond
-// +-1 are clipped by the encoder (libsndfile's SFC_SET_CLIPPING). Unsupported when libsndfile
-// cannot encode the codec at this rate (Opus takes 8, 12, 16, 24 or 48 kHz) or was built without
-// it; IOError for a failed encode or decode.
+// +-1 are clipped to +-1 first (the chain's gain and noise may push them there). Unsupported when
+// libsndfile cannot encode the codec at this rate (Opus takes 8, 12, 16, 24 or 48 kHz) or was built
+// without it; IOError for a failed encode or decode.
 Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double compression,
                       std::vector<uint8_t>* bytes);
 
