@@ -136,4 +136,26 @@ void VisitFields(O& o, V&& v) {
     o.max_compression);
 }
 
+// The whole chain, in the order it runs (waveform_augment.h): reverberation, additive noise, gain,
+// clipping, bandwidth limit, codec. The room comes before the noise of the place, the level and the
+// channel after both. A transform is off while its probability is 0 (the default: no augmentation).
+struct WaveformAugmentOptions {
+  ReverbOptions reverb;
+  NoiseOptions noise;
+  GainOptions gain;
+  ClippingOptions clipping;
+  BandLimitOptions band_limit;
+  CodecOptions codec;
+};
+
+template <OptionsOf<WaveformAugmentOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"reverb", nullptr, "reverberation with the RIR dataset's responses"}, o.reverb);
+  v(FieldInfo{"noise", nullptr, "additive noise from the noise dataset"}, o.noise);
+  v(FieldInfo{"gain", nullptr, "gain in dB"}, o.gain);
+  v(FieldInfo{"clipping", nullptr, "hard clipping"}, o.clipping);
+  v(FieldInfo{"band_limit", nullptr, "bandwidth limit through a lower rate"}, o.band_limit);
+  v(FieldInfo{"codec", nullptr, "codec degradation"}, o.codec);
+}
+
 }  // namespace sluice::features
