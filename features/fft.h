@@ -1,5 +1,5 @@
-// Forward real FFT through FFTW (single precision), planned once per size and shared by all
-// threads.
+// Real FFTs through FFTW (single precision), forward and inverse, planned once per size and shared
+// by all threads.
 //
 // FFTW's planner is not thread-safe; its new-array execute functions are. So each size is planned
 // once, under a process-wide mutex, on scratch arrays from fftwf_malloc, and every later transform
@@ -45,11 +45,16 @@ class RealFft {
   // in: size() floats; out: 2 * (size() / 2 + 1) floats, (re, im) pairs for bins 0..size()/2.
   // Both must come from AlignedBuffer. in is not modified. Thread-safe.
   void Forward(const float* in, float* out) const;
+  // The unnormalised inverse of Forward (out = size() * the original signal): in holds
+  // size() / 2 + 1 (re, im) pairs, out size() floats, both from AlignedBuffer. in is overwritten
+  // (FFTW's complex-to-real transforms destroy their input). Thread-safe.
+  void Inverse(float* in, float* out) const;
 
  private:
   explicit RealFft(int n);
   int n_;
-  void* plan_;  // fftwf_plan
+  void* plan_;          // fftwf_plan, real to complex
+  void* inverse_plan_;  // fftwf_plan, complex to real
 };
 
 }  // namespace sluice::features

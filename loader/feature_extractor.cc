@@ -30,6 +30,9 @@ Status PrecomputedConfig(const nlohmann::json& j, int rate, FeatureConfig* c) {
   return Status::OK();
 }
 
+// The chain's clips when none were loaded: the chain then refuses noise and reverberation.
+const features::WaveformSources kNoClips;
+
 }  // namespace
 
 FeatureExtractor::~FeatureExtractor() = default;
@@ -79,6 +82,16 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
         "speed_perturb: speed perturbation needs the audio, and the dataset's features are "
         "precomputed (set use_precomputed = false and kind fbank or spectrogram, or turn "
         "speed_perturb off)");
+
+  if (features::WaveformAugmentEnabled(options.waveform_augment)) {
+    if (kind == FeatureKind::kPrecomputed)
+      return Status::InvalidArgument(
+          "waveform_augment: the augmentation chain needs the audio, and the dataset's features "
+          "are precomputed (set use_precomputed = false and kind fbank or spectrogram, or set "
+          "the chain's probabilities to 0)");
+    SLUICE_RETURN_IF_ERROR(
+        features::CheckWaveformAugmentOptions(options.waveform_augment, "waveform_augment."));
+  }
 
   if (!computes) {
     fx->dim_ = 1;  // raw waveform
@@ -161,6 +174,15 @@ Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::Re
       *out = s->perturbed.data();
       *out_n = s->perturbed.size();
     }
+  }
+  if (waveform_augment()) {
+    // In place: *out is this thread's scratch (samples or perturbed), never the block.
+    SLUICE_RETURN_IF_ERROR(Prefixed(
+        features::AugmentWaveform(options_.waveform_augment,
+                                  waveform_sources_ ? *waveform_sources_ : kNoClips, seed, epoch,
+                                  record_id, const_cast<float*>(*out), *out_n, sample_rate_,
+                                  scale == 1.0f ? 32768.0f : 1.0f, &s->waveform),
+        where));
   }
   return Status::OK();
 }

@@ -3,8 +3,10 @@
 //
 // Audio: pcm16 or FLAC samples -> float (int16 scale for fbank/raw, [-1, 1] for the spectrogram)
 // -> fbank / spectrogram / raw, or the record's precomputed float16 features; then optional
-// per-utterance CMVN and SpecAugment. Every random choice is keyed by (seed, epoch, record id).
-// Text datasets have no feature rows (dim 0): the pipeline passes text and tokens through.
+// per-utterance CMVN and SpecAugment; between decode (and speed perturbation) and the features,
+// the waveform augmentation chain (features/waveform_augment.h). Every random choice is keyed by
+// (seed, epoch, record id). Text datasets have no feature rows (dim 0): the pipeline passes text
+// and tokens through.
 #pragma once
 
 #include <array>
@@ -17,6 +19,7 @@
 #include "features/fbank.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
+#include "features/waveform_augment.h"
 #include "features/workspace.h"
 #include "loader/options.h"
 #include "shards/buffer.h"
@@ -45,6 +48,7 @@ struct DecodeScratch {
   std::vector<float> feats;     // features before conversion to f16/bf16
   std::vector<float> perturbed; // speed-perturbed samples
   features::Resampler resampler;  // keeps soxr engines for the speed factors
+  features::WaveformWorkspace waveform;  // the augmentation chain's buffers and soxr engines
 
  private:
   static std::array<uint64_t, kTokenSlots> MakeEmptySlots() {
@@ -74,6 +78,14 @@ class FeatureExtractor {
   uint64_t EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
                        uint64_t record_id) const;
   bool speed_perturb() const { return audio_ && options_.speed_perturb; }
+  bool waveform_augment() const {
+    return audio_ && features::WaveformAugmentEnabled(options_.waveform_augment);
+  }
+  // The clips the chain draws from (loader/augment_sources.h); set once, before the first
+  // Compute, when waveform_augment().
+  void set_waveform_sources(std::shared_ptr<const features::WaveformSources> s) {
+    waveform_sources_ = std::move(s);
+  }
 
   // Writes EpochLength(e, ...) x dim() floats for the record into `out`. Corruption naming `where`
   // when the payload disagrees with its index entry (sample count, feature shape).
@@ -96,6 +108,7 @@ class FeatureExtractor {
   LoaderOptions options_;
   std::unique_ptr<features::FbankComputer> fbank_;
   std::unique_ptr<features::SpectrogramComputer> spectrogram_;
+  std::shared_ptr<const features::WaveformSources> waveform_sources_;
 };
 
 }  // namespace sluice::loader

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/cpus.h"
+#include "loader/augment_sources.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
@@ -50,6 +51,23 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
+  if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
+       !options.rir_data.empty()) &&
+      !l->extractor_->audio())
+    return Status::InvalidArgument(dir +
+                                   ": waveform_augment, noise_data and rir_data apply to audio "
+                                   "datasets; this is a text dataset. HINT: leave them out");
+  if (l->extractor_->audio()) {
+    // The chain's clips, once for all threads; their identities join the resolved options (the
+    // run record), their memory the budget that Start checks.
+    AugmentSources clips;
+    SLUICE_RETURN_IF_ERROR(
+        LoadAugmentSources(options, l->dataset_->manifest().sample_rate, &clips));
+    l->options_.noise_content = clips.noise_content;
+    l->options_.rir_content = clips.rir_content;
+    l->augment_bytes_ = clips.bytes;
+    l->extractor_->set_waveform_sources(std::move(clips.clips));
+  }
   const FeatureExtractor* fx = l->extractor_.get();
   BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                    &l->index_);
@@ -179,7 +197,8 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
   for (size_t i = 0; i < alive; ++i) *pool_bytes += outliers[i] - token_bytes;
   if (options_.memory_budget > 0) {
     const uint64_t budget = options_.memory_budget;
-    const uint64_t need = *pool_bytes;
+    // The augmentation clips live as long as the loader, beside the pool.
+    const uint64_t need = *pool_bytes + augment_bytes_;
     // Below one batch no pool size fits: the only remedies are a bigger budget or smaller
     // batches, so the error says that rather than naming the pool's options.
     if (max_bytes > budget)

@@ -71,6 +71,7 @@ class LoaderImpl final : public Loader {
   int tokens_ = 4;
   std::unique_ptr<Sources> dataset_;  // one dataset, or a mixture's sources
   std::unique_ptr<FeatureExtractor> extractor_;
+  uint64_t augment_bytes_ = 0;  // the waveform augmentation clips in memory (augment_sources.h)
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   IndexColumns index_;
   std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)

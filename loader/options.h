@@ -24,6 +24,7 @@
 #include "../base/fields.h"
 #include "../base/status.h"
 #include "../features/augment_options.h"
+#include "../features/waveform_augment_options.h"
 #include "../loader/allocator.h"
 #include "../loader/feature_args.h"
 #include "../storage/options.h"
@@ -247,6 +248,17 @@ struct LoaderOptions {
                                            // the plan uses the perturbed ones (not with
                                            // precomputed features)
   features::SpeedPerturbOptions speed_perturb_options;  // factors, default 0.9 / 1.0 / 1.1
+  features::WaveformAugmentOptions waveform_augment;    // reverberation, noise, gain, clipping,
+                                                        // band limit, codec after decode (and speed
+                                                        // perturbation), keyed by (seed, epoch,
+                                                        // record); all off by default
+  std::string noise_data;                  // audio dataset of noise clips (directory or URL,
+                                           // read like the data) for waveform_augment.noise
+  std::string rir_data;                    // audio dataset of room impulse responses for
+                                           // waveform_augment.reverb
+  std::string noise_content;               // set by Loader::Open, never by hand: the noise and
+  std::string rir_content;                 // RIR datasets' ManifestFingerprint (hex), so a run
+                                           // records which clips it drew from, not where
   DType dtype = DType::kFloat32;           // element type of Batch::features()
   BatchingOptions batching;
   PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
@@ -337,6 +349,17 @@ void VisitFields(O& o, V&& v) {
               .is_switch = true},
     o.speed_perturb);
   v(FieldInfo{"speed_perturb_options", nullptr, "speed factors"}, o.speed_perturb_options);
+  v(FieldInfo{"waveform_augment", nullptr, "the waveform augmentation chain"}, o.waveform_augment);
+  v(FieldInfo{"noise_data", "--noise-data",
+              "audio dataset of noise clips (directory or URL) for additive noise", kHow},
+    o.noise_data);
+  v(FieldInfo{"rir_data", "--rir-data",
+              "audio dataset of room impulse responses (directory or URL) for reverberation", kHow},
+    o.rir_data);
+  v(FieldInfo{"noise_content", nullptr, "the noise dataset's content checksum (set by the loader)"},
+    o.noise_content);
+  v(FieldInfo{"rir_content", nullptr, "the RIR dataset's content checksum (set by the loader)"},
+    o.rir_content);
   v(FieldInfo{"dtype", "--dtype", "batch features: float32, float16 or bfloat16 (f32, f16, bf16)"},
     o.dtype);
   v(FieldInfo{"batching", nullptr, "batch shapes"}, o.batching);

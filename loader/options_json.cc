@@ -1,5 +1,7 @@
 #include "loader/options_json.h"
 
+#include "features/waveform_augment.h"
+
 namespace sluice::loader {
 namespace {
 
@@ -60,6 +62,10 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   }
   if (!o.spec_augment) j.erase("spec_augment_options");
   if (!o.speed_perturb) j.erase("speed_perturb_options");
+  // Off, the chain leaves no trace, so configurations from before it existed compare equal.
+  if (!features::WaveformAugmentEnabled(o.waveform_augment)) j.erase("waveform_augment");
+  if (o.noise_content.empty()) j.erase("noise_content");
+  if (o.rir_content.empty()) j.erase("rir_content");
   if (o.packing.seq_len == 0) j.erase("packing");
   return j;
 }

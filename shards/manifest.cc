@@ -204,4 +204,12 @@ Status SaveManifest(const std::string& dir, const Manifest& m) {
   return WriteFileAtomic(dir + "/" + kManifestName, ManifestToJson(m).dump(2) + "\n");
 }
 
+uint64_t ManifestFingerprint(const Manifest& m) {
+  nlohmann::json j = ManifestToJson(m);
+  j.erase("created_by");
+  j.erase("source");
+  const std::string canonical = j.dump();  // nlohmann sorts object keys
+  return Checksum(canonical.data(), canonical.size());
+}
+
 }  // namespace sluice::shards

@@ -71,4 +71,10 @@ Status LoadManifest(const std::string& dir, Manifest* m);
 Status LoadManifest(const Storage& storage, Manifest* m);
 Status SaveManifest(const std::string& dir, const Manifest& m);  // atomic
 
+// XXH3-64 of what a dataset holds as its manifest describes it (every shard's name, size, record
+// count and XXH3; kind, rate, fields, tokenizer): the canonical JSON of manifest.json without
+// "created_by" and "source", which say who wrote it from which input path. A copy at another
+// path or URL has the same one, so what a run records is the data, not where it lies.
+uint64_t ManifestFingerprint(const Manifest& m);
+
 }  // namespace sluice::shards

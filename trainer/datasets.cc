@@ -25,13 +25,7 @@ Status ReadManifest(const std::string& location, const storage::StorageOptions& 
 
 }  // namespace
 
-uint64_t DatasetFingerprint(const shards::Manifest& m) {
-  nlohmann::json j = shards::ManifestToJson(m);
-  j.erase("created_by");
-  j.erase("source");
-  const std::string canonical = j.dump();  // nlohmann sorts object keys
-  return shards::Checksum(canonical.data(), canonical.size());
-}
+uint64_t DatasetFingerprint(const shards::Manifest& m) { return shards::ManifestFingerprint(m); }
 
 Status ReadDatasetFingerprint(const std::string& location, const storage::StorageOptions& storage,
                               uint64_t* content) {

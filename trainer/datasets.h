@@ -26,10 +26,8 @@ struct TokenizedDataset {
   uint64_t content = 0;      // DatasetFingerprint of manifest
 };
 
-// XXH3-64 of what a dataset holds as its manifest describes it (every shard's name, size, record
-// count and XXH3; kind, rate, fields, tokenizer): the canonical JSON of manifest.json without
-// "created_by" and "source", which say who wrote it from which input path. A copy at another
-// path or URL has the same one, so a resume is bound to the data, not to where it lies.
+// shards::ManifestFingerprint: a copy at another path or URL has the same one, so a resume is
+// bound to the data, not to where it lies.
 uint64_t DatasetFingerprint(const shards::Manifest& m);
 
 // The DatasetFingerprint of the dataset at `location` (its manifest alone, as OpenTokenized).

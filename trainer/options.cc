@@ -35,6 +35,11 @@ Status TrainLoaderOptions(const TrainOptions& o, bool training, loader::LoaderOp
   // Augmentation is for training only: the evaluation sees the features as they are.
   lo->spec_augment = training && given.spec_augment;
   lo->speed_perturb = training && given.speed_perturb;
+  if (!training) {
+    lo->waveform_augment = {};
+    lo->noise_data.clear();
+    lo->rir_data.clear();
+  }
   return Status::OK();
 }
 

@@ -231,6 +231,10 @@ Status Run::BuildEngine() {
 }
 
 Status Run::InitOrResume() {
+  // The loader resolved which noise and impulse responses the augmentation draws from (their
+  // datasets' content, not their paths): a resume on other clips is another run.
+  train_lo_.noise_content = loader_->options().noise_content;
+  train_lo_.rir_content = loader_->options().rir_content;
   run_config_ = RunConfigJson(o_, train_lo_, loader_->feature_info().sample_rate, data_content_);
   counters_.seed = o_.seed;
   schedule_.peak_lr = o_.lr;

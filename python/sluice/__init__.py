@@ -8,11 +8,12 @@ Python zero-copy (docs/python.md).
         n = torch.from_dlpack(batch.lengths)
 
 sluice.load decodes one audio file (libsndfile + soxr, like shardify) to a [channels, frames]
-array; sluice.features.fbank / spectrogram compute features of one waveform; sluice.shardify runs
+array; sluice.features.fbank / spectrogram compute features of one waveform, sluice.augment.*
+augments one as the loader does; sluice.shardify runs
 the shardify command; sluice.TorchDataset (import torch first) adapts a Loader to
 torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=0).
 """
-from . import errors, features
+from . import augment, errors, features
 from ._sluice import Array, Batch, usable_cores
 from .audio import load
 from .errors import (CorruptionError, Error, InvalidArgumentError, IOError, NotFoundError,
@@ -24,9 +25,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "Batch", "CorruptionError", "Error", "InvalidArgumentError", "IOError", "Loader",
-    "NotFoundError", "ShardifyError", "TorchDataset", "UnsupportedError", "default_rank_world",
-    "default_threads", "errors", "features", "from_hf", "load", "loader_keywords", "shardify",
-    "to_torch", "usable_cores",
+    "NotFoundError", "ShardifyError", "TorchDataset", "UnsupportedError", "augment",
+    "default_rank_world", "default_threads", "errors", "features", "from_hf", "load",
+    "loader_keywords", "shardify", "to_torch", "usable_cores",
 ]
 
 

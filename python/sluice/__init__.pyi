@@ -4,7 +4,7 @@ from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import errors as errors, features as features
+from . import augment as augment, errors as errors, features as features
 from ._sluice import Array as Array, Batch as Batch
 from .errors import (CorruptionError as CorruptionError, Error as Error,
                      InvalidArgumentError as InvalidArgumentError, IOError as IOError,
@@ -42,6 +42,25 @@ class Loader:
         mask_value: float = ...,
         speed_perturb: bool = ...,
         speed_factors: Sequence[float] = ...,
+        reverb_prob: float = ...,
+        reverb_keep_level: bool = ...,
+        noise_prob: float = ...,
+        noise_min_snr: float = ...,
+        noise_max_snr: float = ...,
+        gain_prob: float = ...,
+        gain_min_db: float = ...,
+        gain_max_db: float = ...,
+        clip_prob: float = ...,
+        clip_min_level: float = ...,
+        clip_max_level: float = ...,
+        band_limit_prob: float = ...,
+        band_limit_rates: Sequence[float] = ...,
+        codec_prob: float = ...,
+        codecs: Sequence[str] = ...,
+        codec_min_compression: float = ...,
+        codec_max_compression: float = ...,
+        noise_data: str = ...,
+        rir_data: str = ...,
         dtype: DType = ...,
         shuffle: bool = ...,
         shuffle_window: int = ...,

@@ -96,6 +96,16 @@ std::vector<double> ToFloatList(py::handle v, const std::string& name, double mi
   return out;
 }
 
+std::vector<std::string> ToStrList(py::handle v, const std::string& name) {
+  if (py::isinstance<py::str>(v) || !py::isinstance<py::sequence>(v))
+    throw py::type_error(name + ": expected a sequence of str, got " + TypeName(v));
+  std::vector<std::string> out;
+  for (py::handle x : v.cast<py::sequence>())
+    out.push_back(ToStr(x, name + "[" + std::to_string(out.size()) + "]"));
+  if (out.empty()) throw py::value_error(name + ": empty");
+  return out;
+}
+
 void ThrowBadEnum(const std::string& name, const std::string& got,
                   const std::vector<std::string>& names) {
   std::string list;

@@ -30,6 +30,7 @@ uint64_t ToUnsigned(py::handle v, const std::string& name, double min, double ma
 double ToFloat(py::handle v, const std::string& name, double min, double max);
 std::string ToStr(py::handle v, const std::string& name);
 std::vector<double> ToFloatList(py::handle v, const std::string& name, double min, double max);
+std::vector<std::string> ToStrList(py::handle v, const std::string& name);
 [[noreturn]] void ThrowBadEnum(const std::string& name, const std::string& got,
                                const std::vector<std::string>& names);
 
@@ -37,7 +38,8 @@ std::vector<double> ToFloatList(py::handle v, const std::string& name, double mi
 struct KeywordDoc {
   std::string name;
   std::string help;
-  std::string type;  // "int", "float", "bool", "str", "list[float]", or the enum's names
+  std::string type;  // "int", "float", "bool", "str", "list[float]", "list[str]", or the enum's
+                     // names
 };
 
 // Fields whose table entry has no flag but that Python users set all the same (the trainer sets
@@ -99,6 +101,8 @@ void SetFromPython(const FieldInfo& f, const std::string& name, py::handle v, T&
     m = ToStr(v, name);
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     m = ToFloatList(v, name, f.min, f.max);
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    m = ToStrList(v, name);
   } else {
     static_assert(sizeof(T) == 0, "an options table field of a type Python cannot set");
   }
@@ -150,6 +154,8 @@ void DescribeKeywords(S* s, Keep&& keep, std::vector<KeywordDoc>* out) {
       d.type = "float";
     } else if constexpr (std::is_same_v<T, std::string>) {
       d.type = "str";
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      d.type = "list[str]";
     } else {
       d.type = "list[float]";
     }

@@ -13,6 +13,7 @@
 #include "storage/url.h"
 
 namespace sluice::python {
+void RegisterAugment(py::module_& m);
 void RegisterFeatures(py::module_& m);
 void RegisterLoad(py::module_& m);
 }  // namespace sluice::python
@@ -40,6 +41,7 @@ PYBIND11_MODULE(_sluice, m) {
   RegisterArray(m);
   RegisterLoader(m);
   RegisterFeatures(m);
+  RegisterAugment(m);
   RegisterLoad(m);
   m.def("loader_keywords", &LoaderKeywords,
         "[(keyword, type, help)] of every option sluice.Loader takes under the CLI's names.");

@@ -55,6 +55,9 @@ inline constexpr ScopeRule kScopeRules[] = {
     {"spec_augment_options", Scope::kAudio, nullptr},
     {"speed_perturb", Scope::kAudio, nullptr},
     {"speed_perturb_options", Scope::kAudio, nullptr},
+    {"waveform_augment", Scope::kAudio, nullptr},
+    {"noise_data", Scope::kAudio, nullptr},
+    {"rir_data", Scope::kAudio, nullptr},
     {"dtype", Scope::kAudio, nullptr},
 };
 

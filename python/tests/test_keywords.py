@@ -25,15 +25,17 @@ def test_every_loader_flag_of_the_cli_is_a_keyword():
 
 def test_every_keyword_is_accepted(dataset):
     defaults = {"int": 1, "float": 0.0, "bool": True, "bool | None": True, "str": "hamming",
-                "list[float]": [1.0]}
+                "list[float]": [1.0], "list[str]": ["ulaw"]}
     for name, kind, _ in sluice.loader_keywords():
-        if name in ("seed", "rank", "world"):
+        # noise_data / rir_data are refused unless their transform is on: test_augment.py
+        if name in ("seed", "rank", "world", "noise_data", "rir_data"):
             continue
         value = defaults.get(kind, kind.split("|")[0])
         # packing is for text datasets (the test dataset is audio); a frame needs a shift; a
         # filter is an expression
         value = {"seq_len": 0, "frame_shift": 10.0, "max_time_ratio": 0.5, "num_mel_bins": 40,
-                 "n_fft": 512, "filter": "duration > 0"}.get(name, value)
+                 "n_fft": 512, "filter": "duration > 0", "band_limit_rates": [8000.0],
+                 "clip_min_level": 0.5, "clip_max_level": 0.5}.get(name, value)
         try:
             sluice.Loader(dataset, seed=1, **{name: value})
         except sluice.InvalidArgumentError as e:

@@ -12,7 +12,8 @@ PYTHON_ONLY = {"digest", "mix_records", "pin_memory"}
 # Table options whose stub type is Python's (None: the launcher's rank and world).
 PYTHON_TYPED = {"seed", "rank", "world"}
 SIMPLE = {"int": "int", "float": "float", "bool": "bool", "str": "str",
-          "bool | None": "Optional[bool]", "list[float]": "Sequence[float]"}
+          "bool | None": "Optional[bool]", "list[float]": "Sequence[float]",
+          "list[str]": "Sequence[str]"}
 
 
 def loader_init_keywords():

@@ -77,6 +77,15 @@ class HttpStorageTest : public ::testing::Test {
       block_lost_ = ds->shard(1).first_record(2) - ds->shard(1).first_record(1);
     }
     flip_offset_ = loader::testing::FlipByteInBlock(dir_->Join("damaged"), shard_, 1);
+    // Clips for the waveform augmentation chain, served beside the data.
+    for (const auto& [name, seed] : {std::pair<const char*, uint64_t>{"noise", 5}, {"rir", 6}}) {
+      loader::testing::AudioDatasetSpec clips;
+      clips.records = 3;
+      clips.seed = seed;
+      clips.max_samples = 4000;
+      std::filesystem::create_directories(dir_->Join(name));
+      loader::testing::WriteAudioDataset(dir_->Join(name), clips);
+    }
     local_ = new EpochRun(Epoch(dir_->Join("clean"), Options()));
     nginx_ = new Nginx;
     if (!nginx_->Start(dir_->path(), work_->path(), &why_)) return;
@@ -124,6 +133,36 @@ TEST_F(HttpStorageTest, EpochDigestOverHttpEqualsLocal) {
   EXPECT_GT(run.stats.batches, 3u);
   EXPECT_EQ(run.stats.batches, local_->stats.batches);
   EXPECT_EQ(run.digest, local_->digest);
+}
+
+// The noise and impulse-response datasets are read like the data: over HTTP the augmented
+// batches, and the clips' identities in the resolved options, equal those read from disk.
+TEST_F(HttpStorageTest, AugmentationClipsOverHttpGiveTheSameBatchesAsOnDisk) {
+  auto with_clips = [](const std::string& root) {
+    loader::LoaderOptions o = Options();
+    o.kind = loader::FeatureKind::kRaw;
+    o.batching.max_frames = 40000;
+    o.waveform_augment.noise.probability = 0.7;
+    o.waveform_augment.reverb.probability = 0.7;
+    o.noise_data = root + "/noise";
+    o.rir_data = root + "/rir";
+    return o;
+  };
+  const EpochRun disk = Epoch(dir_->Join("clean"), with_clips(dir_->path()));
+  const EpochRun http = Epoch(dir_->Join("clean"), with_clips(nginx_->url()));
+  ASSERT_OK(disk.status);
+  ASSERT_OK(http.status);
+  EXPECT_EQ(http.digest, disk.digest);
+  loader::LoaderOptions plain = Options();
+  plain.kind = loader::FeatureKind::kRaw;
+  plain.batching.max_frames = 40000;
+  EXPECT_NE(disk.digest, Epoch(dir_->Join("clean"), plain).digest) << "no clip was used";
+  std::unique_ptr<loader::Loader> a, b;
+  ASSERT_OK(loader::Loader::Open(dir_->Join("clean"), with_clips(dir_->path()), &a));
+  ASSERT_OK(loader::Loader::Open(dir_->Join("clean"), with_clips(nginx_->url()), &b));
+  EXPECT_EQ(a->options().noise_content, b->options().noise_content);
+  EXPECT_EQ(a->options().rir_content, b->options().rir_content);
+  EXPECT_FALSE(a->options().noise_content.empty());
 }
 
 TEST_F(HttpStorageTest, ReadsAreRangeRequestsCountedWithoutRetries) {

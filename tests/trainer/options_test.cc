@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "features/waveform_augment.h"
 #include "loader/options_json.h"
 #include "mutate_fields.h"
 #include "options_cli.h"
@@ -39,13 +40,16 @@ Status Check(const nlohmann::json& now, const nlohmann::json& stored, const std:
   return CheckRunConfig(now, stored, ckpt, {"ds"});
 }
 
-// The base run of the tests: SpecAugment and speed perturbation on so that their options count,
-// no held-out fraction so that --eval alone changes nothing.
+// The base run of the tests: SpecAugment, speed perturbation and every waveform transform on so
+// that their options count, no held-out fraction so that --eval alone changes nothing.
 TrainOptions Base(loader::FeatureKind kind) {
   TrainOptions o;
   o.loader.kind = kind;
   o.loader.spec_augment = true;
   o.loader.speed_perturb = true;
+  features::WaveformAugmentOptions& w = o.loader.waveform_augment;
+  w.reverb.probability = w.noise.probability = w.gain.probability = 0.5;
+  w.clipping.probability = w.band_limit.probability = w.codec.probability = 0.5;
   o.eval_fraction = 0;
   return o;
 }
@@ -277,6 +281,22 @@ TEST(TrainOptions, TrainLoaderOptionsRefusesWhatTheModelCannotTake) {
   EXPECT_FALSE(eval.spec_augment || eval.speed_perturb || eval.batching.shuffle);
   EXPECT_EQ(train.seed, 7u);
   EXPECT_EQ(eval.seed, 7u);
+}
+
+// The waveform chain and its clip datasets likewise: an evaluation loader given noise_data would
+// otherwise score the model on noisy audio (or be refused for a dataset that no transform uses).
+TEST(TrainOptions, TheWaveformChainIsTheTrainingLoadersAlone) {
+  TrainOptions o;
+  o.loader.waveform_augment.noise.probability = 0.5;
+  o.loader.waveform_augment.codec.probability = 0.2;
+  o.loader.noise_data = "noise";
+  loader::LoaderOptions train, eval;
+  ASSERT_TRUE(TrainLoaderOptions(o, true, &train).ok());
+  ASSERT_TRUE(TrainLoaderOptions(o, false, &eval).ok());
+  EXPECT_EQ(train.waveform_augment.noise.probability, 0.5);
+  EXPECT_EQ(train.noise_data, "noise");
+  EXPECT_FALSE(features::WaveformAugmentEnabled(eval.waveform_augment));
+  EXPECT_TRUE(eval.noise_data.empty() && eval.rir_data.empty());
 }
 
 // ---- The tables against the tools' --help and the docs ----------------------------------------

@@ -5,6 +5,7 @@
 namespace sluice::bench {
 
 int RunFeatures(int argc, char** argv);  // bench_features.cc: feature extraction per core
+int RunAugment(int argc, char** argv);   // bench_augment.cc: waveform augmentation per core
 int RunEpoch(int argc, char** argv);     // bench_epoch.cc: whole loader epochs
 int RunFeed(int argc, char** argv);      // bench_feed.cc: host-to-device feed, synthetic consumer
 int RunStep(int argc, char** argv);      // bench_step.cc: one training step of the CTC model

@@ -14,6 +14,7 @@ void Usage(FILE* out) {
       "\n"
       "commands:\n"
       "  features   feature extraction (fbank / spectrogram) clips/s and real-time factor\n"
+      "  augment    waveform augmentation: ms of one core per hour of audio, per transform\n"
       "  epoch      whole loader epochs over a dataset: hours of audio/s, wait, RSS\n"
       "  feed       host-to-device feed: data wait, H2D GB/s pinned vs pageable, hidden-copy "
       "ratio\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   std::string name = "sluice-bench " + cmd;
   argv[1] = name.data();
   if (cmd == "features") return sluice::bench::RunFeatures(argc - 1, argv + 1);
+  if (cmd == "augment") return sluice::bench::RunAugment(argc - 1, argv + 1);
   if (cmd == "epoch") return sluice::bench::RunEpoch(argc - 1, argv + 1);
   if (cmd == "feed") return sluice::bench::RunFeed(argc - 1, argv + 1);
   if (cmd == "step") return sluice::bench::RunStep(argc - 1, argv + 1);

@@ -1,0 +1,62 @@
+// The waveform augmentation chain: the transforms of gain_clip.h, reverb.h, additive_noise.h,
+// band_limit.h and codec_degrade.h in the order of WaveformAugmentOptions, each with a key of its
+// own derived from (seed, epoch, record id, its index in the chain), so that an epoch's audio
+// replays bit-identically on any thread count and after a resume, and changing one transform's
+// options never moves another's draws. The noise and impulse-response picks are draws of their
+// transforms' keys, hence part of the same replay.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "features/additive_noise.h"
+#include "features/band_limit.h"
+#include "features/codec_degrade.h"
+#include "features/gain_clip.h"
+#include "features/resample.h"
+#include "features/reverb.h"
+#include "features/waveform_augment_options.h"
+
+namespace sluice::features {
+
+// The clips the chain draws from: noise clips (float, any scale) and prepared impulse responses,
+// at the rate of the audio they are applied to. Immutable while a chain runs: shared by threads.
+struct WaveformSources {
+  std::vector<std::vector<float>> noise;
+  std::vector<ImpulseResponse> rirs;
+};
+
+// Per-thread scratch, reused from record to record.
+struct WaveformWorkspace {
+  ReverbWorkspace reverb;
+  Resampler resampler;
+  std::vector<float> down, up;
+  std::vector<uint8_t> bytes;
+};
+
+// The transforms' positions in the chain, which their keys are derived from.
+enum class WaveformTransform { kReverb = 0, kNoise, kGain, kClipping, kBandLimit, kCodec };
+
+// The key of one transform for one record in one epoch.
+uint64_t WaveformTransformKey(uint64_t seed, uint64_t epoch, uint64_t record_id,
+                              WaveformTransform t);
+
+// True when any transform has a probability above 0.
+bool WaveformAugmentEnabled(const WaveformAugmentOptions& opt);
+
+// InvalidArgument naming the field (as `prefix` + its JSON path) for a range whose minimum is
+// above its maximum, an unknown codec name, or a probability outside [0, 1].
+Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& opt, const std::string& prefix);
+
+// Runs the chain on x (n samples at sample_rate Hz) in place; the length never changes.
+// full_scale: the value of a full-scale sample in x (32768 for int16-scaled audio, 1 for [-1, 1]):
+// the codecs encode x / full_scale. InvalidArgument when reverberation or noise is on and
+// `sources` holds no clip for it; other errors come from the codec (Unsupported at a rate it
+// lacks) and the resampler.
+Status AugmentWaveform(const WaveformAugmentOptions& opt, const WaveformSources& sources,
+                       uint64_t seed, uint64_t epoch, uint64_t record_id, float* x, size_t n,
+                       int sample_rate, float full_scale, WaveformWorkspace* ws);
+
+}  // namespace sluice::features

@@ -1,0 +1,136 @@
+// sluice._sluice.augment_*: the waveform augmentation kernels of features/ (gain_clip.h,
+// additive_noise.h, reverb.h, band_limit.h, codec_degrade.h) and their chain
+// (waveform_augment.h) on numpy arrays, for tests and notebooks: the same functions the loader
+// runs, so sluice.augment.chain(...) with a record's key equals the loader's row.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "features/waveform_augment.h"
+#include "kwargs.h"
+
+namespace sluice::python {
+namespace {
+
+namespace feat = sluice::features;
+using Samples = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// A 1-D float32 copy of `x`: the kernels work in place, the caller's array stays as it was.
+py::array_t<float> Copy(const Samples& x, const char* what) {
+  if (x.ndim() != 1)
+    throw py::value_error(std::string(what) + ": expected one channel of samples (1-D), got " +
+                          std::to_string(x.ndim()) + " dimensions");
+  py::array_t<float> out(x.size());
+  std::copy(x.data(), x.data() + x.size(), out.mutable_data());
+  return out;
+}
+
+feat::WaveformWorkspace& ThreadWorkspace() {
+  thread_local feat::WaveformWorkspace ws;
+  return ws;
+}
+
+py::array_t<float> Gain(const Samples& x, double db) {
+  auto y = Copy(x, "waveform");
+  feat::ApplyGain(y.mutable_data(), y.size(), db);
+  return y;
+}
+
+py::array_t<float> Clipping(const Samples& x, double level) {
+  auto y = Copy(x, "waveform");
+  feat::ApplyClipping(y.mutable_data(), y.size(), level);
+  return y;
+}
+
+py::array_t<float> AddNoise(const Samples& x, const Samples& noise, double snr_db, double offset) {
+  auto y = Copy(x, "waveform");
+  auto n = Copy(noise, "noise");
+  if (!feat::AddNoise(y.mutable_data(), y.size(), n.data(), n.size(), snr_db, offset))
+    throw py::value_error(
+        "add_noise: the waveform or the noise excerpt is silent: no SNR can be "
+        "met");
+  return y;
+}
+
+py::array_t<float> Reverberate(const Samples& x, const Samples& rir, bool keep_level) {
+  auto y = Copy(x, "waveform");
+  auto h = Copy(rir, "rir");
+  feat::ImpulseResponse ir;
+  Check(feat::PrepareImpulseResponse(h.data(), h.size(), &ir));
+  {
+    py::gil_scoped_release release;
+    feat::Reverberate(y.mutable_data(), y.size(), ir, keep_level, &ThreadWorkspace().reverb);
+  }
+  return y;
+}
+
+py::array_t<float> BandLimit(const Samples& x, int sample_rate, double rate) {
+  auto y = Copy(x, "waveform");
+  feat::WaveformWorkspace& ws = ThreadWorkspace();
+  Check(feat::BandLimit(y.mutable_data(), y.size(), sample_rate, rate, &ws.resampler, &ws.down,
+                        &ws.up));
+  return y;
+}
+
+py::array_t<float> Codec(const Samples& x, int sample_rate, const std::string& name,
+                         double compression) {
+  auto y = Copy(x, "waveform");
+  feat::Codec c;
+  Check(feat::ParseCodec(name, &c));
+  Check(feat::CodecRoundTrip(y.mutable_data(), y.size(), sample_rate, c, compression,
+                             &ThreadWorkspace().bytes));
+  return y;
+}
+
+// The chain with the keywords of sluice.Loader (gain_prob, noise_min_snr, codecs, ...).
+py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint64_t epoch,
+                         uint64_t record, const std::vector<Samples>& noise,
+                         const std::vector<Samples>& rirs, float full_scale,
+                         const py::dict& kwargs) {
+  feat::WaveformAugmentOptions o;
+  std::set<std::string> unused = KeysOf(kwargs);
+  const auto all = [](const FieldInfo&) { return true; };
+  ApplyKwargs(kwargs, &o, all, &unused);
+  if (!unused.empty()) ThrowIfUnused(unused, "chain", KeywordsOf(&o, all));
+  Check(feat::CheckWaveformAugmentOptions(o, ""));
+  feat::WaveformSources sources;
+  for (const Samples& n : noise) {
+    auto c = Copy(n, "noise");
+    sources.noise.emplace_back(c.data(), c.data() + c.size());
+  }
+  for (const Samples& r : rirs) {
+    auto c = Copy(r, "rirs");
+    sources.rirs.emplace_back();
+    Check(feat::PrepareImpulseResponse(c.data(), c.size(), &sources.rirs.back()));
+  }
+  auto y = Copy(x, "waveform");
+  Check(feat::AugmentWaveform(o, sources, seed, epoch, record, y.mutable_data(), y.size(),
+                              sample_rate, full_scale, &ThreadWorkspace()));
+  return y;
+}
+
+}  // namespace
+
+void RegisterAugment(py::module_& m) {
+  m.def("augment_gain", &Gain, py::arg("waveform"), py::arg("db"));
+  m.def("augment_clipping", &Clipping, py::arg("waveform"), py::arg("level"));
+  m.def("augment_add_noise", &AddNoise, py::arg("waveform"), py::arg("noise"), py::arg("snr_db"),
+        py::arg("offset"));
+  m.def("augment_reverberate", &Reverberate, py::arg("waveform"), py::arg("rir"),
+        py::arg("keep_level"));
+  m.def("augment_band_limit", &BandLimit, py::arg("waveform"), py::arg("sample_rate"),
+        py::arg("rate"));
+  m.def("augment_codec", &Codec, py::arg("waveform"), py::arg("sample_rate"), py::arg("codec"),
+        py::arg("compression"));
+  m.def("augment_chain", &Chain, py::arg("waveform"), py::arg("sample_rate"), py::arg("seed"),
+        py::arg("epoch"), py::arg("record"), py::arg("noise"), py::arg("rirs"),
+        py::arg("full_scale"), py::arg("options"),
+        "The loader's waveform augmentation chain; see sluice.augment.chain.");
+}
+
+}  // namespace sluice::python

@@ -1,0 +1,90 @@
+"""sluice.augment: the loader's waveform augmentation on arrays. chain() with a record's key and
+the clips of the loader's noise and RIR datasets equals the loader's raw row; the single
+transforms keep their contracts (SNR, length, level)."""
+import os
+import wave
+
+import numpy as np
+import pytest
+
+import sluice
+from conftest import make_corpus, tool
+
+
+def clips_of(corpus_dir):
+    """The corpus' WAV clips in manifest order (shardify keeps it), as float in [-1, 1]."""
+    out = []
+    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".wav"))
+    for name in names:
+        with wave.open(os.path.join(corpus_dir, name), "rb") as w:
+            pcm = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+        out.append(pcm.astype(np.float32) / np.float32(32768))
+    return out
+
+
+@pytest.fixture(scope="module")
+def clip_sets(tmp_path_factory):
+    """A noise and an RIR dataset, each shardified like any audio, with their clips."""
+    out = {}
+    for name, count, seed in (("noise", 3, 7), ("rir", 2, 8)):
+        corpus_dir = tmp_path_factory.mktemp(name + "_corpus")
+        manifest = make_corpus(corpus_dir, count=count, seed=seed)
+        ds = tmp_path_factory.mktemp(name) / "ds"
+        sluice.shardify("audio", manifest=manifest, out=ds, binary=tool("shardify"))
+        out[name] = (str(ds), clips_of(corpus_dir))
+    return out
+
+
+CHAIN = dict(reverb_prob=0.5, noise_prob=0.5, noise_min_snr=0.0, noise_max_snr=15.0,
+             gain_prob=0.5, clip_prob=0.3, band_limit_prob=0.3, codec_prob=0.3,
+             codecs=["ulaw", "gsm"])
+
+
+def test_chain_equals_the_loaders_rows(dataset, corpus, clip_sets):
+    noise_dir, noise = clip_sets["noise"]
+    rir_dir, rirs = clip_sets["rir"]
+    speech = clips_of(os.path.dirname(corpus))
+    loader = sluice.Loader(dataset, seed=3, features="raw", threads=2, noise_data=noise_dir,
+                           rir_data=rir_dir, **CHAIN)
+    loader.set_epoch(1)
+    rows = changed = 0
+    for batch in loader:
+        x = np.from_dlpack(batch.features)
+        n = np.from_dlpack(batch.lengths)
+        for i, (key, record) in enumerate(zip(batch.keys, batch.record_ids)):
+            clean = speech[int(key.removeprefix("clip").removesuffix(".wav"))] * np.float32(32768)
+            want = sluice.augment.chain(clean, 16000, seed=3, epoch=1, record=record,
+                                        noise=noise, rirs=rirs, full_scale=32768.0, **CHAIN)
+            assert n[i] == want.size
+            np.testing.assert_array_equal(x[i, :n[i]].reshape(-1), want, err_msg=key)
+            rows += 1
+            changed += not np.array_equal(want, clean)
+    assert rows == 80
+    assert changed > 40
+
+
+def test_add_noise_meets_the_snr():
+    rng = np.random.default_rng(1)
+    x = (0.3 * rng.standard_normal(16000)).astype(np.float32)
+    noise = (0.01 * rng.standard_normal(5000)).astype(np.float32)
+    for snr in (-5.0, 0.0, 12.5, 30.0):
+        y = sluice.augment.add_noise(x, noise, snr, offset=0.4)
+        measured = 10 * np.log10(np.sum(x.astype(np.float64) ** 2) /
+                                 np.sum((y.astype(np.float64) - x) ** 2))
+        assert abs(measured - snr) < 0.1
+
+
+def test_transforms_keep_the_length_and_refuse_nonsense():
+    rng = np.random.default_rng(2)
+    x = (0.3 * rng.standard_normal(8000)).astype(np.float32)
+    rir = np.zeros(900, np.float32)
+    rir[100] = 1.0
+    np.testing.assert_allclose(sluice.augment.reverberate(x, rir, keep_level=False), x, atol=1e-6)
+    assert sluice.augment.band_limit(x, 16000, 8000).shape == x.shape
+    assert sluice.augment.codec(x, 16000, "ulaw").shape == x.shape
+    np.testing.assert_array_equal(sluice.augment.gain(x, 20 * np.log10(2)), 2 * x)
+    assert np.abs(sluice.augment.clipping(x, 0.5)).max() == pytest.approx(0.5 * np.abs(x).max())
+    with pytest.raises(sluice.InvalidArgumentError, match="unknown codec 'aac'"):
+        sluice.augment.codec(x, 16000, "aac")
+    with pytest.raises(TypeError, match="gain_prb"):
+        sluice.augment.chain(x, 16000, seed=1, epoch=0, record=0, gain_prb=0.5)

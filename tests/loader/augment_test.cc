@@ -1,0 +1,221 @@
+// The waveform augmentation chain in the loader: applied to each record as the kernels apply it,
+// keyed by (seed, epoch, record) whatever the threads, the resume point or the rank split; its
+// clips' datasets recorded by content in the resolved options; misconfigurations refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "assert_ok.h"
+#include "features/pcm.h"
+#include "features/waveform_augment.h"
+#include "loader/digest.h"
+#include "loader/loader.h"
+#include "loader/options_json.h"
+#include "shards/checksum.h"
+#include "test_dataset.h"
+#include "test_util.h"
+
+namespace sluice::loader {
+namespace {
+
+using loader::testing::AudioDatasetSpec;
+
+class AugmentLoaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new sluice::testing::TempDir();
+    for (const char* d : {"speech", "noise", "rir", "noise8k"})
+      std::filesystem::create_directories(dir_->Join(d));
+    spec_.records = 40;
+    spec_.max_samples = 12000;
+    loader::testing::WriteAudioDataset(dir_->Join("speech"), spec_);
+    noise_spec_.records = 4;
+    noise_spec_.seed = 2;
+    noise_ = loader::testing::WriteAudioDataset(dir_->Join("noise"), noise_spec_);
+    rir_spec_.records = 3;
+    rir_spec_.seed = 3;
+    rir_spec_.min_samples = 400;
+    rir_spec_.max_samples = 3000;
+    rir_ = loader::testing::WriteAudioDataset(dir_->Join("rir"), rir_spec_);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // Every transform on for about half the records; codecs that cost little per record.
+  static LoaderOptions Options() {
+    LoaderOptions o;
+    o.kind = FeatureKind::kRaw;
+    o.threads = 2;
+    o.seed = 5;
+    o.batching.max_frames = 40000;
+    o.batching.shuffle_window = 8;
+    features::WaveformAugmentOptions& w = o.waveform_augment;
+    w.reverb.probability = 0.5;
+    w.noise.probability = 0.5;
+    w.gain.probability = 0.5;
+    w.clipping.probability = 0.3;
+    w.band_limit.probability = 0.3;
+    w.codec.probability = 0.3;
+    w.codec.codecs = {"ulaw", "gsm", "mp3"};
+    o.noise_data = dir_->Join("noise");
+    o.rir_data = dir_->Join("rir");
+    return o;
+  }
+
+  static std::vector<uint64_t> Epoch(const LoaderOptions& o, uint64_t epoch, uint64_t start = 0) {
+    std::unique_ptr<Loader> l;
+    Status st = Loader::Open(dir_->Join("speech"), o, &l);
+    EXPECT_OK(st);
+    if (!st.ok()) return {};
+    EXPECT_OK(l->Start(epoch, start));
+    std::vector<uint64_t> out;
+    const Batch* b;
+    while ((st = l->Next(&b)).ok() && b != nullptr) out.push_back(DigestOf(*b));
+    EXPECT_OK(st);
+    return out;
+  }
+
+  // The clips as LoadAugmentSources decodes them: every record of the dataset, in [-1, 1].
+  static std::vector<std::vector<float>> Clips(const AudioDatasetSpec& spec) {
+    std::vector<std::vector<float>> out;
+    for (int i = 0; i < spec.records; ++i) {
+      const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec, i);
+      out.emplace_back(pcm.size());
+      features::Pcm16ToFloat(pcm.data(), pcm.size(), out.back().data(), 1.0f / 32768);
+    }
+    return out;
+  }
+
+  static sluice::testing::TempDir* dir_;
+  static AudioDatasetSpec spec_, noise_spec_, rir_spec_;
+  static shards::Manifest noise_, rir_;
+};
+sluice::testing::TempDir* AugmentLoaderTest::dir_ = nullptr;
+AudioDatasetSpec AugmentLoaderTest::spec_, AugmentLoaderTest::noise_spec_,
+    AugmentLoaderTest::rir_spec_;
+shards::Manifest AugmentLoaderTest::noise_, AugmentLoaderTest::rir_;
+
+TEST_F(AugmentLoaderTest, SameAugmentedBatchesWithAnyThreadsAndAfterResume) {
+  LoaderOptions o = Options();
+  o.threads = 1;
+  const std::vector<uint64_t> one = Epoch(o, 2);
+  ASSERT_GT(one.size(), 3u);
+  o.threads = 4;
+  o.blocks_in_flight = 3;
+  EXPECT_EQ(one, Epoch(o, 2));
+  EXPECT_EQ(std::vector<uint64_t>(one.begin() + 2, one.end()), Epoch(o, 2, 2));
+  LoaderOptions plain = Options();
+  plain.waveform_augment = {};
+  plain.noise_data.clear();
+  plain.rir_data.clear();
+  EXPECT_NE(one, Epoch(plain, 2)) << "the chain changed nothing";
+  EXPECT_NE(one, Epoch(o, 3)) << "the next epoch draws anew";
+}
+
+// Each raw row is the record's samples through features::AugmentWaveform with the record's key
+// and the clips as decoded here: the loader adds nothing and leaves nothing out, on every rank.
+TEST_F(AugmentLoaderTest, RowsAreTheKernelsChainOnEveryRank) {
+  features::WaveformSources clips;
+  clips.noise = Clips(noise_spec_);
+  for (const auto& h : Clips(rir_spec_)) {
+    clips.rirs.emplace_back();
+    ASSERT_OK(features::PrepareImpulseResponse(h.data(), h.size(), &clips.rirs.back()));
+  }
+  features::WaveformWorkspace ws;
+  int checked = 0, changed = 0;
+  for (int world : {1, 2}) {
+    for (int rank = 0; rank < world; ++rank) {
+      LoaderOptions o = Options();
+      o.world = world;
+      o.rank = rank;
+      std::unique_ptr<Loader> l;
+      ASSERT_OK(Loader::Open(dir_->Join("speech"), o, &l));
+      ASSERT_OK(l->Start(1));
+      const Batch* b;
+      while (l->Next(&b).ok() && b != nullptr) {
+        for (size_t i = 0; i < b->size(); ++i) {
+          const int idx = std::stoi(std::string(b->keys()[i]).substr(3));
+          const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec_, idx);
+          std::vector<float> want(pcm.size());
+          features::Pcm16ToFloat(pcm.data(), pcm.size(), want.data(), 1.0f);
+          const std::vector<float> before = want;
+          ASSERT_OK(features::AugmentWaveform(o.waveform_augment, clips, o.seed, 1, idx,
+                                              want.data(), want.size(), 16000, 32768.0f, &ws));
+          ASSERT_EQ(b->lengths()[i], static_cast<int32_t>(want.size())) << b->keys()[i];
+          const float* row = b->features_f32() + i * b->frames();
+          ASSERT_EQ(std::vector<float>(row, row + want.size()), want)
+              << b->keys()[i] << " rank " << rank << " of " << world;
+          ++checked;
+          changed += want != before;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * spec_.records);
+  EXPECT_GT(changed, spec_.records / 2);  // P(untouched) = 0.5^3 * 0.7^3, about 4%
+}
+
+TEST_F(AugmentLoaderTest, ResolvedOptionsRecordTheClipsByContent) {
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), Options(), &l));
+  const nlohmann::json j = LoaderConfigJson(l->options(), 16000);
+  EXPECT_EQ(j.at("noise_content"), shards::ChecksumHex(shards::ManifestFingerprint(noise_)));
+  EXPECT_EQ(j.at("rir_content"), shards::ChecksumHex(shards::ManifestFingerprint(rir_)));
+  EXPECT_EQ(j.at("waveform_augment").at("gain").at("max_db"), 6.0);
+  EXPECT_FALSE(j.contains("noise_data")) << "a path is not part of what a run is";
+  // Another range is another run: a resume compares these and names the field.
+  LoaderOptions other = l->options();
+  other.waveform_augment.gain.max_db = 3;
+  std::string path;
+  const std::string diff = FirstDifference(LoaderConfigJson(other, 16000), j, "checkpoint", &path);
+  EXPECT_EQ(path, "/waveform_augment/gain/max_db") << diff;
+  // Off, the chain leaves no trace: configurations from before it compare equal.
+  const nlohmann::json off = LoaderConfigJson(LoaderOptions(), 16000);
+  EXPECT_FALSE(off.contains("waveform_augment"));
+  EXPECT_FALSE(off.contains("noise_content"));
+}
+
+TEST_F(AugmentLoaderTest, MisconfigurationsAreRefusedWithAHint) {
+  auto refusal = [&](const LoaderOptions& o) {
+    std::unique_ptr<Loader> l;
+    const Status s = Loader::Open(dir_->Join("speech"), o, &l);
+    EXPECT_FALSE(s.ok());
+    return s.ToString();
+  };
+  LoaderOptions o = Options();
+  o.noise_data.clear();
+  EXPECT_NE(refusal(o).find("--noise-data"), std::string::npos) << refusal(o);
+  o = Options();
+  o.waveform_augment.reverb.probability = 0;
+  EXPECT_NE(refusal(o).find("rir_data is given"), std::string::npos) << refusal(o);
+  o = Options();
+  o.waveform_augment.codec.codecs = {"aac"};
+  EXPECT_NE(refusal(o).find("unknown codec 'aac'"), std::string::npos) << refusal(o);
+  o = Options();
+  o.waveform_augment.gain.min_db = 7;
+  EXPECT_NE(refusal(o).find("gain.min_db/max_db"), std::string::npos) << refusal(o);
+  // Clips at another rate than the data: the message says how to make them fit.
+  AudioDatasetSpec at8k = noise_spec_;
+  at8k.sample_rate = 8000;
+  loader::testing::WriteAudioDataset(dir_->Join("noise8k"), at8k);
+  o = Options();
+  o.noise_data = dir_->Join("noise8k");
+  EXPECT_NE(refusal(o).find("--sample-rate 16000"), std::string::npos) << refusal(o);
+  o = Options();
+  o.memory_budget = 1000;
+  EXPECT_NE(refusal(o).find("memory_budget"), std::string::npos) << refusal(o);
+  // A text dataset has no waveform: the chain and its clips would be accepted and ignored.
+  std::filesystem::create_directories(dir_->Join("text"));
+  loader::testing::WriteTextDataset(dir_->Join("text"), 10, false);
+  LoaderOptions text;
+  text.noise_data = dir_->Join("noise");
+  std::unique_ptr<Loader> l;
+  const Status s = Loader::Open(dir_->Join("text"), text, &l);
+  EXPECT_NE(s.ToString().find("apply to audio datasets"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace sluice::loader
