@@ -4,9 +4,38 @@
 #include <limits>
 #include <string>
 
+#include "base/file.h"
 #include "loader/pack_fit.h"
 
 namespace sluice::loader {
+
+Status LoadConversationSpec(const ConversationOptions& options,
+                            const features::Tokenizer& tokenizer, int sample_rate,
+                            ConversationSpec* out) {
+  if (options.chat_template.empty() || options.encoder_frames.empty())
+    return Status::InvalidArgument(
+        "a conversation dataset needs conversation.chat_template and "
+        "conversation.encoder_frames. HINT: --chat-template template.json --encoder-frames "
+        "fastconformer (docs/conversations.md, \"Loading\")");
+  std::string text;
+  Status st = ReadFileToString(options.chat_template, &text);
+  if (!st.ok()) return Status::InvalidArgument("chat_template: " + st.message());
+  SLUICE_RETURN_IF_ERROR(ParseChatTemplate(text, options.chat_template, &out->chat));
+  st = ResolveChatTemplate(tokenizer, &out->chat);
+  if (!st.ok()) return Status::InvalidArgument(options.chat_template + ": " + st.message());
+  st = features::ResolveEncoderFramesSpec(options.encoder_frames, &out->frames);
+  if (!st.ok()) return Status::InvalidArgument("encoder_frames: " + st.message());
+  if (out->frames.front_end.sample_rate != sample_rate)
+    return Status::InvalidArgument("encoder_frames " + options.encoder_frames + " is for " +
+                                   std::to_string(out->frames.front_end.sample_rate) +
+                                   " Hz audio, the dataset's is " + std::to_string(sample_rate) +
+                                   " Hz: its frame counts would be wrong. HINT: a spec file "
+                                   "with \"sample_rate\": " +
+                                   std::to_string(sample_rate) +
+                                   " (docs/features.md), or shardify conversations --sample-rate " +
+                                   std::to_string(out->frames.front_end.sample_rate));
+  return Status::OK();
+}
 
 Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSpec& spec,
                           std::span<const shards::TurnEntry> turns, bool ids_stored,

@@ -28,6 +28,20 @@
 
 namespace sluice::loader {
 
+// What ConversationOptions name, read and resolved once by Loader::Open.
+struct ConversationSpec {
+  ChatTemplate chat;  // resolved with the dataset's tokenizer
+  features::EncoderFramesSpec frames;
+};
+
+// Reads both files of `options` (a template file, an encoder preset or file) through base/sysio
+// and resolves the template with `tokenizer`: InvalidArgument naming the option and the file.
+// The spec's sample rate must be the dataset's `sample_rate`, or its frame counts would be
+// another rate's.
+Status LoadConversationSpec(const ConversationOptions& options,
+                            const features::Tokenizer& tokenizer, int sample_rate,
+                            ConversationSpec* out);
+
 // The tokens `turns` render to with the resolved template `t`: exactly
 // RenderConversation(t, turns, EncoderFrames(spec, .)).ids.size(). `ids_stored`: the dataset stores
 // token ids (manifest field "tokens"); without, a turn with text is InvalidArgument naming

@@ -14,6 +14,7 @@
 
 #include "loader/batch_pool.h"
 #include "loader/collator.h"
+#include "loader/conversation_plan.h"
 #include "loader/feature_extractor.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
@@ -72,6 +73,9 @@ class LoaderImpl final : public Loader {
   std::unique_ptr<Sources> dataset_;  // one dataset, or a mixture's sources
   std::unique_ptr<FeatureExtractor> extractor_;
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
+  std::unique_ptr<ConversationSpec> conversation_;  // conversation datasets only
+  // Open's part for conversation datasets (and the refusal of their options elsewhere).
+  Status OpenConversations(const std::string& dir);
   IndexColumns index_;
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
   const IndexColumns* ix_ = &index_;  // the one the started epoch uses

@@ -61,6 +61,10 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   if (!o.spec_augment) j.erase("spec_augment_options");
   if (!o.speed_perturb) j.erase("speed_perturb_options");
   if (o.packing.seq_len == 0) j.erase("packing");
+  // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
+  // stay as they were.
+  if (o.conversation.chat_template.empty() && o.conversation.encoder_frames.empty())
+    j.erase("conversation");
   return j;
 }
 
