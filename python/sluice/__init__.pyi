@@ -60,6 +60,8 @@ class Loader:
         fit_window: int = ...,
         split_long: bool = ...,
         too_long: Literal["truncate", "skip"] = ...,
+        chat_template: str = ...,
+        encoder_frames: str = ...,
         corrupt: Literal["fail", "skip"] = ...,
         # features (sluice-features' flags)
         frame_length: float = ...,
