@@ -2,7 +2,7 @@
 // rows of whole conversations within the budget, each conversation once per epoch over the
 // ranks, its ids, positions and loss mask those of the template's rendering (compared with a
 // rendering of the turns as written, not as read back), too-long ones skipped and counted, exact
-// mid-epoch resume, and options that do not apply refused.
+// mid-epoch resume and elastic resume on another world, and options that do not apply refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -302,6 +302,52 @@ TEST_F(ConversationLoaderTest, ResumesMidEpochExactly) {
   std::vector<uint64_t> rest;
   while (r->Next(&b).ok() && b != nullptr) rest.push_back(DigestOf(*b));
   EXPECT_EQ(rest, std::vector<uint64_t>(all.begin() + 3, all.end()));
+}
+
+// 2 ranks take 2 batches each, then 3 ranks finish the epoch (the packed path's elastic
+// resume, as it is): every conversation but the too-long one exactly once.
+TEST_F(ConversationLoaderTest, ElasticResumeOnThreeRanksFinishesTheEpochOnce) {
+  std::map<int64_t, int> seen;
+  LoaderOptions o = Options();
+  o.world = 2;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(2));
+    const uint64_t fit_rows = ImplOf(*l).plan().fit_rows;
+    const Batch* b;
+    for (int j = 0; j < 2; ++j) {
+      ASSERT_OK(l->Next(&b));
+      ASSERT_NE(b, nullptr);
+      CheckBatch(*b, fit_rows, &seen);
+    }
+  }
+  ResumeState at;
+  at.epoch = 2;
+  at.batches = 2;
+  at.world = 2;
+  o.world = 3;
+  std::vector<size_t> batches;
+  for (int rank = 0; rank < 3; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(at));
+    const uint64_t fit_rows = ImplOf(*l).plan().fit_rows;
+    const Batch* b;
+    Status st;
+    size_t n = 0;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      CheckBatch(*b, fit_rows, &seen);
+      ++n;
+    }
+    ASSERT_OK(st);
+    batches.push_back(n);
+  }
+  EXPECT_EQ(batches[0], batches[1]);
+  EXPECT_EQ(batches[1], batches[2]);
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], i == kLong ? 0 : 1) << "conversation " << i;
 }
 
 TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
