@@ -25,6 +25,7 @@
 
 #include "base/status.h"
 #include "loader/batch_buffer.h"
+#include "loader/conversation_plan.h"
 #include "loader/feature_extractor.h"
 #include "loader/options.h"
 #include "loader/plan.h"
@@ -40,6 +41,7 @@ struct CollatorContext {
   const Sources* dataset = nullptr;  // one dataset, or the sources of a mixture
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;  // as resolved by Open (the dataset's tokenizer)
+  const ConversationSpec* conversation = nullptr;  // a conversation dataset's template and frames
 };
 
 // What a finished batch adds to EpochStats (the pipeline counts batches, rows and padding).

@@ -44,7 +44,8 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
   fx->audio_ = m.kind == "audio";
   fx->sample_rate_ = m.sample_rate;
   if (!fx->audio_) {
-    if (m.kind != "text")
+    // Conversations' rows are their rendered token ids (conversation_plan.h).
+    if (m.kind != "text" && m.kind != "conversation")
       return Status::Unsupported("manifest.json: dataset kind '" + m.kind + "'");
     *out = std::move(fx);
     return Status::OK();

@@ -89,8 +89,10 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer->is_null())
     SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->source(0).storage(),
                                                m.kind == "text", &l->options_.tokenizer));
+  SLUICE_RETURN_IF_ERROR(l->OpenConversations(dir));
   // The one place that tells packed batches from padded ones (collator.h).
-  const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_};
+  const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_,
+                           l->conversation_.get()};
   if (options.packing.seq_len > 0)
     SLUICE_RETURN_IF_ERROR(NewPackedCollator(cc, l->index_, dir, &l->collator_));
   else
@@ -112,6 +114,44 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   l->scratch_ = std::make_unique<tbb::enumerable_thread_specific<DecodeScratch>>();
   *out = std::move(l);
   return Status::OK();
+}
+
+// A conversation dataset's rows are its records' renderings, so the template and the encoder
+// spec are read here, once, and every record's cost replaces its index token count: the packed
+// plan then budgets rows in LLM tokens with no payload read (conversation_plan.h).
+Status LoaderImpl::OpenConversations(const std::string& dir) {
+  const shards::Manifest& m = dataset_->manifest();
+  const ConversationOptions& co = options_.conversation;
+  if (m.kind != "conversation") {
+    if (!co.chat_template.empty() || !co.encoder_frames.empty())
+      return Status::InvalidArgument(
+          dir + " holds " + m.kind +
+          " records: conversation.chat_template and conversation.encoder_frames are for "
+          "conversation datasets (shardify conversations). HINT: leave them unset");
+    return Status::OK();
+  }
+  if (dataset_->mixed())
+    return Status::Unsupported(dir +
+                               ": mixtures of conversation datasets are not implemented. "
+                               "HINT: load one conversation dataset");
+  Status st = CheckConversationPacking(options_.packing);
+  if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
+  if (!m.has_field("tokens") || m.tokenizer->is_null())
+    return Status::InvalidArgument(
+        dir +
+        ": the conversations hold no token ids, which their rows are made of. HINT: "
+        "shardify conversations --tokenizer hf:PATH/tokenizer.json");
+  std::unique_ptr<features::Tokenizer> tokenizer;
+  SLUICE_RETURN_IF_ERROR(
+      LoadDatasetTokenizer(*m.tokenizer, dataset_->source(0).storage(), &tokenizer));
+  conversation_ = std::make_unique<ConversationSpec>();
+  SLUICE_RETURN_IF_ERROR(LoadConversationSpec(co, *tokenizer, m.sample_rate, conversation_.get()));
+  std::vector<const shards::ShardReader*> shards;
+  for (size_t g = 0; g < dataset_->num_shards(); ++g) shards.push_back(&dataset_->shard(g));
+  std::vector<uint64_t> costs;
+  SLUICE_RETURN_IF_ERROR(
+      ConversationIndexTokens(shards, conversation_->chat, conversation_->frames, true, &costs));
+  return SetConversationTokens(costs, &index_);
 }
 
 void LoaderImpl::Stop() {

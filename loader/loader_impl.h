@@ -14,6 +14,7 @@
 
 #include "loader/batch_pool.h"
 #include "loader/collator.h"
+#include "loader/conversation_plan.h"
 #include "loader/feature_extractor.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
@@ -73,6 +74,9 @@ class LoaderImpl final : public Loader {
   std::unique_ptr<FeatureExtractor> extractor_;
   uint64_t augment_bytes_ = 0;  // the waveform augmentation clips in memory (augment_sources.h)
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
+  std::unique_ptr<ConversationSpec> conversation_;  // conversation datasets only
+  // Open's part for conversation datasets (and the refusal of their options elsewhere).
+  Status OpenConversations(const std::string& dir);
   IndexColumns index_;
   std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)

@@ -214,6 +214,29 @@ void VisitFields(O& o, V&& v) {
     o.too_long);
 }
 
+// Conversation datasets (shardify conversations; docs/conversations.md, "Loading"): how each
+// conversation becomes LLM tokens, which the rows' budget (PackingOptions::seq_len) counts.
+// Both are required for a conversation dataset and refused for any other. Loader::Open reads
+// the files once.
+struct ConversationOptions {
+  std::string chat_template;   // JSON template file (loader/chat_template.h), its texts
+                               // tokenized by the dataset's tokenizer
+  std::string encoder_frames;  // encoder frames per audio turn: a preset or a JSON spec file
+                               // (features/encoder_frames.h)
+};
+
+// ConversationOptions' table (base/fields.h).
+template <OptionsOf<ConversationOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"chat_template", "--chat-template",
+              "conversations: the prompt template, a JSON file (docs/conversations.md)"},
+    o.chat_template);
+  v(FieldInfo{"encoder_frames", "--encoder-frames",
+              "conversations: encoder frames per audio turn, a preset (whisper, fastconformer, "
+              "canary, conformer, zipformer, sluice) or a JSON spec file (docs/features.md)"},
+    o.encoder_frames);
+}
+
 // Turns a record's text into the token ids a record would store, for records that carry none:
 // for text datasets the document's ids followed by the end-of-document id 1 (what shardify text
 // stores), for transcripts the ids alone. Called from decode threads at once: must be
@@ -262,6 +285,7 @@ struct LoaderOptions {
   DType dtype = DType::kFloat32;           // element type of Batch::features()
   BatchingOptions batching;
   PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
+  ConversationOptions conversation;        // conversation datasets: template and encoder frames
   Tokenizer tokenizer;                     // empty: the dataset's own, if any (see Tokenizer);
                                            // given, it wins over the dataset's
   RecordFilter select;                     // empty: every record (see RecordFilter)
@@ -368,6 +392,8 @@ void VisitFields(O& o, V&& v) {
               "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
               "duration, tokens, tokens_per_second, key; docs/loader.md, Filters)"},
     o.filter);
+  v(FieldInfo{"conversation", nullptr, "conversation datasets: template, encoder frames"},
+    o.conversation);
   v(FieldInfo{"corrupt", "--corrupt", "a corrupt block: fail, or skip its records"}, o.corrupt);
   v(FieldInfo{"seed", "--seed", "keys every shuffle, dither and mask"}, o.seed);
   v(FieldInfo{"rank", "--rank", "this process's rank", kWhat, 0}, o.rank);

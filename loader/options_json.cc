@@ -67,6 +67,10 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   if (o.noise_content.empty()) j.erase("noise_content");
   if (o.rir_content.empty()) j.erase("rir_content");
   if (o.packing.seq_len == 0) j.erase("packing");
+  // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
+  // stay as they were.
+  if (o.conversation.chat_template.empty() && o.conversation.encoder_frames.empty())
+    j.erase("conversation");
   return j;
 }
 

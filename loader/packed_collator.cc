@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "features/encoder_frames.h"
+#include "loader/chat_template.h"
 #include "loader/collator.h"
 #include "loader/pack.h"
 #include "loader/pack_fit.h"
@@ -32,6 +34,24 @@ void WritePiece(BatchFields* f, size_t row, uint64_t column, uint64_t width, con
     positions[i] = static_cast<int32_t>(i - column);
     doc_ids[i] = static_cast<int64_t>(record);
     mask[i] = i + 1 < end;
+  }
+}
+
+// Columns [column, column + n) of the row hold conversation `record` rendered (ids, loss): a
+// conversation is never split, so it ends inside the row, and the loss mask of input i is the
+// template's for its target, the id at i + 1 of the same conversation.
+void WriteConversation(BatchFields* f, size_t row, uint64_t column, const RenderedConversation& r,
+                       uint64_t record) {
+  const uint64_t L = static_cast<uint64_t>(f->seq_len), n = r.ids.size();
+  int32_t* tokens = static_cast<int32_t*>(f->tokens.data()) + row * (L + 1);
+  std::memcpy(tokens + column, r.ids.data(), n * sizeof(int32_t));
+  int32_t* positions = static_cast<int32_t*>(f->positions.data()) + row * L;
+  int64_t* doc_ids = static_cast<int64_t*>(f->doc_ids.data()) + row * L;
+  uint8_t* mask = static_cast<uint8_t*>(f->loss_mask.data()) + row * L;
+  for (uint64_t k = 0; k < n; ++k) {
+    positions[column + k] = static_cast<int32_t>(k);
+    doc_ids[column + k] = static_cast<int64_t>(record);
+    mask[column + k] = k + 1 < n && r.loss[k + 1] != 0;
   }
 }
 
@@ -60,6 +80,9 @@ class PackedCollator final : public Collator {
   Status Plan(const IndexColumns& index, uint64_t epoch, const std::vector<WorldSegment>& earlier,
               EpochPlan* plan) const override {
     const LoaderOptions& o = *ctx_.options;
+    if (ctx_.conversation != nullptr)  // the index's tokens are the conversations' costs
+      return MakeConversationPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank,
+                                  o.world, plan);
     if (o.packing.pack_mode == PackMode::kConcat)
       return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
                             plan);
@@ -119,7 +142,8 @@ class PackedCollator final : public Collator {
   }
 
   Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry&,
-                std::string_view, DecodeScratch* s, BatchBuffer* b) const override {
+                std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, b);
     const int32_t* ids = nullptr;
     uint64_t n = 0;
     SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
@@ -203,6 +227,8 @@ class PackedCollator final : public Collator {
   Status Ids(const ReadItem& item, const shards::RecordView& rv, DecodeScratch* s,
              const int32_t** ids, uint64_t* n) const;
   void CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n, BatchBuffer* b) const;
+  Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
+                               std::string_view shard, BatchBuffer* b) const;
 
   std::vector<uint32_t> read_unit_;  // per record, its (block, shuffle chunk) run
   uint32_t num_read_units_ = 0;
@@ -267,6 +293,46 @@ void PackedCollator::CopyTokens(const ReadItem& item, const int32_t* ids, uint64
     const uint64_t lo = std::max(a, s + m * T), hi = std::min(end, s + n + m * T);
     if (lo < hi) WritePiece(&f, item.row, lo - a, hi - lo, ids + (lo - s - m * T), item.record);
   }
+}
+
+// A conversation's rendering into each of its pieces in the row (a mixture is refused, but a
+// fit's repeated rows are other rows: one piece per entry). Its length must be the cost the plan
+// placed it by, computed from the index's turn table: Corruption naming the record otherwise.
+Status PackedCollator::DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
+                                             std::string_view shard, BatchBuffer* b) const {
+  // Per decode thread, keeping their capacity: no allocation per record once warm.
+  thread_local std::vector<shards::ConversationTurn> turns;
+  thread_local RenderedConversation rendered;
+  const ConversationSpec& cs = *ctx_.conversation;
+  thread_local std::string where;
+  where.assign(shard);
+  where += ": record '";
+  where += ctx_.dataset->shard(index_->shard_of(item.record)).key(index_->local_index(item.record));
+  where += "'";
+  Status st = shards::DecodeConversation(rv, where, &turns);
+  if (st.ok()) {
+    st = RenderConversation(
+        cs.chat, turns,
+        [&](uint64_t n) {
+          return static_cast<uint64_t>(features::EncoderFrames(cs.frames, static_cast<int64_t>(n)));
+        },
+        &rendered);
+    if (!st.ok()) return Status::Corruption(where + ": " + st.message());
+  }
+  SLUICE_RETURN_IF_ERROR(st);
+  const uint64_t want = index_->tokens[item.record];
+  if (rendered.ids.size() != want)
+    return Status::Corruption(where + ": renders to " + std::to_string(rendered.ids.size()) +
+                              " tokens, its turn table in the index to " + std::to_string(want));
+  const PlannedBatch& pb = plan_->batches[item.batch];
+  const auto rows = plan_->entry_rows.begin();
+  const uint64_t end = pb.first + pb.entries;
+  for (uint64_t e =
+           static_cast<uint64_t>(std::lower_bound(rows + pb.first, rows + end, item.row) - rows);
+       e < end && plan_->entry_rows[e] == item.row; ++e)
+    if (plan_->records[e] == item.record)
+      WriteConversation(&b->fields(), item.row, plan_->pieces[e].column, rendered, item.record);
+  return Status::OK();
 }
 
 // A packed document's ids: the record's own, or the tokenizer's (cached per thread). Either way

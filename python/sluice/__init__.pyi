@@ -80,6 +80,8 @@ class Loader:
         split_long: bool = ...,
         too_long: Literal["truncate", "skip"] = ...,
         filter: str = ...,
+        chat_template: str = ...,
+        encoder_frames: str = ...,
         corrupt: Literal["fail", "skip"] = ...,
         # features (sluice-features' flags)
         frame_length: float = ...,

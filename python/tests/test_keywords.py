@@ -31,11 +31,13 @@ def test_every_keyword_is_accepted(dataset):
         if name in ("seed", "rank", "world", "noise_data", "rir_data"):
             continue
         value = defaults.get(kind, kind.split("|")[0])
-        # packing is for text datasets (the test dataset is audio); a frame needs a shift; a
-        # filter is an expression
+        # packing is for text datasets (the test dataset is audio), the conversation files for
+        # conversation datasets (Loader::Open refuses them elsewhere: test_conversations.py); a
+        # frame needs a shift; a filter is an expression
         value = {"seq_len": 0, "frame_shift": 10.0, "max_time_ratio": 0.5, "num_mel_bins": 40,
                  "n_fft": 512, "filter": "duration > 0", "band_limit_rates": [8000.0],
-                 "clip_min_level": 0.5, "clip_max_level": 0.5}.get(name, value)
+                 "clip_min_level": 0.5, "clip_max_level": 0.5, "chat_template": "",
+                 "encoder_frames": ""}.get(name, value)
         try:
             sluice.Loader(dataset, seed=1, **{name: value})
         except sluice.InvalidArgumentError as e:

@@ -427,6 +427,10 @@ TEST_F(TrainCli, LoaderFlagsOfTheBenchAreTakenAndRecordedInTheRun) {
   const Result packed = Train("chars", "--steps 1 --seq-len 64");
   EXPECT_NE(packed.code, 0) << packed.out;  // a command-line error (CLI11's code)
   EXPECT_NE(packed.out.find("a row per utterance"), std::string::npos) << packed.out;
+  const Result conversation = Train("chars", "--steps 1 --encoder-frames fastconformer");
+  EXPECT_NE(conversation.code, 0) << conversation.out;  // a command-line error (CLI11's code)
+  EXPECT_NE(conversation.out.find("--encoder-frames: sluice-train trains ASR"), std::string::npos)
+      << conversation.out;
   const Result renamed = Train("chars", "--steps 1 --buckets 3");
   EXPECT_NE(renamed.code, 0) << renamed.out;  // a command-line error (CLI11's code)
   EXPECT_NE(renamed.out.find("--buckets was renamed --num-buckets"), std::string::npos) << renamed.out;

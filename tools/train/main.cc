@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
       "packing",
       "sluice-train trains a row per utterance (CTC); packed sequences are for "
       "language models");
+  use.refused.emplace_back(
+      "conversation",
+      "sluice-train trains ASR on audio datasets; conversation datasets are read by a "
+      "speech-LLM's loop through the loader (docs/conversations.md)");
   sluice::tools::AddLoaderOptions(&app, &o.loader, use);
   // The loader's kinds but raw: the model takes feature frames, not waveforms.
   app.get_option("--features")->check(CLI::IsMember({"fbank", "spectrogram", "precomputed"}));

@@ -1,0 +1,129 @@
+#include "loader/conversation_plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "base/file.h"
+#include "loader/pack_fit.h"
+
+namespace sluice::loader {
+
+Status LoadConversationSpec(const ConversationOptions& options,
+                            const features::Tokenizer& tokenizer, int sample_rate,
+                            ConversationSpec* out) {
+  if (options.chat_template.empty() || options.encoder_frames.empty())
+    return Status::InvalidArgument(
+        "a conversation dataset needs conversation.chat_template and "
+        "conversation.encoder_frames. HINT: --chat-template template.json --encoder-frames "
+        "fastconformer (docs/conversations.md, \"Loading\")");
+  std::string text;
+  Status st = ReadFileToString(options.chat_template, &text);
+  if (!st.ok()) return Status::InvalidArgument("chat_template: " + st.message());
+  SLUICE_RETURN_IF_ERROR(ParseChatTemplate(text, options.chat_template, &out->chat));
+  st = ResolveChatTemplate(tokenizer, &out->chat);
+  if (!st.ok()) return Status::InvalidArgument(options.chat_template + ": " + st.message());
+  st = features::ResolveEncoderFramesSpec(options.encoder_frames, &out->frames);
+  if (!st.ok()) return Status::InvalidArgument("encoder_frames: " + st.message());
+  if (out->frames.front_end.sample_rate != sample_rate)
+    return Status::InvalidArgument("encoder_frames " + options.encoder_frames + " is for " +
+                                   std::to_string(out->frames.front_end.sample_rate) +
+                                   " Hz audio, the dataset's is " + std::to_string(sample_rate) +
+                                   " Hz: its frame counts would be wrong. HINT: a spec file "
+                                   "with \"sample_rate\": " +
+                                   std::to_string(sample_rate) +
+                                   " (docs/features.md), or shardify conversations --sample-rate " +
+                                   std::to_string(out->frames.front_end.sample_rate));
+  return Status::OK();
+}
+
+Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                          std::span<const shards::TurnEntry> turns, bool ids_stored,
+                          std::string_view where, uint64_t* tokens) {
+  if (!t.resolved)
+    return Status::InvalidArgument("ConversationTokens: the template is not resolved");
+  uint64_t n = 0;
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const shards::TurnEntry& turn = turns[i];
+    // The same refusal as RenderConversation's: a cost without the ids would be a guess.
+    if (turn.text_bytes > 0 && !ids_stored)
+      return Status::InvalidArgument(
+          std::string(where) + ": turn " + std::to_string(i) +
+          ": text without token ids. HINT: shardify conversations --tokenizer "
+          "hf:PATH/tokenizer.json");
+    const RoleTemplate& rt = t.roles[static_cast<size_t>(turn.role)];
+    n += rt.prefix.ids.size() + turn.tokens + rt.suffix.ids.size();
+    if (turn.has_audio)
+      n += rt.audio_prefix.ids.size() +
+           static_cast<uint64_t>(features::EncoderFrames(spec, turn.samples)) +
+           rt.audio_suffix.ids.size();
+  }
+  *tokens = n;
+  return Status::OK();
+}
+
+Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& shards,
+                               const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                               bool ids_stored, std::vector<uint64_t>* tokens) {
+  tokens->clear();
+  std::vector<shards::TurnEntry> turns;
+  std::string where;
+  for (const shards::ShardReader* s : shards) {
+    if (!s->has_aux() && s->num_records() > 0)
+      return Status::Corruption(s->name() +
+                                ": no turn tables in the index (no aux area): not a conversation "
+                                "shard. HINT: make the dataset with shardify conversations");
+    for (size_t i = 0; i < s->num_records(); ++i) {
+      where = s->name() + ": record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')";
+      SLUICE_RETURN_IF_ERROR(shards::DecodeTurnTable(s->aux(i), where, &turns));
+      uint64_t n = 0;
+      SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
+      tokens->push_back(n);
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckConversationPacking(const PackingOptions& packing) {
+  if (packing.seq_len == 0)
+    return Status::InvalidArgument(
+        "conversations are packed: seq_len (the row's budget of LLM tokens) must be set. HINT: "
+        "--seq-len 4096");
+  if (packing.pack_mode == PackMode::kConcat)
+    return Status::InvalidArgument(
+        "conversations: pack_mode concat would cut conversations across rows. HINT: --pack-mode "
+        "best_fit (or first_fit)");
+  // An audio turn's placeholder span cannot be split from its audio, nor a conversation cut
+  // without losing what its answer refers to: only whole conversations go into rows.
+  if (packing.split_long)
+    return Status::InvalidArgument(
+        "conversations are never split across rows: split_long must be false. HINT: "
+        "--split-long false --too-long skip");
+  if (packing.too_long != TooLong::kSkip)
+    return Status::InvalidArgument(
+        "conversations longer than seq_len cannot be truncated (an audio span would be cut): "
+        "too_long must be skip (they are counted). HINT: --too-long skip");
+  return Status::OK();
+}
+
+Status SetConversationTokens(const std::vector<uint64_t>& tokens, IndexColumns* index) {
+  if (tokens.size() != index->num_records())
+    return Status::InvalidArgument("conversations: " + std::to_string(tokens.size()) +
+                                   " costs for " + std::to_string(index->num_records()) +
+                                   " records");
+  constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+  index->tokens.resize(tokens.size());
+  for (uint64_t r = 0; r < tokens.size(); ++r)
+    index->tokens[r] = static_cast<uint32_t>(std::min(tokens[r], kMax));
+  return Status::OK();
+}
+
+Status MakeConversationPlan(const IndexColumns& index, const BatchingOptions& batching,
+                            const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                            const std::vector<WorldSegment>& earlier, int rank, int world,
+                            EpochPlan* plan) {
+  SLUICE_RETURN_IF_ERROR(CheckConversationPacking(packing));
+  return MakeFitPlan(index, batching, packing, seed, epoch, earlier, rank, world, nullptr, plan);
+}
+
+}  // namespace sluice::loader

@@ -1,0 +1,76 @@
+// Conversation packing (docs/conversations.md, "Loading"): rows of whole conversations up to a
+// budget of LLM tokens, planned from the index alone, as a pure function of (index, template,
+// encoder spec, BatchingOptions, PackingOptions, seed, epoch, rank, world).
+//
+// A conversation's cost is the length of its rendering (RenderConversation, chat_template.h):
+// the template's pieces, its text turns' token ids and, per audio turn, the encoder frames of its
+// samples (features/encoder_frames.h). Every one of these is in the turn table the index's aux
+// area holds per record (shards/conversation.h), so no payload is read to plan an epoch.
+//
+// The rows are the document fits' (pack_fit.h) over those costs, with L = packing.seq_len the
+// budget: a conversation is never split (an audio span cannot be cut), so split_long must be
+// false and too_long skip (a longer one is left out and counted: EpochPlan::skipped_documents,
+// skipped_tokens). Shuffle, rank split, repeats and elastic resume are the fits' as they are.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "features/encoder_frames.h"
+#include "loader/chat_template.h"
+#include "loader/options.h"
+#include "loader/plan.h"
+#include "shards/conversation.h"
+#include "shards/shard_reader.h"
+
+namespace sluice::loader {
+
+// What ConversationOptions name, read and resolved once by Loader::Open.
+struct ConversationSpec {
+  ChatTemplate chat;  // resolved with the dataset's tokenizer
+  features::EncoderFramesSpec frames;
+};
+
+// Reads both files of `options` (a template file, an encoder preset or file) through base/sysio
+// and resolves the template with `tokenizer`: InvalidArgument naming the option and the file.
+// The spec's sample rate must be the dataset's `sample_rate`, or its frame counts would be
+// another rate's.
+Status LoadConversationSpec(const ConversationOptions& options,
+                            const features::Tokenizer& tokenizer, int sample_rate,
+                            ConversationSpec* out);
+
+// The tokens `turns` render to with the resolved template `t`: exactly
+// RenderConversation(t, turns, EncoderFrames(spec, .)).ids.size(). `ids_stored`: the dataset stores
+// token ids (manifest field "tokens"); without, a turn with text is InvalidArgument naming
+// `where` with the shardify hint, as rendering would be.
+Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                          std::span<const shards::TurnEntry> turns, bool ids_stored,
+                          std::string_view where, uint64_t* tokens);
+
+// Every record's cost, in the order of `shards` (IndexColumns' record order), from each shard's
+// aux area. Corruption naming the shard file and the record for a shard without an aux area (not
+// a conversation dataset) or a turn table that does not parse.
+Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& shards,
+                               const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                               bool ids_stored, std::vector<uint64_t>* tokens);
+
+// InvalidArgument, with the option to change, unless `packing` packs whole conversations:
+// seq_len > 0, pack_mode first_fit or best_fit, split_long false, too_long skip.
+Status CheckConversationPacking(const PackingOptions& packing);
+
+// Puts the costs (per record) into index->tokens, where the fits read lengths; a cost over
+// 2^32 - 1 is counted as that, longer than any row. InvalidArgument for a count that is not the
+// index's.
+Status SetConversationTokens(const std::vector<uint64_t>& tokens, IndexColumns* index);
+
+// The epoch's plan over an index whose tokens are the costs (SetConversationTokens):
+// MakeFitPlan (pack_fit.h) once CheckConversationPacking passes; its errors otherwise.
+Status MakeConversationPlan(const IndexColumns& index, const BatchingOptions& batching,
+                            const PackingOptions& packing, uint64_t seed, uint64_t epoch,
+                            const std::vector<WorldSegment>& earlier, int rank, int world,
+                            EpochPlan* plan);
+
+}  // namespace sluice::loader

@@ -1,0 +1,75 @@
+"""Conversation datasets in Python: sluice.Loader reads a dataset made by `shardify
+conversations` with chat_template and encoder_frames as rows of whole conversations within
+seq_len, each audio turn's placeholder span as long as `sluice-features encoder-frames` counts
+its samples, the loss mask on the assistant's ids and end of turn, every array a zero-copy view."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import sluice
+
+from conftest import tool, write_wav
+
+PREFIX_USER, PREFIX_ASSISTANT, END, PLACEHOLDER = 900, 902, 901, 999
+
+
+def test_conversation_rows_hold_whole_conversations_with_their_audio_spans(tmp_path):
+    rng = np.random.default_rng(0)
+    samples, answers, lines = {}, {}, []
+    for i in range(12):
+        n = 4000 + 1700 * i
+        write_wav(tmp_path / f"a{i}.wav", rng.uniform(-0.3, 0.3, n))
+        samples[i] = n
+        answers[i] = "answer " + "x" * (i + 1)
+        user = {"role": "user", "audio": {"path": f"a{i}.wav"}}
+        if i % 2:
+            user["text"] = "what is said"
+        lines.append(json.dumps({"id": f"c{i}", "turns": [
+            user, {"role": "assistant", "text": answers[i]}]}))
+    (tmp_path / "chats.jsonl").write_text("\n".join(lines) + "\n")
+    sluice.shardify("conversations", tmp_path / "chats.jsonl", out=tmp_path / "ds",
+                    tokenizer="char", binary=tool("shardify"))
+    template = {"roles": {"user": {"prefix": {"ids": [PREFIX_USER]}, "suffix": {"ids": [END]}},
+                          "assistant": {"prefix": {"ids": [PREFIX_ASSISTANT]},
+                                        "suffix": {"ids": [END]}}},
+                "placeholder": {"ids": [PLACEHOLDER]}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    counted = subprocess.run(
+        [tool("sluice-features"), "encoder-frames", "--encoder-frames", "fastconformer",
+         *map(str, samples.values())], capture_output=True, text=True, check=True).stdout
+    frames = dict(tuple(map(int, line.split())) for line in counted.splitlines())
+
+    loader = sluice.Loader(str(tmp_path / "ds"), seq_len=160, batch_size=2, pack_mode="best_fit",
+                           split_long=False, too_long="skip", seed=1,
+                           chat_template=str(tmp_path / "t.json"), encoder_frames="fastconformer")
+    seen = set()
+    for batch in loader:
+        for name in ("tokens", "positions", "doc_ids", "loss_mask", "cu_seqlens"):
+            a = getattr(batch, name)
+            assert np.from_dlpack(a).ctypes.data == a.data_ptr, name
+        tokens = np.from_dlpack(batch.tokens)
+        doc_ids = np.from_dlpack(batch.doc_ids)
+        mask = np.from_dlpack(batch.loss_mask)
+        positions = np.from_dlpack(batch.positions)
+        for row in range(batch.size):
+            for d in np.unique(doc_ids[row][doc_ids[row] >= 0]):
+                cols = np.nonzero(doc_ids[row] == d)[0]
+                assert np.array_equal(cols, np.arange(cols[0], cols[0] + len(cols))), "cut"
+                assert np.array_equal(positions[row, cols], np.arange(len(cols)))
+                ids = tokens[row, cols]
+                # Record d is the JSONL's line d (shardify keeps the input order).
+                span = np.nonzero(ids == PLACEHOLDER)[0]
+                assert len(span) == frames[samples[d]], f"conversation {d}"
+                assert ids[0] == PREFIX_USER and ids[span[0] - 1] == PREFIX_USER
+                # Targets with loss: the answer's ids and the assistant's end of turn.
+                assert mask[row, cols].sum() == len(answers[d]) + 1, f"conversation {d}"
+                assert mask[row, cols[-1]] == 0 and ids[-1] == END
+                seen.add(int(d))
+    assert seen == set(range(12))
+
+
+def test_conversation_keywords_on_an_audio_dataset_are_refused(dataset, tmp_path):
+    with pytest.raises(sluice.InvalidArgumentError, match="are for conversation datasets"):
+        sluice.Loader(dataset, seed=1, encoder_frames="fastconformer")

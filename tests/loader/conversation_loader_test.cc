@@ -1,0 +1,379 @@
+// Conversation datasets through the Loader (loader/conversation_plan.h, the packed collator):
+// rows of whole conversations within the budget, each conversation once per epoch over the
+// ranks, its ids, positions and loss mask those of the template's rendering (compared with a
+// rendering of the turns as written, not as read back), too-long ones skipped and counted, exact
+// mid-epoch resume and elastic resume on another world, and options that do not apply refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "assert_ok.h"
+#include "features/text_normalize.h"
+#include "loader/dataset_tokenizer.h"
+#include "loader/digest.h"
+#include "loader/loader_impl.h"
+#include "shards/dataset_writer.h"
+#include "shards/record.h"
+#include "test_dataset.h"
+#include "test_util.h"
+
+namespace sluice::loader {
+namespace {
+
+using shards::Role;
+using shards::TurnEntry;
+
+constexpr int kRecords = 40;
+constexpr int kLong = 13;  // its assistant answer is longer than any row
+constexpr uint32_t kSeqLen = 200;
+
+std::vector<std::string> Vocabulary() {
+  std::vector<std::string> chars;
+  for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
+  for (const char* c : {" ", "<", ">", "|"}) chars.emplace_back(c);
+  return chars;
+}
+
+std::unique_ptr<features::Tokenizer> Chars(features::TextNormalizeOptions* norm) {
+  norm->strip_punctuation = false;
+  std::unique_ptr<features::Tokenizer> t;
+  EXPECT_OK(features::MakeCharTokenizer(Vocabulary(), *norm, &t));
+  return t;
+}
+
+// One turn as written: its entry, text and samples.
+struct Turn {
+  TurnEntry entry;
+  std::string text;
+  std::vector<int16_t> samples;
+};
+
+std::string Letters(int n, int salt) {
+  std::string s;
+  for (int k = 0; k < n; ++k) s += static_cast<char>('a' + (salt * 7 + k * 3) % 26);
+  return s;
+}
+
+// Conversation i: sometimes a system prompt; a user turn of audio, or audio and text; an
+// answer; every fourth one a second exchange of text.
+std::vector<Turn> Conversation(int i) {
+  std::vector<Turn> turns;
+  auto text = [&](Role r, int n) {
+    Turn t;
+    t.entry.role = r;
+    t.text = Letters(n, i + static_cast<int>(turns.size()));
+    turns.push_back(t);
+  };
+  if (i % 3 == 0) text(Role::kSystem, 4 + i % 5);
+  Turn u;
+  u.entry.role = Role::kUser;
+  u.entry.has_audio = true;
+  const int samples = 1600 + (i * 977) % 14400;
+  for (int k = 0; k < samples; ++k)
+    u.samples.push_back(static_cast<int16_t>((i * 131 + k * 7) % 2000 - 1000));
+  if (i % 2) u.text = Letters(3 + i % 11, i);
+  turns.push_back(u);
+  text(Role::kAssistant, i == kLong ? 400 : 5 + (i * 5) % 30);
+  if (i % 4 == 1) {
+    text(Role::kUser, 6);
+    text(Role::kAssistant, 9);
+  }
+  return turns;
+}
+
+std::string Key(int i) { return "conv-" + std::to_string(1000 + i); }
+
+// Writes the dataset as shardify conversations --tokenizer char would (small blocks: several
+// blocks and shards), with its tokenizer in the manifest, and the template file.
+void WriteConversations(const std::string& dir) {
+  features::TextNormalizeOptions norm;
+  auto tok = Chars(&norm);
+  shards::DatasetWriterOptions opt;
+  opt.shard_size = 200000;  // about 6 shards of 2 to 4 blocks
+  opt.shard.block_size = 60000;
+  std::filesystem::create_directories(dir);
+  shards::DatasetWriter w(dir, opt);
+  uint64_t tokens = 0, duration = 0;
+  for (int i = 0; i < kRecords; ++i) {
+    std::vector<Turn> turns = Conversation(i);
+    std::vector<TurnEntry> entries;
+    std::string text;
+    std::vector<int32_t> ids;
+    std::vector<int16_t> pcm;
+    for (Turn& t : turns) {
+      std::vector<int32_t> turn_ids;
+      if (!t.text.empty()) {
+        EXPECT_OK(tok->Encode(t.text, &turn_ids));
+      }
+      t.entry.text_bytes = static_cast<uint32_t>(t.text.size());
+      t.entry.tokens = static_cast<uint32_t>(turn_ids.size());
+      t.entry.samples = static_cast<uint32_t>(t.samples.size());
+      entries.push_back(t.entry);
+      text += t.text;
+      ids.insert(ids.end(), turn_ids.begin(), turn_ids.end());
+      pcm.insert(pcm.end(), t.samples.begin(), t.samples.end());
+    }
+    std::string table;
+    shards::EncodeTurnTable(entries, &table);
+    shards::RecordBuilder rb;
+    rb.AddField(shards::FieldType::kTurns, table);
+    rb.AddField(shards::FieldType::kText, text);
+    rb.AddField(shards::FieldType::kTokens, ids.data(), ids.size() * sizeof(int32_t));
+    rb.AddField(shards::FieldType::kAudioPcm16, pcm.data(), pcm.size() * sizeof(int16_t));
+    const std::string key = Key(i);
+    EXPECT_OK(w.Add({key, pcm.size(), static_cast<uint32_t>(ids.size()), table}, rb.data()));
+    tokens += ids.size();
+    duration += pcm.size();
+  }
+  EXPECT_OK(w.Finish());
+  shards::Manifest m;
+  m.kind = "conversation";
+  m.fields = {"turns", "text", "tokens", "audio"};
+  m.sample_rate = 16000;
+  m.codec = "pcm16";
+  *m.tokenizer = nlohmann::json{{"type", "char"},
+                                {"normalize", TextNormalizeToJson(norm)},
+                                {"vocab", Vocabulary()},
+                                {"vocab_size", tok->vocab_size()},
+                                {"blank_id", features::kBlankId},
+                                {"end_of_document_id", features::kEndOfDocumentId}};
+  m.records = kRecords;
+  m.tokens = tokens;
+  m.shards = w.shards();
+  EXPECT_OK(shards::SaveManifest(dir, m));
+}
+
+constexpr const char* kTemplate =
+    R"({"roles": {"system": {"prefix": "<s>", "suffix": "|"},
+                  "user": {"prefix": "<u>", "suffix": "|", "audio_prefix": "<a",
+                           "audio_suffix": ">"},
+                  "assistant": {"prefix": "<as>", "suffix": "||"}},
+        "placeholder": {"ids": [77]}})";
+
+// Conversation i rendered from the turns as written (never read back from the dataset).
+RenderedConversation Expected(int i) {
+  features::TextNormalizeOptions norm;
+  auto tok = Chars(&norm);
+  ChatTemplate t;
+  EXPECT_OK(ParseChatTemplate(kTemplate, "t.json", &t));
+  EXPECT_OK(ResolveChatTemplate(*tok, &t));
+  features::EncoderFramesSpec spec;
+  EXPECT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+  const std::vector<Turn> turns = Conversation(i);
+  std::vector<std::vector<uint32_t>> ids(turns.size());
+  std::vector<shards::ConversationTurn> in;
+  for (size_t k = 0; k < turns.size(); ++k) {
+    std::vector<int32_t> v;
+    if (!turns[k].text.empty()) {
+      EXPECT_OK(tok->Encode(turns[k].text, &v));
+    }
+    ids[k].assign(v.begin(), v.end());
+    shards::ConversationTurn c;
+    c.entry = turns[k].entry;
+    c.entry.text_bytes = static_cast<uint32_t>(turns[k].text.size());
+    c.entry.tokens = static_cast<uint32_t>(v.size());
+    c.entry.samples = static_cast<uint32_t>(turns[k].samples.size());
+    c.tokens = ids[k];
+    c.ids_stored = true;
+    in.push_back(c);
+  }
+  RenderedConversation r;
+  EXPECT_OK(RenderConversation(
+      t, in, [&](uint64_t n) { return static_cast<uint64_t>(features::EncoderFrames(spec, n)); },
+      &r));
+  return r;
+}
+
+class ConversationLoaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new sluice::testing::TempDir();
+    WriteConversations(dir_->Join("data"));
+    sluice::testing::WriteFile(dir_->Join("template.json"), kTemplate);
+    for (int i = 0; i < kRecords; ++i) expected_.push_back(Expected(i));
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static LoaderOptions Options() {
+    LoaderOptions o;
+    o.threads = 2;
+    o.seed = 5;
+    o.batching.shuffle_window = 8;
+    o.packing.seq_len = kSeqLen;
+    o.packing.batch_size = 2;
+    o.packing.shuffle_window = 4;
+    o.packing.chunk_tokens = 300;
+    o.packing.pack_mode = PackMode::kBestFit;
+    o.packing.fit_window = 12;
+    o.packing.split_long = false;
+    o.packing.too_long = TooLong::kSkip;
+    o.conversation.chat_template = dir_->Join("template.json");
+    o.conversation.encoder_frames = "fastconformer";
+    return o;
+  }
+
+  // Checks every row of `b` against the renderings; counts the conversations of its rows that
+  // are not repeats (sequence < fit_rows).
+  static void CheckBatch(const Batch& b, uint64_t fit_rows, std::map<int64_t, int>* seen) {
+    const size_t L = static_cast<size_t>(b.seq_len());
+    ASSERT_EQ(L, kSeqLen);
+    for (size_t row = 0; row < b.size(); ++row) {
+      const int32_t* ids = b.tokens() + row * (L + 1);
+      const int32_t* pos = b.positions() + row * L;
+      const int64_t* doc = b.doc_ids() + row * L;
+      const uint8_t* mask = b.loss_mask() + row * L;
+      size_t c = 0;
+      while (c < L && doc[c] >= 0) {
+        const int64_t r = doc[c];
+        ASSERT_LT(r, kRecords);
+        const RenderedConversation& want = expected_[r];
+        const size_t n = want.ids.size();
+        ASSERT_LE(c + n, L) << "conversation " << r << " is over the row's budget";
+        for (size_t k = 0; k < n; ++k) {
+          ASSERT_EQ(doc[c + k], r) << "conversation " << r << " cut at " << k;
+          ASSERT_EQ(ids[c + k], want.ids[k]) << "conversation " << r << " id " << k;
+          ASSERT_EQ(pos[c + k], static_cast<int32_t>(k));
+          ASSERT_EQ(mask[c + k], k + 1 < n && want.loss[k + 1]) << "conversation " << r << " " << k;
+        }
+        if (b.sequences()[row] < fit_rows) ++(*seen)[r];
+        c += n;
+      }
+      for (size_t k = c; k < L; ++k) {
+        ASSERT_EQ(doc[k], -1);
+        ASSERT_EQ(ids[k], 0);
+        ASSERT_EQ(mask[k], 0);
+      }
+    }
+    ASSERT_EQ(b.cu_seqlens().back(), static_cast<int32_t>(b.size() * L));
+  }
+
+  static sluice::testing::TempDir* dir_;
+  static std::vector<RenderedConversation> expected_;
+};
+sluice::testing::TempDir* ConversationLoaderTest::dir_ = nullptr;
+std::vector<RenderedConversation> ConversationLoaderTest::expected_;
+
+TEST_F(ConversationLoaderTest, RowsHoldEveryConversationOnceAsTheTemplateRendersIt) {
+  LoaderOptions o = Options();
+  o.world = 2;
+  std::map<int64_t, int> seen;
+  std::vector<size_t> batches;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(0));
+    const EpochPlan& plan = ImplOf(*l).plan();
+    EXPECT_EQ(plan.skipped_documents, 1u);
+    EXPECT_EQ(plan.skipped_tokens, expected_[kLong].ids.size());
+    const Batch* b;
+    Status st;
+    size_t n = 0;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      CheckBatch(*b, plan.fit_rows, &seen);
+      ++n;
+    }
+    ASSERT_OK(st);
+    batches.push_back(n);
+  }
+  EXPECT_EQ(batches[0], batches[1]);
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], i == kLong ? 0 : 1) << "conversation " << i;
+}
+
+TEST_F(ConversationLoaderTest, ResumesMidEpochExactly) {
+  const LoaderOptions o = Options();
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+  ASSERT_OK(l->Start(1));
+  std::vector<uint64_t> all;
+  const Batch* b;
+  ResumeState at;
+  while (l->Next(&b).ok() && b != nullptr) {
+    all.push_back(DigestOf(*b));
+    if (all.size() == 3) at = l->state();
+  }
+  ASSERT_GT(all.size(), 4u);
+  std::unique_ptr<Loader> r;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &r));
+  ASSERT_OK(r->Start(at));
+  std::vector<uint64_t> rest;
+  while (r->Next(&b).ok() && b != nullptr) rest.push_back(DigestOf(*b));
+  EXPECT_EQ(rest, std::vector<uint64_t>(all.begin() + 3, all.end()));
+}
+
+// 2 ranks take 2 batches each, then 3 ranks finish the epoch (the packed path's elastic
+// resume, as it is): every conversation but the too-long one exactly once.
+TEST_F(ConversationLoaderTest, ElasticResumeOnThreeRanksFinishesTheEpochOnce) {
+  std::map<int64_t, int> seen;
+  LoaderOptions o = Options();
+  o.world = 2;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(2));
+    const uint64_t fit_rows = ImplOf(*l).plan().fit_rows;
+    const Batch* b;
+    for (int j = 0; j < 2; ++j) {
+      ASSERT_OK(l->Next(&b));
+      ASSERT_NE(b, nullptr);
+      CheckBatch(*b, fit_rows, &seen);
+    }
+  }
+  ResumeState at;
+  at.epoch = 2;
+  at.batches = 2;
+  at.world = 2;
+  o.world = 3;
+  std::vector<size_t> batches;
+  for (int rank = 0; rank < 3; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(at));
+    const uint64_t fit_rows = ImplOf(*l).plan().fit_rows;
+    const Batch* b;
+    Status st;
+    size_t n = 0;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      CheckBatch(*b, fit_rows, &seen);
+      ++n;
+    }
+    ASSERT_OK(st);
+    batches.push_back(n);
+  }
+  EXPECT_EQ(batches[0], batches[1]);
+  EXPECT_EQ(batches[1], batches[2]);
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], i == kLong ? 0 : 1) << "conversation " << i;
+}
+
+TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
+  auto refused = [&](const std::string& dir, const LoaderOptions& o, const std::string& what) {
+    std::unique_ptr<Loader> l;
+    const Status st = Loader::Open(dir, o, &l);
+    EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  LoaderOptions o = Options();
+  o.conversation.chat_template.clear();
+  refused(dir_->Join("data"), o, "HINT: --chat-template template.json --encoder-frames");
+  o = Options();
+  o.packing.split_long = true;
+  refused(dir_->Join("data"), o, "HINT: --split-long false");
+  o = Options();
+  o.packing.seq_len = 0;
+  refused(dir_->Join("data"), o, "HINT: --seq-len");
+  o = Options();
+  o.conversation.encoder_frames = "nosuchpreset";
+  refused(dir_->Join("data"), o, "encoder_frames: ");
+  // A text dataset with conversation options: they would be ignored.
+  std::filesystem::create_directories(dir_->Join("text"));
+  loader::testing::WriteTokenDataset(dir_->Join("text"), 20);
+  refused(dir_->Join("text"), Options(), "are for conversation datasets");
+}
+
+}  // namespace
+}  // namespace sluice::loader

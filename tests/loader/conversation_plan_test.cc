@@ -1,0 +1,294 @@
+// Conversation packing (loader/conversation_plan.h): a record's cost from its turn table alone
+// equals the length of its rendering for every preset, the index's turn tables are read with no
+// payload, and the epoch's rows hold every conversation once, within the budget, deterministically,
+// with too-long ones skipped and counted, also across an elastic resume on another world.
+#include "loader/conversation_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "assert_ok.h"
+#include "base/random.h"
+#include "features/text_normalize.h"
+#include "shards/shard_writer.h"
+#include "synthetic_index.h"
+#include "test_util.h"
+
+namespace sluice::loader {
+namespace {
+
+using shards::Role;
+using shards::TurnEntry;
+
+// ids 2.. for "a".."z", " ", "<", ">", "|" (char tokenizer: 0 blank, 1 end of document).
+std::unique_ptr<features::Tokenizer> Chars() {
+  std::vector<std::string> chars;
+  for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
+  for (const char* c : {" ", "<", ">", "|"}) chars.emplace_back(c);
+  features::TextNormalizeOptions keep;
+  keep.strip_punctuation = false;
+  std::unique_ptr<features::Tokenizer> t;
+  EXPECT_OK(features::MakeCharTokenizer(chars, keep, &t));
+  return t;
+}
+
+ChatTemplate Template() {
+  ChatTemplate t;
+  EXPECT_OK(ParseChatTemplate(
+      R"({"roles": {"system": {"prefix": "<s>", "suffix": "|"},
+                    "user": {"prefix": "<u>", "suffix": "|", "audio_prefix": "<a",
+                             "audio_suffix": ">", "audio_position": "after_text"},
+                    "assistant": {"prefix": "<as>", "suffix": "||"}},
+          "placeholder": {"ids": [40]}})",
+      "t.json", &t));
+  auto tok = Chars();
+  EXPECT_OK(ResolveChatTemplate(*tok, &t));
+  return t;
+}
+
+// A conversation drawn from `rng`: a system prompt sometimes, then user turns of text, audio or
+// both and assistant turns of text.
+std::vector<TurnEntry> RandomTurns(Rng& rng) {
+  std::vector<TurnEntry> turns;
+  if (rng.UniformInt(0, 1)) turns.push_back({Role::kSystem, false, 5, 3, 0});
+  const int pairs = 1 + static_cast<int>(rng.UniformInt(0, 2));
+  for (int p = 0; p < pairs; ++p) {
+    TurnEntry u{Role::kUser, rng.UniformInt(0, 2) > 0, 0, 0, 0};
+    if (u.has_audio) u.samples = static_cast<uint32_t>(rng.UniformInt(1, 16000 * 3));
+    if (!u.has_audio || rng.UniformInt(0, 1)) {
+      u.tokens = static_cast<uint32_t>(rng.UniformInt(1, 20));
+      u.text_bytes = u.tokens;
+    }
+    turns.push_back(u);
+    const uint32_t a = static_cast<uint32_t>(rng.UniformInt(1, 30));
+    turns.push_back({Role::kAssistant, false, a, a, 0});
+  }
+  return turns;
+}
+
+// RenderConversation's input for `entries`: ids 2.. as the turns' stored ids.
+std::vector<shards::ConversationTurn> AsTurns(const std::vector<TurnEntry>& entries,
+                                              std::vector<uint32_t>* ids) {
+  ids->assign(4096, 7);
+  std::vector<shards::ConversationTurn> turns;
+  for (const TurnEntry& e : entries) {
+    shards::ConversationTurn t;
+    t.entry = e;
+    t.ids_stored = true;
+    t.tokens = std::span<const uint32_t>(ids->data(), e.tokens);
+    turns.push_back(t);
+  }
+  return turns;
+}
+
+TEST(ConversationPlan, CostIsTheRenderedLengthForEveryPreset) {
+  const ChatTemplate t = Template();
+  Rng rng(11);
+  for (const std::string& preset : features::EncoderFramesPresetNames()) {
+    features::EncoderFramesSpec spec;
+    ASSERT_OK(features::EncoderFramesPreset(preset, &spec));
+    for (int c = 0; c < 200; ++c) {
+      const std::vector<TurnEntry> entries = RandomTurns(rng);
+      std::vector<uint32_t> ids;
+      const std::vector<shards::ConversationTurn> turns = AsTurns(entries, &ids);
+      RenderedConversation r;
+      ASSERT_OK(RenderConversation(
+          t, turns,
+          [&](uint64_t n) {
+            return static_cast<uint64_t>(features::EncoderFrames(spec, static_cast<int64_t>(n)));
+          },
+          &r));
+      uint64_t cost = 0;
+      ASSERT_OK(ConversationTokens(t, spec, entries, true, "c", &cost));
+      ASSERT_EQ(cost, r.ids.size()) << preset << " conversation " << c;
+    }
+  }
+}
+
+TEST(ConversationPlan, TextWithoutIdsIsRefusedWithTheHint) {
+  features::EncoderFramesSpec spec;
+  ASSERT_OK(features::EncoderFramesPreset("whisper", &spec));
+  const std::vector<TurnEntry> turns = {{Role::kUser, false, 4, 0, 0}};
+  uint64_t cost = 0;
+  const Status st =
+      ConversationTokens(Template(), spec, turns, false, "shard-00000: record 3", &cost);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("shard-00000: record 3: turn 0: text without token ids. HINT: "
+                              "shardify conversations --tokenizer"),
+            std::string::npos)
+      << st.message();
+}
+
+// The payloads are not records at all: a cost that read one would fail to parse it.
+TEST(ConversationPlan, IndexCostsComeFromTheAuxAreaAlone) {
+  sluice::testing::TempDir dir;
+  const ChatTemplate t = Template();
+  features::EncoderFramesSpec spec;
+  ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+  Rng rng(5);
+  std::vector<uint64_t> want;
+  std::unique_ptr<shards::ShardWriter> w;
+  ASSERT_OK(shards::ShardWriter::Create(dir.Join("shard-00000.sluice"), {}, &w));
+  for (int i = 0; i < 30; ++i) {
+    const std::vector<TurnEntry> turns = RandomTurns(rng);
+    std::string aux;
+    shards::EncodeTurnTable(turns, &aux);
+    const std::string key = "c" + std::to_string(i);
+    ASSERT_OK(w->Add({key, shards::TotalSamples(turns), 0, aux}, "not a record"));
+    uint64_t n = 0;
+    ASSERT_OK(ConversationTokens(t, spec, turns, true, key, &n));
+    want.push_back(n);
+  }
+  shards::ShardStats stats;
+  ASSERT_OK(w->Finish(&stats));
+  std::unique_ptr<shards::ShardReader> r;
+  ASSERT_OK(shards::ShardReader::Open(dir.Join("shard-00000.sluice"), {}, &r));
+  std::vector<uint64_t> got;
+  ASSERT_OK(ConversationIndexTokens({r.get(), r.get()}, t, spec, true, &got));
+  want.insert(want.end(), want.begin(), want.end());
+  EXPECT_EQ(got, want);
+
+  // A shard without turn tables (an audio or text dataset's) is named, with the fix.
+  ASSERT_OK(shards::ShardWriter::Create(dir.Join("shard-00001.sluice"), {}, &w));
+  ASSERT_OK(w->Add({"x", 0, 0, {}}, "text"));
+  ASSERT_OK(w->Finish(&stats));
+  ASSERT_OK(shards::ShardReader::Open(dir.Join("shard-00001.sluice"), {}, &r));
+  const Status st = ConversationIndexTokens({r.get()}, t, spec, true, &got);
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("shard-00001.sluice: no turn tables in the index"), std::string::npos)
+      << st.message();
+}
+
+TEST(ConversationPlan, PackingThatWouldCutAConversationIsRefused) {
+  PackingOptions p;
+  p.seq_len = 512;
+  p.pack_mode = PackMode::kBestFit;
+  p.split_long = false;
+  p.too_long = TooLong::kSkip;
+  EXPECT_OK(CheckConversationPacking(p));
+  auto refused = [](PackingOptions q, const std::string& hint) {
+    const Status st = CheckConversationPacking(q);
+    EXPECT_TRUE(st.IsInvalidArgument());
+    EXPECT_NE(st.message().find(hint), std::string::npos) << st.message();
+  };
+  PackingOptions q = p;
+  q.seq_len = 0;
+  refused(q, "HINT: --seq-len");
+  q = p;
+  q.pack_mode = PackMode::kConcat;
+  refused(q, "HINT: --pack-mode best_fit");
+  q = p;
+  q.split_long = true;
+  refused(q, "HINT: --split-long false");
+  q = p;
+  q.too_long = TooLong::kTruncate;
+  refused(q, "HINT: --too-long skip");
+}
+
+struct Rows {
+  std::map<uint64_t, int> once;  // record -> times in a row that is not a repeat
+  uint64_t batches = 0;
+};
+
+// Walks a rank's plan: every row within the budget, pieces whole and side by side from column 0.
+void Collect(const EpochPlan& plan, const std::vector<uint64_t>& cost, uint32_t L, uint32_t B,
+             Rows* rows) {
+  rows->batches += plan.batches.size();
+  for (size_t j = 0; j < plan.batches.size(); ++j) {
+    const PlannedBatch& pb = plan.batches[j];
+    std::vector<uint32_t> used(B, 0);
+    for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e) {
+      const uint32_t row = plan.entry_rows[e];
+      const uint64_t rec = plan.records[e];
+      const PackedPiece& piece = plan.pieces[e];
+      EXPECT_EQ(piece.column, used[row]) << "batch " << j << " row " << row;
+      EXPECT_EQ(piece.first, 0u) << "a conversation was split";
+      EXPECT_EQ(piece.width, cost[rec]) << "record " << rec << " cut";
+      used[row] += piece.width;
+      if (plan.sequences[j * B + row] < plan.fit_rows) ++rows->once[rec];
+    }
+    for (uint32_t row = 0; row < B; ++row) EXPECT_LE(used[row], L);
+  }
+}
+
+TEST(ConversationPlan, EveryConversationOnceWithinTheBudgetOnEveryRank) {
+  IndexColumns index = loader::testing::MakeSyntheticIndex(5, 3);
+  Rng rng(9);
+  std::vector<uint64_t> cost(index.num_records());
+  std::set<uint64_t> too_long;
+  for (uint64_t r = 0; r < cost.size(); ++r) {
+    cost[r] = static_cast<uint64_t>(rng.UniformInt(30, 400));
+    if (r % 37 == 5) {
+      cost[r] = 513;  // one over the budget
+      too_long.insert(r);
+    }
+  }
+  ASSERT_OK(SetConversationTokens(cost, &index));
+  BatchingOptions batching;
+  PackingOptions p;
+  p.seq_len = 512;
+  p.batch_size = 3;
+  p.pack_mode = PackMode::kBestFit;
+  p.split_long = false;
+  p.too_long = TooLong::kSkip;
+  p.fit_window = 16;
+  const int world = 2;
+  Rows rows;
+  uint64_t per_rank = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    EpochPlan plan, again;
+    ASSERT_OK(MakeConversationPlan(index, batching, p, 7, 1, {}, rank, world, &plan));
+    ASSERT_OK(MakeConversationPlan(index, batching, p, 7, 1, {}, rank, world, &again));
+    EXPECT_EQ(plan.records, again.records);
+    EXPECT_EQ(plan.sequences, again.sequences);
+    EXPECT_EQ(plan.skipped_documents, too_long.size());
+    if (rank == 0) per_rank = plan.batches.size();
+    EXPECT_EQ(plan.batches.size(), per_rank) << "ranks must take the same count of batches";
+    Collect(plan, cost, p.seq_len, p.batch_size, &rows);
+  }
+  for (uint64_t r = 0; r < cost.size(); ++r)
+    EXPECT_EQ(rows.once[r], too_long.count(r) ? 0 : 1) << "record " << r;
+
+  // Another seed, another packing.
+  EpochPlan other, first;
+  ASSERT_OK(MakeConversationPlan(index, batching, p, 8, 1, {}, 0, world, &other));
+  ASSERT_OK(MakeConversationPlan(index, batching, p, 7, 1, {}, 0, world, &first));
+  EXPECT_NE(other.records, first.records);
+}
+
+// 2 ranks take 3 batches each, then 3 ranks finish the epoch: every conversation exactly once.
+TEST(ConversationPlan, ElasticResumeOnAnotherWorldFinishesTheEpochOnce) {
+  IndexColumns index = loader::testing::MakeSyntheticIndex(4, 21);
+  Rng rng(2);
+  std::vector<uint64_t> cost(index.num_records());
+  for (uint64_t& c : cost) c = static_cast<uint64_t>(rng.UniformInt(10, 250));
+  ASSERT_OK(SetConversationTokens(cost, &index));
+  BatchingOptions batching;
+  PackingOptions p;
+  p.seq_len = 256;
+  p.batch_size = 2;
+  p.pack_mode = PackMode::kFirstFit;
+  p.split_long = false;
+  p.too_long = TooLong::kSkip;
+  Rows rows;
+  for (int rank = 0; rank < 2; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeConversationPlan(index, batching, p, 4, 0, {}, rank, 2, &plan));
+    ASSERT_GT(plan.batches.size(), 3u);
+    plan.batches.resize(3);  // what each rank consumed
+    Collect(plan, cost, p.seq_len, p.batch_size, &rows);
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeConversationPlan(index, batching, p, 4, 0, {{2, 3}}, rank, 3, &plan));
+    Collect(plan, cost, p.seq_len, p.batch_size, &rows);
+  }
+  for (uint64_t r = 0; r < cost.size(); ++r) EXPECT_EQ(rows.once[r], 1) << "record " << r;
+}
+
+}  // namespace
+}  // namespace sluice::loader
