@@ -215,6 +215,20 @@ TEST_F(ShardifyConversationsTest, NanDurationLimitsAreRefused) {
   }
 }
 
+TEST_F(ShardifyConversationsTest, PostProcessorTokensAroundEachTurnAreRefused) {
+  // HF's add_special_tokens would put e.g. Llama 3's <|begin_of_text|> around every turn; in a
+  // conversation the chat template places the special tokens, once.
+  testing::WriteFile(tmp_.Join("c.jsonl"), R"({"turns": [{"role": "user", "text": "t"}]})"
+                                           "\n");
+  auto r = testing::RunShell(Shardify() + " conversations -q " + tmp_.Join("c.jsonl") + " -o " +
+                             tmp_.Join("ds") + " --tokenizer char --add-special-tokens true");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("chat template"), std::string::npos) << r.out;
+  r = testing::RunShell(Shardify() + " conversations -q " + tmp_.Join("c.jsonl") + " -o " +
+                        tmp_.Join("ds") + " --tokenizer char");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 TEST_F(ShardifyConversationsTest, ShardsAreByteIdenticalForOneOrTwoThreads) {
   std::string lines;
   for (int i = 0; i < 40; ++i)

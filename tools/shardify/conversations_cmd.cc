@@ -215,6 +215,13 @@ int Run(const ConversationArgs& a) {
                              : Status::NotFound(f + ": no such input file"));
     inputs.push_back({{"file", fs::absolute(f).string()}, {"bytes", fs::file_size(f, ec)}});
   }
+  // The chat template places the special tokens (docs/conversations.md); the post-processor's
+  // would land around every turn, e.g. a <|begin_of_text|> before each answer.
+  if (a.tokenizer.add_special_tokens)
+    return ReportError(Status::InvalidArgument(
+        "--add-special-tokens true: a conversation's turns are tokenized without the "
+        "post-processor's tokens; the chat template places the special tokens "
+        "(docs/conversations.md)"));
   ConversationConfig cfg;
   cfg.sample_rate = a.sample_rate;
   cfg.flac = a.codec == "flac";
@@ -293,6 +300,7 @@ void RegisterConversations(CLI::App* app, int* exit_code) {
       ->capture_default_str();
   sub->add_flag("--allow-truncated-audio", args->allow_truncated_audio,
                 "Keep what a WAV/FLAC/AIFF file holds when its header declares more");
+  args->tokenizer.add_special_tokens = false;  // before AddTokenizerOptions shows the default
   AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
