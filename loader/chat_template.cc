@@ -1,5 +1,8 @@
 #include "loader/chat_template.h"
 
+#include <cstdint>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "shards/checksum.h"
@@ -156,7 +159,12 @@ Status RenderConversation(const ChatTemplate& t, std::span<const shards::Convers
       Append(rt.audio_suffix, false, out);
     };
     if (!rt.audio_after_text) audio();
-    for (const uint32_t id : turn.tokens) {
+    for (size_t k = 0; k < turn.tokens.size(); ++k) {
+      const uint32_t id = turn.tokens[k];
+      if (id > static_cast<uint32_t>(INT32_MAX))
+        return Status::InvalidArgument(
+            "turn " + std::to_string(i) + ", token " + std::to_string(k) + ": id " +
+            std::to_string(id) + " is beyond what an int32 batch holds (a vocabulary over 2^31)");
       out->ids.push_back(static_cast<int32_t>(id));
       out->loss.push_back(rt.loss ? 1 : 0);
     }

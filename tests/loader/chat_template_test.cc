@@ -117,5 +117,23 @@ TEST(ChatTemplate, TextWithoutIdsIsRefusedWithTheHint) {
   EXPECT_NE(st.message().find("--tokenizer"), std::string::npos) << st.message();
 }
 
+TEST(ChatTemplate, AnIdNoInt32BatchCanHoldIsRefusedNotWrapped) {
+  // Ids are u32 on disk; 2^31 would become a negative id in the batch.
+  auto tok = Chars();
+  ChatTemplate t;
+  ASSERT_OK(Parse(R"({"placeholder": {"ids": [99]}})", &t));
+  ASSERT_OK(ResolveChatTemplate(*tok, &t));
+  const std::vector<uint32_t> ids = {5, 0x80000000u};
+  std::vector<ConversationTurn> turns(1);
+  turns[0].entry = {Role::kUser, false, 2, 2, 0};
+  turns[0].tokens = ids;
+  turns[0].ids_stored = true;
+  RenderedConversation out;
+  Status st = RenderConversation(
+      t, turns, [](uint64_t) { return 0; }, &out);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("2147483648"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace sluice::loader
