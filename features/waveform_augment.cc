@@ -1,6 +1,8 @@
 #include "features/waveform_augment.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/random.h"
 
@@ -66,6 +68,35 @@ Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& o, const std::s
   for (const std::string& name : o.codec.codecs) {
     Codec c;
     SLUICE_RETURN_IF_ERROR(Prefixed(ParseCodec(name, &c), prefix + "codec.codecs"));
+  }
+  // With nothing to draw from, the transform would be on and never happen.
+  if (o.band_limit.probability > 0 && o.band_limit.rates.empty())
+    return Status::InvalidArgument(prefix +
+                                   "band_limit.rates: empty while band_limit.probability is "
+                                   "above 0 (give rates, or set the probability to 0)");
+  if (o.codec.probability > 0 && o.codec.codecs.empty())
+    return Status::InvalidArgument(prefix +
+                                   "codec.codecs: empty while codec.probability is above 0 "
+                                   "(give codecs, or set the probability to 0)");
+  return Status::OK();
+}
+
+Status CheckWaveformAugmentAtRate(const WaveformAugmentOptions& o, int sample_rate,
+                                  const std::string& prefix) {
+  if (!(o.codec.probability > 0)) return Status::OK();
+  // A codec libsndfile cannot encode at this rate (Opus: 8, 12, 16, 24, 48 kHz) would stop the
+  // epoch at the first record that draws it; one round trip of silence finds it now.
+  std::vector<float> silence(1024, 0.0f);
+  std::vector<uint8_t> bytes;
+  for (const std::string& name : o.codec.codecs) {
+    Codec c;
+    SLUICE_RETURN_IF_ERROR(ParseCodec(name, &c));
+    Status st = CodecRoundTrip(silence.data(), silence.size(), sample_rate, c,
+                               o.codec.min_compression, &bytes);
+    if (!st.ok())
+      return Status::InvalidArgument(prefix + "codec.codecs: " + name + " at " +
+                                     std::to_string(sample_rate) + " Hz: " + st.message() +
+                                     " (drop it from the list for this dataset)");
   }
   return Status::OK();
 }

@@ -50,6 +50,11 @@ bool WaveformAugmentEnabled(const WaveformAugmentOptions& opt);
 // above its maximum, an unknown codec name, or a probability outside [0, 1].
 Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& opt, const std::string& prefix);
 
+// InvalidArgument naming the codec when libsndfile cannot round-trip one of `codecs` at
+// sample_rate (checked once at Open instead of failing the epoch at the first record drawing it).
+Status CheckWaveformAugmentAtRate(const WaveformAugmentOptions& opt, int sample_rate,
+                                  const std::string& prefix);
+
 // Runs the chain on x (n samples at sample_rate Hz) in place; the length never changes.
 // full_scale: the value of a full-scale sample in x (32768 for int16-scaled audio, 1 for [-1, 1]):
 // the codecs encode x / full_scale. InvalidArgument when reverberation or noise is on and

@@ -92,6 +92,8 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
           "the chain's probabilities to 0)");
     SLUICE_RETURN_IF_ERROR(
         features::CheckWaveformAugmentOptions(options.waveform_augment, "waveform_augment."));
+    SLUICE_RETURN_IF_ERROR(features::CheckWaveformAugmentAtRate(
+        options.waveform_augment, m.sample_rate, "waveform_augment."));
   }
 
   if (!computes) {

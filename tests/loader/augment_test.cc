@@ -217,5 +217,36 @@ TEST_F(AugmentLoaderTest, MisconfigurationsAreRefusedWithAHint) {
   EXPECT_NE(s.ToString().find("apply to audio datasets"), std::string::npos) << s.ToString();
 }
 
+TEST_F(AugmentLoaderTest, TransformsThatCouldNeverHappenAreRefusedAtOpen) {
+  LoaderOptions o;
+  o.kind = FeatureKind::kRaw;
+  o.waveform_augment.codec.probability = 1;
+  o.waveform_augment.codec.codecs.clear();
+  std::unique_ptr<Loader> l;
+  Status s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("codec.codecs: empty"), std::string::npos) << s.ToString();
+  o.waveform_augment.codec.probability = 0;
+  o.waveform_augment.band_limit.probability = 1;
+  o.waveform_augment.band_limit.rates.clear();
+  s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("band_limit.rates: empty"), std::string::npos) << s.ToString();
+  // Opus at 22.05 kHz: libsndfile cannot encode it, which would stop the epoch at the first
+  // record that draws it.
+  AudioDatasetSpec at22k = spec_;
+  at22k.records = 4;
+  at22k.sample_rate = 22050;
+  std::filesystem::create_directories(dir_->Join("speech22k"));
+  loader::testing::WriteAudioDataset(dir_->Join("speech22k"), at22k);
+  o = LoaderOptions();
+  o.kind = FeatureKind::kRaw;
+  o.waveform_augment.codec.probability = 0.1;
+  o.waveform_augment.codec.codecs = {"ulaw", "opus"};
+  s = Loader::Open(dir_->Join("speech22k"), o, &l);
+  EXPECT_NE(s.ToString().find("codec.codecs: opus at 22050 Hz"), std::string::npos)
+      << s.ToString();
+  o.waveform_augment.codec.codecs = {"ulaw"};
+  EXPECT_OK(Loader::Open(dir_->Join("speech22k"), o, &l));
+}
+
 }  // namespace
 }  // namespace sluice::loader
