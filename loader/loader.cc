@@ -54,9 +54,9 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
        !options.rir_data.empty()) &&
       !l->extractor_->audio())
-    return Status::InvalidArgument(dir +
-                                   ": waveform_augment, noise_data and rir_data apply to audio "
-                                   "datasets; this is a text dataset. HINT: leave them out");
+    return Status::InvalidArgument(
+        dir + ": waveform_augment, noise_data and rir_data apply to audio datasets; this is a " +
+        l->dataset_->manifest().kind + " dataset. HINT: leave them out");
   if (l->extractor_->audio()) {
     // The chain's clips, once for all threads; their identities join the resolved options (the
     // run record), their memory the budget that Start checks.
