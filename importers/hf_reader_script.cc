@@ -52,6 +52,11 @@ def main():
         fail(f"the audio column {audio!r} holds {kind}: expected the {{bytes, path}} struct of "
              f"datasets' Audio feature, binary (the encoded file) or a string (its path). HINT: "
              f"store encoded audio: cast_column({audio!r}, datasets.Audio()) before to_parquet")
+    # The default id column may be absent (records are then keyed by the audio's path); a named
+    # one may not, or a misspelling would key every record by its path without a word.
+    if key not in names and key != "id":
+        fail(f"no id column {key!r} (its columns: {', '.join(names)}). HINT: name it with "
+             f"--hf-id (sluice.shardify.from_hf: id=)")
     columns = [audio, text] + ([key] if key in names else [])
     if parquet is not None:
         batches = parquet.iter_batches(batch_size=64, columns=columns)

@@ -222,6 +222,14 @@ def main():
     if shards[0] != shards[1] or not shards[0]:
         sys.exit("FAIL: HF parquet: the shards of -j 1 and -j 3 differ")
     print(f"HF parquet rejects: {sorted(reasons)}")
+    # A misspelled id column stops the run; only the default "id" may be absent (records are then
+    # keyed by the audio's path), else every row would be keyed by its path without a word.
+    r = subprocess.run([SHARDIFY, "audio", "--from", "hf", "--python", sys.executable, "--hf-id",
+                        "utt_id", bad_path, "-o", os.path.join(tmp, "hf-id"), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode == 0 or "no id column 'utt_id'" not in r.stdout + r.stderr:
+        sys.exit(f"FAIL: --hf-id utt_id on a file without it: exit {r.returncode}\n"
+                 f"{r.stdout}{r.stderr}")
     print(f"lhotse {lhotse.__version__}, webdataset {getattr(webdataset, '__version__', '?')}, "
           f"datasets {datasets.__version__}")
     subprocess.run(["rm", "-rf", tmp])
