@@ -242,8 +242,7 @@ TEST_F(AugmentLoaderTest, TransformsThatCouldNeverHappenAreRefusedAtOpen) {
   o.waveform_augment.codec.probability = 0.1;
   o.waveform_augment.codec.codecs = {"ulaw", "opus"};
   s = Loader::Open(dir_->Join("speech22k"), o, &l);
-  EXPECT_NE(s.ToString().find("codec.codecs: opus at 22050 Hz"), std::string::npos)
-      << s.ToString();
+  EXPECT_NE(s.ToString().find("codec.codecs: opus at 22050 Hz"), std::string::npos) << s.ToString();
   o.waveform_augment.codec.codecs = {"ulaw"};
   EXPECT_OK(Loader::Open(dir_->Join("speech22k"), o, &l));
 }
