@@ -284,7 +284,7 @@ cmd_fuzz() {
   export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
   # UBSan only prints by default: undefined behaviour must fail the run like a crash.
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  # As many targets at once as there are cores: each is one process, so on CI's 2 cores the 13
+  # As many targets at once as there are cores: each is one process, so on CI's 2 cores the
   # targets take half the wall time for the same 30 s of fuzzing each.
   local jobs t failed=() batch=()
   jobs=$(nproc)
