@@ -144,10 +144,14 @@ Status LoaderImpl::OpenConversations(const std::string& dir) {
   std::unique_ptr<features::Tokenizer> tokenizer;
   SLUICE_RETURN_IF_ERROR(
       LoadDatasetTokenizer(*m.tokenizer, dataset_->source(0).storage(), &tokenizer));
-  conversation_ = std::make_unique<ConversationSpec>();
-  SLUICE_RETURN_IF_ERROR(LoadConversationSpec(co, *tokenizer, m.sample_rate, conversation_.get()));
   std::vector<const shards::ShardReader*> shards;
   for (size_t g = 0; g < dataset_->num_shards(); ++g) shards.push_back(&dataset_->shard(g));
+  // Text-only conversations (instruction data) need no encoder spec nor placeholder.
+  bool audio_turns = false;
+  SLUICE_RETURN_IF_ERROR(AnyAudioTurn(shards, &audio_turns));
+  conversation_ = std::make_unique<ConversationSpec>();
+  st = LoadConversationSpec(co, *tokenizer, m.sample_rate, audio_turns, conversation_.get());
+  if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
   std::vector<uint64_t> costs;
   SLUICE_RETURN_IF_ERROR(
       ConversationIndexTokens(shards, conversation_->chat, conversation_->frames, true, &costs));
