@@ -15,6 +15,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader_impl.h"
+#include "loader/options_json.h"
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
 #include "test_dataset.h"
@@ -407,6 +408,54 @@ TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
   std::filesystem::create_directories(dir_->Join("text"));
   loader::testing::WriteTokenDataset(dir_->Join("text"), 20);
   refused(dir_->Join("text"), Options(), "are for conversation datasets");
+}
+
+// The run record (LoaderConfigJson of the resolved options) names the template and the encoder
+// spec by what they mean: an edit in place is another run, a copy elsewhere or a preset spelt as
+// its JSON spec the same one.
+TEST_F(ConversationLoaderTest, TheRunRecordNamesTemplateAndSpecByContentNotPath) {
+  auto config = [&](const LoaderOptions& o) {
+    std::unique_ptr<Loader> l;
+    EXPECT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    return l ? LoaderConfigJson(l->options(), 16000) : nlohmann::json();
+  };
+  const std::string path = dir_->Join("edited.json");
+  sluice::testing::WriteFile(path, kTemplate);
+  LoaderOptions o = Options();
+  o.conversation.chat_template = path;
+  const nlohmann::json before = config(o);
+  ASSERT_TRUE(before.contains("conversation")) << before.dump();
+
+  std::filesystem::create_directories(dir_->Join("elsewhere"));
+  sluice::testing::WriteFile(dir_->Join("elsewhere/t.json"), kTemplate);
+  LoaderOptions moved = o;
+  moved.conversation.chat_template = dir_->Join("elsewhere/t.json");
+  std::string where;
+  EXPECT_EQ(config(moved), before) << FirstDifference(config(moved), before, "before", &where);
+
+  sluice::testing::WriteFile(dir_->Join("fastconformer.json"),
+                             R"({"sample_rate": 16000, "frame_length": 400, "frame_shift": 160,
+                                 "framing": "center", "drop_last_frame": true,
+                                 "stages": [{"type": "conv", "kernel": 3, "stride": 2, "padding": 1},
+                                            {"type": "conv", "kernel": 3, "stride": 2, "padding": 1},
+                                            {"type": "conv", "kernel": 3, "stride": 2, "padding": 1}]})");
+  LoaderOptions spec = o;
+  spec.conversation.encoder_frames = dir_->Join("fastconformer.json");
+  EXPECT_EQ(config(spec), before) << FirstDifference(config(spec), before, "before", &where);
+  spec.conversation.encoder_frames = "whisper";
+  EXPECT_NE(config(spec), before);
+
+  // The assistant's end of turn changes from "||" to "|": other loss targets, another run.
+  std::string edited = kTemplate;
+  edited.replace(edited.find("\"||\""), 4, "\"|\"");
+  sluice::testing::WriteFile(path, edited);
+  const nlohmann::json after = config(o);
+  EXPECT_NE(after, before);
+  EXPECT_NE(FirstDifference(after, before, "before", &where), "");
+  EXPECT_EQ(where, "/conversation/chat_template_content");
+
+  // Other datasets' records have no conversation entry, as before.
+  EXPECT_FALSE(LoaderConfigJson(LoaderOptions(), 0).contains("conversation"));
 }
 
 // Instruction data: conversations without an audio turn need a template alone (no encoder spec,
