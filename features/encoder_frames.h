@@ -82,6 +82,9 @@ Status EncoderFramesPreset(std::string_view name, EncoderFramesSpec* spec);
 // unknown keys are refused.
 Status ParseEncoderFramesSpec(std::string_view json, const std::string& name,
                               EncoderFramesSpec* spec);
+// The spec as canonical JSON (sorted keys, samples, every value spelt out, no name): equal for
+// specs that count alike however they were given (a preset, a file), for run records.
+std::string CanonicalEncoderFramesSpec(const EncoderFramesSpec& spec);
 // A preset name, else a path to a JSON file read through base/sysio.
 Status ResolveEncoderFramesSpec(const std::string& preset_or_path, EncoderFramesSpec* spec);
 

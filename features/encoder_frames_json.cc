@@ -150,6 +150,34 @@ Status ParseEncoderFramesSpec(std::string_view json, const std::string& name,
   return SpecParser(name).Parse(json, spec);
 }
 
+std::string CanonicalEncoderFramesSpec(const EncoderFramesSpec& spec) {
+  // Samples, never milliseconds, and each stage with the keys its kind reads: a preset and the
+  // file that spells it out (in ms, defaults left out) give the same text.
+  const EncoderFrontEnd& f = spec.front_end;
+  const char* framing = "";
+  for (const auto& n : kFrameConventionNames)
+    if (n.value == f.convention) framing = n.name;
+  json j = {{"sample_rate", f.sample_rate},
+            {"frame_length", f.frame_length},
+            {"frame_shift", f.frame_shift},
+            {"framing", framing},
+            {"drop_last_frame", f.drop_last_frame},
+            {"chunk_frames", spec.chunk_frames},
+            {"stages", json::array()}};
+  for (const EncoderStage& s : spec.stages) {
+    if (s.kind == EncoderStage::Kind::kConv)
+      j["stages"].push_back({{"type", "conv"},
+                             {"kernel", s.kernel},
+                             {"stride", s.stride},
+                             {"padding", s.padding},
+                             {"dilation", s.dilation}});
+    else
+      j["stages"].push_back(
+          {{"type", "stack"}, {"frames", s.kernel}, {"stride", s.stride}, {"pad_end", s.pad_end}});
+  }
+  return j.dump();  // nlohmann's object sorts its keys
+}
+
 Status ResolveEncoderFramesSpec(const std::string& preset_or_path, EncoderFramesSpec* spec) {
   const Status preset = EncoderFramesPreset(preset_or_path, spec);
   if (preset.ok() || preset_or_path.find_first_of("/.") == std::string::npos) return preset;

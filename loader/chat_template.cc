@@ -63,9 +63,12 @@ Status ParseChatTemplate(std::string_view json_text, std::string_view name, Chat
     if (key != "roles" && key != "placeholder")
       return Bad(name, "$." + key, "unknown key (roles, placeholder)");
   }
-  if (!j.contains("placeholder"))
-    return Bad(name, "$.placeholder", "missing: the token that fills each audio span");
-  SLUICE_RETURN_IF_ERROR(ParsePiece(j["placeholder"], name, "$.placeholder", &out->placeholder));
+  // Text-only conversations have no audio span to fill: the loader asks for a placeholder only
+  // of a dataset with audio turns (LoadConversationSpec).
+  if (j.contains("placeholder")) {
+    SLUICE_RETURN_IF_ERROR(ParsePiece(j["placeholder"], name, "$.placeholder", &out->placeholder));
+    out->has_placeholder = true;
+  }
   if (j.contains("roles")) {
     if (!j["roles"].is_object()) return Bad(name, "$.roles", "expected an object");
     for (const auto& [role_name, r] : j["roles"].items()) {
@@ -101,7 +104,8 @@ Status ParseChatTemplate(std::string_view json_text, std::string_view name, Chat
   }
   // Canonical: every role with every key, defaults filled, keys sorted (nlohmann's object is
   // ordered by key), so two files that mean the same template have the same checksum.
-  json c = {{"placeholder", PieceJson(out->placeholder)}, {"roles", json::object()}};
+  json c = {{"roles", json::object()}};
+  if (out->has_placeholder) c["placeholder"] = PieceJson(out->placeholder);
   for (size_t i = 0; i <= shards::kMaxRole; ++i) {
     const RoleTemplate& rt = out->roles[i];
     c["roles"][shards::RoleName(static_cast<shards::Role>(i))] = {
@@ -125,7 +129,7 @@ Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t
     SLUICE_RETURN_IF_ERROR(Resolve(tokenizer, &r.audio_suffix));
   }
   SLUICE_RETURN_IF_ERROR(Resolve(tokenizer, &t->placeholder));
-  if (t->placeholder.ids.size() != 1)
+  if (t->has_placeholder && t->placeholder.ids.size() != 1)
     return Status::InvalidArgument(
         "template placeholder \"" + t->placeholder.text + "\" is " +
         std::to_string(t->placeholder.ids.size()) +
@@ -148,6 +152,10 @@ Status RenderConversation(const ChatTemplate& t, std::span<const shards::Convers
       return Status::InvalidArgument("turn " + std::to_string(i) +
                                      ": text without token ids. HINT: shardify conversations "
                                      "--tokenizer hf:PATH/tokenizer.json");
+    if (turn.entry.has_audio && !t.has_placeholder)
+      return Status::InvalidArgument("turn " + std::to_string(i) +
+                                     ": an audio turn, and the template has no placeholder to "
+                                     "fill its span. HINT: \"placeholder\": \"<|audio|>\"");
     Append(rt.prefix, false, out);
     auto audio = [&] {
       if (!turn.entry.has_audio) return;

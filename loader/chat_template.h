@@ -55,15 +55,16 @@ struct ChatTemplate {
   // Indexed by shards::Role. Defaults: no prefix or suffix, loss on assistant turns only.
   std::array<RoleTemplate, shards::kMaxRole + 1> roles;
   TemplatePiece placeholder;  // one id: what fills a placeholder span
+  bool has_placeholder = false;  // given; only a dataset with audio turns needs one
   std::string canonical;      // the template as canonical JSON (sorted keys, defaults filled)
   uint64_t checksum = 0;      // XXH3-64 of `canonical`
   bool resolved = false;
 };
 
 // Parses a template; InvalidArgument naming `name`, the JSON path and the reason for an unknown
-// role or key, a mistyped value, or a placeholder that is missing or more than one id.
+// role or key or a mistyped value. The placeholder may be left out (text-only conversations).
 Status ParseChatTemplate(std::string_view json_text, std::string_view name, ChatTemplate* out);
-// Tokenizes every text piece with `tokenizer`; the placeholder must be one id.
+// Tokenizes every text piece with `tokenizer`; the placeholder, if any, must be one id.
 Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t);
 
 // Encoder frames of an audio turn of `samples` samples (the encoder-frame counter plugs in here).
@@ -84,7 +85,8 @@ struct RenderedConversation {
 // Renders `turns` (shards::DecodeConversation of a record with token ids) with a resolved
 // template: per turn prefix, then audio (audio_prefix, frames(samples) placeholders,
 // audio_suffix) and text ids in the role's order, then suffix. InvalidArgument for a turn with
-// text but no stored ids (a dataset made without --tokenizer).
+// text but no stored ids (a dataset made without --tokenizer), or an audio turn with a template
+// that has no placeholder.
 Status RenderConversation(const ChatTemplate& t, std::span<const shards::ConversationTurn> turns,
                           const FramesFn& frames, RenderedConversation* out);
 

@@ -10,19 +10,31 @@
 namespace sluice::loader {
 
 Status LoadConversationSpec(const ConversationOptions& options,
-                            const features::Tokenizer& tokenizer, int sample_rate,
+                            const features::Tokenizer& tokenizer, int sample_rate, bool audio_turns,
                             ConversationSpec* out) {
-  if (options.chat_template.empty() || options.encoder_frames.empty())
+  // Without an audio turn nothing is counted in encoder frames nor filled with a placeholder:
+  // instruction data needs the template alone.
+  if (options.chat_template.empty() || (audio_turns && options.encoder_frames.empty()))
     return Status::InvalidArgument(
-        "a conversation dataset needs conversation.chat_template and "
-        "conversation.encoder_frames. HINT: --chat-template template.json --encoder-frames "
-        "fastconformer (docs/conversations.md, \"Loading\")");
+        audio_turns ? "a conversation dataset with audio turns needs conversation.chat_template "
+                      "and conversation.encoder_frames. HINT: --chat-template template.json "
+                      "--encoder-frames fastconformer (docs/conversations.md, \"Loading\")"
+                    : "a conversation dataset needs conversation.chat_template. HINT: "
+                      "--chat-template template.json (docs/conversations.md, \"Loading\")");
   std::string text;
   Status st = ReadFileToString(options.chat_template, &text);
   if (!st.ok()) return Status::InvalidArgument("chat_template: " + st.message());
   SLUICE_RETURN_IF_ERROR(ParseChatTemplate(text, options.chat_template, &out->chat));
   st = ResolveChatTemplate(tokenizer, &out->chat);
   if (!st.ok()) return Status::InvalidArgument(options.chat_template + ": " + st.message());
+  if (audio_turns && !out->chat.has_placeholder)
+    return Status::InvalidArgument(
+        options.chat_template +
+        ": $.placeholder: missing: the token that fills each audio span, which the dataset's "
+        "audio turns need. HINT: \"placeholder\": \"<|audio|>\" (a special token of the "
+        "tokenizer) or {\"ids\": [ID]}");
+  out->frames = features::EncoderFramesSpec();
+  if (options.encoder_frames.empty()) return Status::OK();
   st = features::ResolveEncoderFramesSpec(options.encoder_frames, &out->frames);
   if (!st.ok()) return Status::InvalidArgument("encoder_frames: " + st.message());
   if (out->frames.front_end.sample_rate != sample_rate)
@@ -51,6 +63,10 @@ Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSp
           std::string(where) + ": turn " + std::to_string(i) +
           ": text without token ids. HINT: shardify conversations --tokenizer "
           "hf:PATH/tokenizer.json");
+    if (turn.has_audio && !t.has_placeholder)
+      return Status::InvalidArgument(std::string(where) + ": turn " + std::to_string(i) +
+                                     ": an audio turn, and the template has no placeholder. "
+                                     "HINT: \"placeholder\": \"<|audio|>\"");
     const RoleTemplate& rt = t.roles[static_cast<size_t>(turn.role)];
     n += rt.prefix.ids.size() + turn.tokens + rt.suffix.ids.size();
     if (turn.has_audio)
@@ -79,6 +95,29 @@ Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& sh
       uint64_t n = 0;
       SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
       tokens->push_back(n);
+    }
+  }
+  return Status::OK();
+}
+
+Status AnyAudioTurn(const std::vector<const shards::ShardReader*>& shards, bool* any) {
+  *any = false;
+  std::vector<shards::TurnEntry> turns;
+  for (const shards::ShardReader* s : shards) {
+    if (!s->has_aux() && s->num_records() > 0)
+      return Status::Corruption(s->name() +
+                                ": no turn tables in the index (no aux area): not a conversation "
+                                "shard. HINT: make the dataset with shardify conversations");
+    for (size_t i = 0; i < s->num_records(); ++i) {
+      SLUICE_RETURN_IF_ERROR(shards::DecodeTurnTable(
+          s->aux(i),
+          s->name() + ": record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')",
+          &turns));
+      for (const shards::TurnEntry& t : turns)
+        if (t.has_audio) {
+          *any = true;
+          return Status::OK();
+        }
     }
   }
   return Status::OK();

@@ -37,10 +37,15 @@ struct ConversationSpec {
 // Reads both files of `options` (a template file, an encoder preset or file) through base/sysio
 // and resolves the template with `tokenizer`: InvalidArgument naming the option and the file.
 // The spec's sample rate must be the dataset's `sample_rate`, or its frame counts would be
-// another rate's.
+// another rate's. Without `audio_turns` (AnyAudioTurn) the template alone is needed: no encoder
+// spec (out->frames is left default unless one is given), no placeholder; with them, both.
 Status LoadConversationSpec(const ConversationOptions& options,
-                            const features::Tokenizer& tokenizer, int sample_rate,
+                            const features::Tokenizer& tokenizer, int sample_rate, bool audio_turns,
                             ConversationSpec* out);
+
+// Whether any record of `shards` has an audio turn, from the index's turn tables (no payload
+// read). Corruption as ConversationIndexTokens'.
+Status AnyAudioTurn(const std::vector<const shards::ShardReader*>& shards, bool* any);
 
 // The tokens `turns` render to with the resolved template `t`: exactly
 // RenderConversation(t, turns, EncoderFrames(spec, .)).ids.size(). `ids_stored`: the dataset stores

@@ -6,10 +6,12 @@
 #include <thread>
 
 #include "base/cpus.h"
+#include "features/encoder_frames.h"
 #include "loader/augment_sources.h"
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
+#include "shards/checksum.h"
 
 namespace sluice::loader {
 namespace {
@@ -122,6 +124,9 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
 Status LoaderImpl::OpenConversations(const std::string& dir) {
   const shards::Manifest& m = dataset_->manifest();
   const ConversationOptions& co = options_.conversation;
+  // Only Open sets the contents: one given by hand would name files it never read.
+  options_.conversation.chat_template_content.clear();
+  options_.conversation.encoder_frames_content.clear();
   if (m.kind != "conversation") {
     if (!co.chat_template.empty() || !co.encoder_frames.empty())
       return Status::InvalidArgument(
@@ -144,10 +149,21 @@ Status LoaderImpl::OpenConversations(const std::string& dir) {
   std::unique_ptr<features::Tokenizer> tokenizer;
   SLUICE_RETURN_IF_ERROR(
       LoadDatasetTokenizer(*m.tokenizer, dataset_->source(0).storage(), &tokenizer));
-  conversation_ = std::make_unique<ConversationSpec>();
-  SLUICE_RETURN_IF_ERROR(LoadConversationSpec(co, *tokenizer, m.sample_rate, conversation_.get()));
   std::vector<const shards::ShardReader*> shards;
   for (size_t g = 0; g < dataset_->num_shards(); ++g) shards.push_back(&dataset_->shard(g));
+  // Text-only conversations (instruction data) need no encoder spec nor placeholder.
+  bool audio_turns = false;
+  SLUICE_RETURN_IF_ERROR(AnyAudioTurn(shards, &audio_turns));
+  conversation_ = std::make_unique<ConversationSpec>();
+  st = LoadConversationSpec(co, *tokenizer, m.sample_rate, audio_turns, conversation_.get());
+  if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
+  // The run record names the template and the spec by what they mean, not where they are.
+  options_.conversation.chat_template_content = shards::ChecksumHex(conversation_->chat.checksum);
+  if (!co.encoder_frames.empty()) {
+    const std::string spec = features::CanonicalEncoderFramesSpec(conversation_->frames);
+    options_.conversation.encoder_frames_content =
+        shards::ChecksumHex(shards::Checksum(spec.data(), spec.size()));
+  }
   std::vector<uint64_t> costs;
   SLUICE_RETURN_IF_ERROR(
       ConversationIndexTokens(shards, conversation_->chat, conversation_->frames, true, &costs));

@@ -222,19 +222,32 @@ struct ConversationOptions {
   std::string chat_template;   // JSON template file (loader/chat_template.h), its texts
                                // tokenized by the dataset's tokenizer
   std::string encoder_frames;  // encoder frames per audio turn: a preset or a JSON spec file
-                               // (features/encoder_frames.h)
+                               // (features/encoder_frames.h); "" for a dataset without audio turns
+  // Set by Loader::Open, never by hand: what the two files mean, so a run records its template
+  // and spec by content, not where they were (an edit in place is another run, a copy is not).
+  std::string chat_template_content;   // ChatTemplate::checksum, hex
+  std::string encoder_frames_content;  // checksum of CanonicalEncoderFramesSpec, hex; "" if none
 };
 
 // ConversationOptions' table (base/fields.h).
 template <OptionsOf<ConversationOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"chat_template", "--chat-template",
-              "conversations: the prompt template, a JSON file (docs/conversations.md)"},
+              "conversations: the prompt template, a JSON file (docs/conversations.md)",
+              Affects::kHow},
     o.chat_template);
   v(FieldInfo{"encoder_frames", "--encoder-frames",
               "conversations: encoder frames per audio turn, a preset (whisper, fastconformer, "
-              "canary, conformer, zipformer, sluice) or a JSON spec file (docs/features.md)"},
+              "canary, conformer, zipformer, sluice) or a JSON spec file (docs/features.md); "
+              "not needed without audio turns",
+              Affects::kHow},
     o.encoder_frames);
+  v(FieldInfo{"chat_template_content", nullptr,
+              "the template's content checksum (set by the loader)"},
+    o.chat_template_content);
+  v(FieldInfo{"encoder_frames_content", nullptr,
+              "the encoder spec's content checksum (set by the loader)"},
+    o.encoder_frames_content);
 }
 
 // Turns a record's text into the token ids a record would store, for records that carry none:

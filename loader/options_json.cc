@@ -68,9 +68,13 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   if (o.rir_content.empty()) j.erase("rir_content");
   if (o.packing.seq_len == 0) j.erase("packing");
   // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
-  // stay as they were.
-  if (o.conversation.chat_template.empty() && o.conversation.encoder_frames.empty())
-    j.erase("conversation");
+  // stay as they were. The paths are "how"; the contents, once Open has read them, "what".
+  if (j.contains("conversation")) {
+    nlohmann::json& c = j["conversation"];
+    if (o.conversation.chat_template_content.empty()) c.erase("chat_template_content");
+    if (o.conversation.encoder_frames_content.empty()) c.erase("encoder_frames_content");
+    if (c.empty()) j.erase("conversation");
+  }
   return j;
 }
 

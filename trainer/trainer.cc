@@ -235,6 +235,11 @@ Status Run::InitOrResume() {
   // datasets' content, not their paths): a resume on other clips is another run.
   train_lo_.noise_content = loader_->options().noise_content;
   train_lo_.rir_content = loader_->options().rir_content;
+  // Likewise the conversation template and encoder spec, by what they mean, not their paths.
+  train_lo_.conversation.chat_template_content =
+      loader_->options().conversation.chat_template_content;
+  train_lo_.conversation.encoder_frames_content =
+      loader_->options().conversation.encoder_frames_content;
   run_config_ = RunConfigJson(o_, train_lo_, loader_->feature_info().sample_rate, data_content_);
   counters_.seed = o_.seed;
   schedule_.peak_lr = o_.lr;

@@ -38,7 +38,6 @@ TEST(ChatTemplate, ErrorsNameTheFileAndTheJsonPath) {
     EXPECT_NE(st.message().find("t.json: " + what), std::string::npos) << st.message();
   };
   says("[1]", "$: not a JSON object");
-  says(R"({"roles": {}})", "$.placeholder: missing");
   says(R"({"placeholder": "x", "colour": 1})", "$.colour: unknown key");
   says(R"({"placeholder": "x", "roles": {"tool": {}}})", "$.roles.tool: unknown role");
   says(R"({"placeholder": "x", "roles": {"user": {"prefx": "a"}}})",
@@ -115,6 +114,36 @@ TEST(ChatTemplate, TextWithoutIdsIsRefusedWithTheHint) {
       t, turns, [](uint64_t) { return 0; }, &out);
   EXPECT_TRUE(st.IsInvalidArgument());
   EXPECT_NE(st.message().find("--tokenizer"), std::string::npos) << st.message();
+}
+
+// Text-only conversations need no placeholder; a template without one renders text turns and
+// refuses an audio turn (there is nothing to fill its span with), and is another template than
+// one with a placeholder.
+TEST(ChatTemplate, APlaceholderIsNeededOnlyForAudioTurns) {
+  auto tok = Chars();
+  ChatTemplate t, with;
+  ASSERT_OK(Parse(R"({"roles": {"assistant": {"prefix": "<"}}})", &t));
+  EXPECT_FALSE(t.has_placeholder);
+  ASSERT_OK(ResolveChatTemplate(*tok, &t));
+  ASSERT_OK(Parse(R"({"placeholder": "|", "roles": {"assistant": {"prefix": "<"}}})", &with));
+  EXPECT_TRUE(with.has_placeholder);
+  EXPECT_NE(t.checksum, with.checksum);
+  std::vector<ConversationTurn> turns(1);
+  turns[0].entry = {Role::kAssistant, false, 1, 1, 0};
+  const uint32_t ids[] = {5};
+  turns[0].tokens = ids;
+  turns[0].ids_stored = true;
+  RenderedConversation out;
+  ASSERT_OK(RenderConversation(
+      t, turns, [](uint64_t) { return 3; }, &out));
+  EXPECT_EQ(out.ids, (std::vector<int32_t>{29, 5}));
+  EXPECT_EQ(out.loss, (std::vector<uint8_t>{0, 1}));
+  turns[0].entry.has_audio = true;
+  turns[0].entry.samples = 100;
+  const Status st = RenderConversation(
+      t, turns, [](uint64_t) { return 3; }, &out);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("no placeholder"), std::string::npos) << st.message();
 }
 
 TEST(ChatTemplate, AnIdNoInt32BatchCanHoldIsRefusedNotWrapped) {

@@ -15,6 +15,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader_impl.h"
+#include "loader/options_json.h"
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
 #include "test_dataset.h"
@@ -58,8 +59,9 @@ std::string Letters(int n, int salt) {
 }
 
 // Conversation i: sometimes a system prompt; a user turn of audio, or audio and text; an
-// answer; every fourth one a second exchange of text.
-std::vector<Turn> Conversation(int i) {
+// answer; every fourth one a second exchange of text. `text_only`: the user speaks in text
+// alone (instruction data), never audio.
+std::vector<Turn> Conversation(int i, bool text_only) {
   std::vector<Turn> turns;
   auto text = [&](Role r, int n) {
     Turn t;
@@ -70,11 +72,11 @@ std::vector<Turn> Conversation(int i) {
   if (i % 3 == 0) text(Role::kSystem, 4 + i % 5);
   Turn u;
   u.entry.role = Role::kUser;
-  u.entry.has_audio = true;
-  const int samples = 1600 + (i * 977) % 14400;
+  u.entry.has_audio = !text_only;
+  const int samples = text_only ? 0 : 1600 + (i * 977) % 14400;
   for (int k = 0; k < samples; ++k)
     u.samples.push_back(static_cast<int16_t>((i * 131 + k * 7) % 2000 - 1000));
-  if (i % 2) u.text = Letters(3 + i % 11, i);
+  if (i % 2 || text_only) u.text = Letters(3 + i % 11, i);
   turns.push_back(u);
   text(Role::kAssistant, i == kLong ? 400 : 5 + (i * 5) % 30);
   if (i % 4 == 1) {
@@ -88,7 +90,7 @@ std::string Key(int i) { return "conv-" + std::to_string(1000 + i); }
 
 // Writes the dataset as shardify conversations --tokenizer char would (small blocks: several
 // blocks and shards), with its tokenizer in the manifest, and the template file.
-void WriteConversations(const std::string& dir) {
+void WriteConversations(const std::string& dir, bool text_only) {
   features::TextNormalizeOptions norm;
   auto tok = Chars(&norm);
   shards::DatasetWriterOptions opt;
@@ -98,7 +100,7 @@ void WriteConversations(const std::string& dir) {
   shards::DatasetWriter w(dir, opt);
   uint64_t tokens = 0, duration = 0;
   for (int i = 0; i < kRecords; ++i) {
-    std::vector<Turn> turns = Conversation(i);
+    std::vector<Turn> turns = Conversation(i, text_only);
     std::vector<TurnEntry> entries;
     std::string text;
     std::vector<int32_t> ids;
@@ -153,16 +155,22 @@ constexpr const char* kTemplate =
                   "assistant": {"prefix": "<as>", "suffix": "||"}},
         "placeholder": {"ids": [77]}})";
 
+// Instruction data's template: no audio pieces, no placeholder.
+constexpr const char* kTextTemplate =
+    R"({"roles": {"system": {"prefix": "<s>", "suffix": "|"},
+                  "user": {"prefix": "<u>", "suffix": "|"},
+                  "assistant": {"prefix": "<as>", "suffix": "||"}}})";
+
 // Conversation i rendered from the turns as written (never read back from the dataset).
-RenderedConversation Expected(int i) {
+RenderedConversation Expected(int i, const char* tmpl = kTemplate, bool text_only = false) {
   features::TextNormalizeOptions norm;
   auto tok = Chars(&norm);
   ChatTemplate t;
-  EXPECT_OK(ParseChatTemplate(kTemplate, "t.json", &t));
+  EXPECT_OK(ParseChatTemplate(tmpl, "t.json", &t));
   EXPECT_OK(ResolveChatTemplate(*tok, &t));
   features::EncoderFramesSpec spec;
   EXPECT_OK(features::EncoderFramesPreset("fastconformer", &spec));
-  const std::vector<Turn> turns = Conversation(i);
+  const std::vector<Turn> turns = Conversation(i, text_only);
   std::vector<std::vector<uint32_t>> ids(turns.size());
   std::vector<shards::ConversationTurn> in;
   for (size_t k = 0; k < turns.size(); ++k) {
@@ -187,11 +195,37 @@ RenderedConversation Expected(int i) {
   return r;
 }
 
+// Text-only conversation i as kTextTemplate renders it, spelled out here rather than through
+// RenderConversation: each turn's prefix without loss, then its text and suffix, with loss on
+// the assistant's alone.
+RenderedConversation TextOnlyByHand(int i) {
+  features::TextNormalizeOptions norm;
+  auto tok = Chars(&norm);
+  auto append = [&](const std::string& s, bool loss, RenderedConversation* out) {
+    std::vector<int32_t> v;
+    if (!s.empty()) {
+      EXPECT_OK(tok->Encode(s, &v));
+    }
+    out->ids.insert(out->ids.end(), v.begin(), v.end());
+    out->loss.insert(out->loss.end(), v.size(), loss ? 1 : 0);
+  };
+  RenderedConversation r;
+  for (const Turn& t : Conversation(i, true)) {
+    EXPECT_FALSE(t.entry.has_audio);
+    const bool assistant = t.entry.role == Role::kAssistant;
+    const char* prefix = assistant ? "<as>" : t.entry.role == Role::kUser ? "<u>" : "<s>";
+    append(prefix, false, &r);
+    append(t.text, assistant, &r);
+    append(assistant ? "||" : "|", assistant, &r);
+  }
+  return r;
+}
+
 class ConversationLoaderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new sluice::testing::TempDir();
-    WriteConversations(dir_->Join("data"));
+    WriteConversations(dir_->Join("data"), false);
     sluice::testing::WriteFile(dir_->Join("template.json"), kTemplate);
     for (int i = 0; i < kRecords; ++i) expected_.push_back(Expected(i));
   }
@@ -217,7 +251,8 @@ class ConversationLoaderTest : public ::testing::Test {
 
   // Checks every row of `b` against the renderings; counts the conversations of its rows that
   // are not repeats (sequence < fit_rows).
-  static void CheckBatch(const Batch& b, uint64_t fit_rows, std::map<int64_t, int>* seen) {
+  static void CheckBatch(const Batch& b, uint64_t fit_rows, std::map<int64_t, int>* seen,
+                         const std::vector<RenderedConversation>& renderings = expected_) {
     const size_t L = static_cast<size_t>(b.seq_len());
     ASSERT_EQ(L, kSeqLen);
     for (size_t row = 0; row < b.size(); ++row) {
@@ -229,7 +264,7 @@ class ConversationLoaderTest : public ::testing::Test {
       while (c < L && doc[c] >= 0) {
         const int64_t r = doc[c];
         ASSERT_LT(r, kRecords);
-        const RenderedConversation& want = expected_[r];
+        const RenderedConversation& want = renderings[r];
         const size_t n = want.ids.size();
         ASSERT_LE(c + n, L) << "conversation " << r << " is over the row's budget";
         for (size_t k = 0; k < n; ++k) {
@@ -373,6 +408,94 @@ TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
   std::filesystem::create_directories(dir_->Join("text"));
   loader::testing::WriteTokenDataset(dir_->Join("text"), 20);
   refused(dir_->Join("text"), Options(), "are for conversation datasets");
+}
+
+// The run record (LoaderConfigJson of the resolved options) names the template and the encoder
+// spec by what they mean: an edit in place is another run, a copy elsewhere or a preset spelt as
+// its JSON spec the same one.
+TEST_F(ConversationLoaderTest, TheRunRecordNamesTemplateAndSpecByContentNotPath) {
+  auto config = [&](const LoaderOptions& o) {
+    std::unique_ptr<Loader> l;
+    EXPECT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    return l ? LoaderConfigJson(l->options(), 16000) : nlohmann::json();
+  };
+  const std::string path = dir_->Join("edited.json");
+  sluice::testing::WriteFile(path, kTemplate);
+  LoaderOptions o = Options();
+  o.conversation.chat_template = path;
+  const nlohmann::json before = config(o);
+  ASSERT_TRUE(before.contains("conversation")) << before.dump();
+
+  std::filesystem::create_directories(dir_->Join("elsewhere"));
+  sluice::testing::WriteFile(dir_->Join("elsewhere/t.json"), kTemplate);
+  LoaderOptions moved = o;
+  moved.conversation.chat_template = dir_->Join("elsewhere/t.json");
+  std::string where;
+  EXPECT_EQ(config(moved), before) << FirstDifference(config(moved), before, "before", &where);
+
+  sluice::testing::WriteFile(dir_->Join("fastconformer.json"),
+                             R"({"sample_rate": 16000, "frame_length": 400, "frame_shift": 160,
+                                 "framing": "center", "drop_last_frame": true,
+                                 "stages": [{"type": "conv", "kernel": 3, "stride": 2, "padding": 1},
+                                            {"type": "conv", "kernel": 3, "stride": 2, "padding": 1},
+                                            {"type": "conv", "kernel": 3, "stride": 2, "padding": 1}]})");
+  LoaderOptions spec = o;
+  spec.conversation.encoder_frames = dir_->Join("fastconformer.json");
+  EXPECT_EQ(config(spec), before) << FirstDifference(config(spec), before, "before", &where);
+  spec.conversation.encoder_frames = "whisper";
+  EXPECT_NE(config(spec), before);
+
+  // The assistant's end of turn changes from "||" to "|": other loss targets, another run.
+  std::string edited = kTemplate;
+  edited.replace(edited.find("\"||\""), 4, "\"|\"");
+  sluice::testing::WriteFile(path, edited);
+  const nlohmann::json after = config(o);
+  EXPECT_NE(after, before);
+  EXPECT_NE(FirstDifference(after, before, "before", &where), "");
+  EXPECT_EQ(where, "/conversation/chat_template_content");
+
+  // Other datasets' records have no conversation entry, as before.
+  EXPECT_FALSE(LoaderConfigJson(LoaderOptions(), 0).contains("conversation"));
+}
+
+// Instruction data: conversations without an audio turn need a template alone (no encoder spec,
+// no placeholder), and carry loss exactly on the assistant's targets.
+TEST_F(ConversationLoaderTest, TextOnlyConversationsNeedOnlyATemplate) {
+  const std::string data = dir_->Join("instructions");
+  WriteConversations(data, true);
+  sluice::testing::WriteFile(dir_->Join("text_template.json"), kTextTemplate);
+  std::vector<RenderedConversation> want;
+  for (int i = 0; i < kRecords; ++i) want.push_back(TextOnlyByHand(i));
+  LoaderOptions o = Options();
+  o.conversation.chat_template = dir_->Join("text_template.json");
+  o.conversation.encoder_frames.clear();
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(data, o, &l));
+  ASSERT_OK(l->Start(0));
+  const EpochPlan& plan = ImplOf(*l).plan();
+  EXPECT_EQ(plan.skipped_documents, 1u);
+  std::map<int64_t, int> seen;
+  const Batch* b;
+  Status st;
+  uint64_t targets = 0;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+    CheckBatch(*b, plan.fit_rows, &seen, want);
+    for (size_t k = 0; k < b->size() * b->seq_len(); ++k) targets += b->loss_mask()[k];
+  }
+  ASSERT_OK(st);
+  EXPECT_GT(targets, 0u);
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], i == kLong ? 0 : 1) << "conversation " << i;
+
+  // With audio turns, both stay required.
+  auto refused = [&](const LoaderOptions& o, const std::string& what) {
+    std::unique_ptr<Loader> l;
+    const Status st = Loader::Open(dir_->Join("data"), o, &l);
+    EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  refused(o, "conversation.encoder_frames");
+  o.conversation.encoder_frames = "fastconformer";
+  refused(o, "placeholder");
 }
 
 }  // namespace
