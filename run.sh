@@ -286,8 +286,10 @@ cmd_fuzz() {
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   # As many targets at once as there are cores: each is one process, so on CI's 2 cores the
   # targets take half the wall time for the same 30 s of fuzzing each.
+  # At most 8: each fuzzer grows to about 500 MB.
   local jobs t failed=() batch=()
   jobs=$(nproc)
+  [ "$jobs" -gt 8 ] && jobs=8
   local targets=()
   for t in tests/fuzz/corpus/*/; do targets+=("$(basename "$t")"); done
   local i
