@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "base/file.h"
 #include "loader/pack_fit.h"
@@ -78,10 +79,11 @@ Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSp
   return Status::OK();
 }
 
-Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& shards,
-                               const ChatTemplate& t, const features::EncoderFramesSpec& spec,
-                               bool ids_stored, std::vector<uint64_t>* tokens) {
-  tokens->clear();
+namespace {
+
+// Calls fn(where, turns) with each record's turn table, read from the index's aux area alone.
+template <class Fn>
+Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards, Fn&& fn) {
   std::vector<shards::TurnEntry> turns;
   std::string where;
   for (const shards::ShardReader* s : shards) {
@@ -92,35 +94,35 @@ Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& sh
     for (size_t i = 0; i < s->num_records(); ++i) {
       where = s->name() + ": record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')";
       SLUICE_RETURN_IF_ERROR(shards::DecodeTurnTable(s->aux(i), where, &turns));
-      uint64_t n = 0;
-      SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
-      tokens->push_back(n);
+      SLUICE_RETURN_IF_ERROR(fn(where, turns));
     }
   }
   return Status::OK();
 }
 
+}  // namespace
+
+Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& shards,
+                               const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                               bool ids_stored, std::vector<uint64_t>* tokens) {
+  tokens->clear();
+  return ForEachTurnTable(
+      shards, [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
+        uint64_t n = 0;
+        SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
+        tokens->push_back(n);
+        return Status::OK();
+      });
+}
+
+// Every table is read (a scan of the index in memory), so a damaged one is found here too.
 Status AnyAudioTurn(const std::vector<const shards::ShardReader*>& shards, bool* any) {
   *any = false;
-  std::vector<shards::TurnEntry> turns;
-  for (const shards::ShardReader* s : shards) {
-    if (!s->has_aux() && s->num_records() > 0)
-      return Status::Corruption(s->name() +
-                                ": no turn tables in the index (no aux area): not a conversation "
-                                "shard. HINT: make the dataset with shardify conversations");
-    for (size_t i = 0; i < s->num_records(); ++i) {
-      SLUICE_RETURN_IF_ERROR(shards::DecodeTurnTable(
-          s->aux(i),
-          s->name() + ": record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')",
-          &turns));
-      for (const shards::TurnEntry& t : turns)
-        if (t.has_audio) {
-          *any = true;
-          return Status::OK();
-        }
-    }
-  }
-  return Status::OK();
+  return ForEachTurnTable(shards,
+                          [any](const std::string&, const std::vector<shards::TurnEntry>& turns) {
+                            for (const shards::TurnEntry& t : turns) *any = *any || t.has_audio;
+                            return Status::OK();
+                          });
 }
 
 Status CheckConversationPacking(const PackingOptions& packing) {
