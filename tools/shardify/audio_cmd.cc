@@ -477,13 +477,10 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
       {"codec", a.codec},
       {"max_duration", a.max_duration},
       {"min_duration", a.min_duration},
-      {"shard_size", opt.writer.shard_size},
-      {"block_size", opt.writer.shard.block_size},
-      {"zstd_level", opt.writer.shard.zstd_level},
-      {"part", opt.is_part ? PartSpec(opt.part, opt.parts) : ""},
       {"tokenizer", TokenizerFingerprint(a.tokenizer)},
       {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
       {"drop_audio", a.drop_audio}};
+  AddWriteFingerprint(opt, &f);
   // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
   if (a.max_tokens_per_second > 0) f["max_tokens_per_second"] = a.max_tokens_per_second;
   if (a.allow_truncated_audio) f["allow_truncated_audio"] = true;

@@ -31,6 +31,9 @@ void AddWriteOptions(CLI::App* sub, WriteArgs* a);
 void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a);
 // The tokenizer's part of the --resume fingerprint.
 nlohmann::json TokenizerFingerprint(const TokenizerArgs& a);
+// The writer's part of the --resume fingerprint (shard and block sizes, zstd level, part), added
+// to *f beside the command's own keys.
+void AddWriteFingerprint(const IngestOptions& opt, nlohmann::json* f);
 // zstd levels when --zstd-level is not given. PCM16 audio compresses only about
 // 1.36x at level 3, and decoding its Huffman-coded literals then costs a
 // quarter of the loader's time per core; level -1 stores 12% more bytes and

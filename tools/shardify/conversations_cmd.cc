@@ -245,11 +245,8 @@ int Run(const ConversationArgs& a) {
                      {"max_duration", a.max_duration},
                      {"min_duration", a.min_duration},
                      {"allow_truncated_audio", a.allow_truncated_audio},
-                     {"shard_size", opt.writer.shard_size},
-                     {"block_size", opt.writer.shard.block_size},
-                     {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", opt.is_part ? PartSpec(opt.part, opt.parts) : ""},
                      {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
+  AddWriteFingerprint(opt, &opt.fingerprint);
   shards::Manifest m;
   m.kind = "conversation";
   m.sample_rate = a.sample_rate;

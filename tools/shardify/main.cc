@@ -63,6 +63,13 @@ void AddTokenizerOptions(CLI::App* sub, TokenizerArgs* a) {
                   "post-processor's last token, else its one special end-of-text token)");
 }
 
+void AddWriteFingerprint(const IngestOptions& opt, nlohmann::json* f) {
+  (*f)["shard_size"] = opt.writer.shard_size;
+  (*f)["block_size"] = opt.writer.shard.block_size;
+  (*f)["zstd_level"] = opt.writer.shard.zstd_level;
+  (*f)["part"] = opt.is_part ? PartSpec(opt.part, opt.parts) : "";
+}
+
 nlohmann::json TokenizerFingerprint(const TokenizerArgs& a) {
   return {{"spec", a.spec},
           {"keep_case", a.keep_case},

@@ -95,11 +95,8 @@ int Run(const TextArgs& a) {
   opt.fingerprint = {{"command", "text"},
                      {"inputs", inputs},
                      {"docs", a.docs},
-                     {"shard_size", opt.writer.shard_size},
-                     {"block_size", opt.writer.shard.block_size},
-                     {"zstd_level", opt.writer.shard.zstd_level},
-                     {"part", opt.is_part ? PartSpec(opt.part, opt.parts) : ""},
                      {"tokenizer", TokenizerFingerprint(a.tokenizer)}};
+  AddWriteFingerprint(opt, &opt.fingerprint);
   if (!store_ids) opt.fingerprint["store"] = "text";  // absent for ids: older journals resume
   shards::Manifest m;
   m.kind = "text";
