@@ -7,6 +7,7 @@
 
 #include "assert_ok.h"
 #include "features/text_normalize.h"
+#include "template_chars.h"
 
 namespace sluice::loader {
 namespace {
@@ -14,17 +15,7 @@ namespace {
 using shards::ConversationTurn;
 using shards::Role;
 
-// ids 2.. for "a".."z", " ", "<", ">", "|" (char tokenizer: 0 blank, 1 end of document).
-std::unique_ptr<features::Tokenizer> Chars() {
-  std::vector<std::string> chars;
-  for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
-  for (const char* c : {" ", "<", ">", "|"}) chars.emplace_back(c);
-  features::TextNormalizeOptions keep;
-  keep.strip_punctuation = false;
-  std::unique_ptr<features::Tokenizer> t;
-  EXPECT_OK(features::MakeCharTokenizer(chars, keep, &t));
-  return t;
-}
+std::unique_ptr<features::Tokenizer> Chars() { return testing::TemplateChars(); }
 
 Status Parse(const std::string& text, ChatTemplate* t) {
   return ParseChatTemplate(text, "t.json", t);

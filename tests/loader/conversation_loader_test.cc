@@ -18,6 +18,7 @@
 #include "loader/options_json.h"
 #include "shards/dataset_writer.h"
 #include "shards/record.h"
+#include "template_chars.h"
 #include "test_dataset.h"
 #include "test_util.h"
 
@@ -31,18 +32,11 @@ constexpr int kRecords = 40;
 constexpr int kLong = 13;  // its assistant answer is longer than any row
 constexpr uint32_t kSeqLen = 200;
 
-std::vector<std::string> Vocabulary() {
-  std::vector<std::string> chars;
-  for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
-  for (const char* c : {" ", "<", ">", "|"}) chars.emplace_back(c);
-  return chars;
-}
+std::vector<std::string> Vocabulary() { return testing::TemplateVocabulary(); }
 
 std::unique_ptr<features::Tokenizer> Chars(features::TextNormalizeOptions* norm) {
-  norm->strip_punctuation = false;
-  std::unique_ptr<features::Tokenizer> t;
-  EXPECT_OK(features::MakeCharTokenizer(Vocabulary(), *norm, &t));
-  return t;
+  *norm = testing::TemplateNormalize();
+  return testing::TemplateChars();
 }
 
 // One turn as written: its entry, text and samples.

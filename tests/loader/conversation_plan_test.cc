@@ -16,6 +16,7 @@
 #include "features/text_normalize.h"
 #include "shards/shard_writer.h"
 #include "synthetic_index.h"
+#include "template_chars.h"
 #include "test_util.h"
 
 namespace sluice::loader {
@@ -24,17 +25,7 @@ namespace {
 using shards::Role;
 using shards::TurnEntry;
 
-// ids 2.. for "a".."z", " ", "<", ">", "|" (char tokenizer: 0 blank, 1 end of document).
-std::unique_ptr<features::Tokenizer> Chars() {
-  std::vector<std::string> chars;
-  for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
-  for (const char* c : {" ", "<", ">", "|"}) chars.emplace_back(c);
-  features::TextNormalizeOptions keep;
-  keep.strip_punctuation = false;
-  std::unique_ptr<features::Tokenizer> t;
-  EXPECT_OK(features::MakeCharTokenizer(chars, keep, &t));
-  return t;
-}
+std::unique_ptr<features::Tokenizer> Chars() { return testing::TemplateChars(); }
 
 ChatTemplate Template() {
   ChatTemplate t;
