@@ -73,7 +73,8 @@ Status DecodeConversation(const RecordView& record, std::string_view where,
   const FieldView* table = record.Find(FieldType::kTurns);
   if (!table)
     return Status::Corruption(std::string(where) + ": not a conversation record (no turns field)");
-  std::vector<TurnEntry> entries;
+  // Per thread, keeping its capacity: the loader's decode threads call this for every record.
+  thread_local std::vector<TurnEntry> entries;
   SLUICE_RETURN_IF_ERROR(DecodeTurnTable(table->bytes(), where, &entries));
   const FieldView* text = record.Find(FieldType::kText);
   const std::string_view all_text = text ? text->bytes() : std::string_view();
