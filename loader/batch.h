@@ -24,6 +24,13 @@
 //              row's padding) over the flattened [size * L] inputs, then size * L, as
 //              variable-length attention takes them; row_cu_seqlens [size, L + 1] int32: each
 //              row's own, from 0, padded with L
+// Packed batches of a conversation dataset with audio turns also carry the audio
+// (loader/conversation_audio.h): per audio turn of the rows, in row order then span order,
+//   audio_features [num_audio, audio_frames, audio_dim] in dtype: the turn's features (fbank,
+//                  spectrogram, or raw samples with dim 1), zeros past its length
+//   audio_lengths  [num_audio] int32 frames of each audio
+//   audio_spans    [num_audio, 3] int32: (row, start column, length) of the audio's placeholder
+//                  span in the row's inputs; length is the encoder frames of its samples
 #pragma once
 
 #include <cstddef>
@@ -66,6 +73,13 @@ struct BatchFields {
   AlignedArray cu_seqlens;
   AlignedArray row_cu_seqlens;
   size_t segments = 0;  // entries of cu_seqlens less one
+  // Conversation audio (see above; num_audio 0 without); pooled like the arrays above.
+  AlignedArray audio_features;
+  AlignedArray audio_lengths;
+  AlignedArray audio_spans;
+  size_t num_audio = 0;
+  int64_t audio_frames = 0;  // the longest audio's frames
+  int audio_dim = 0;
 };
 
 class Batch {
@@ -116,6 +130,24 @@ class Batch {
     return {static_cast<const int32_t*>(f_.cu_seqlens.data()), f_.segments + 1};
   }
   const int32_t* row_cu_seqlens() const { return Packed<int32_t>(f_.row_cu_seqlens); }
+  // Conversation audio (described above); num_audio() 0 and nullptr without audio turns.
+  size_t num_audio() const { return f_.num_audio; }
+  int64_t audio_frames() const { return f_.num_audio > 0 ? f_.audio_frames : 0; }
+  int audio_dim() const { return f_.num_audio > 0 ? f_.audio_dim : 0; }
+  const void* audio_features() const {
+    return f_.num_audio > 0 ? f_.audio_features.data() : nullptr;
+  }
+  size_t audio_features_bytes() const {
+    return f_.num_audio * static_cast<size_t>(audio_frames()) * static_cast<size_t>(audio_dim()) *
+           DTypeSize(f_.dtype);
+  }
+  std::span<const int32_t> audio_lengths() const {
+    return {static_cast<const int32_t*>(f_.audio_lengths.data()), f_.num_audio};
+  }
+  // [num_audio, 3]: row, start column, length.
+  std::span<const int32_t> audio_spans() const {
+    return {static_cast<const int32_t*>(f_.audio_spans.data()), f_.num_audio * 3};
+  }
   // Rows that repeat a record so that every rank has the same batch count (plan.h).
   size_t repeated() const { return f_.repeated; }
   // Rows refilled because their block was corrupt (CorruptPolicy::kSkip).

@@ -20,6 +20,11 @@ class BatchBuffer : public Batch {
   std::vector<uint8_t> row_ok;  // per row: 0 when its record was lost (corrupt block)
   uint32_t remaining = 0;       // read items not yet collated
   size_t token_reserve = 0;     // bytes of token ids BatchPool::ReserveMemory gave every batch
+  // Conversation audio (loader/conversation_audio.h): the first audio slot of each of the
+  // batch's entries (and one past the last), and per row the row whose audio it holds (itself,
+  // the intact row a lost one copies, or -1 for a cleared row).
+  std::vector<uint32_t> audio_first;
+  std::vector<int32_t> audio_source;
 };
 
 }  // namespace sluice::loader

@@ -18,8 +18,8 @@ void BatchPool::Reserve(size_t n) {
     f.lengths.set_allocator(allocator_.get());
     f.tokens.set_allocator(allocator_.get());
     f.token_lengths.set_allocator(allocator_.get());
-    for (AlignedArray* a :
-         {&f.positions, &f.doc_ids, &f.loss_mask, &f.cu_seqlens, &f.row_cu_seqlens})
+    for (AlignedArray* a : {&f.positions, &f.doc_ids, &f.loss_mask, &f.cu_seqlens,
+                            &f.row_cu_seqlens, &f.audio_features, &f.audio_lengths, &f.audio_spans})
       a->set_allocator(allocator_.get());
     free_.push_back(all_.back().get());
   }
@@ -58,6 +58,23 @@ bool BatchPool::ReservePacked(size_t rows, size_t seq_len, uint64_t* allocations
         {&f.loss_mask, columns},
         {&f.cu_seqlens, (columns + 1) * sizeof(int32_t)},
         {&f.row_cu_seqlens, rows * (seq_len + 1) * sizeof(int32_t)}};
+    for (const auto& [a, bytes] : arrays) {
+      bool grew = false;
+      if (!a->Reserve(bytes, &grew)) return false;
+      *allocations += grew;
+    }
+  }
+  return true;
+}
+
+bool BatchPool::ReserveAudio(size_t count, size_t feature_bytes, uint64_t* allocations) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::unique_ptr<BatchBuffer>& b : all_) {
+    BatchFields& f = b->fields();
+    const std::pair<AlignedArray*, size_t> arrays[] = {
+        {&f.audio_features, std::max<size_t>(feature_bytes, 1)},
+        {&f.audio_lengths, std::max<size_t>(count, 1) * sizeof(int32_t)},
+        {&f.audio_spans, std::max<size_t>(count, 1) * 3 * sizeof(int32_t)}};
     for (const auto& [a, bytes] : arrays) {
       bool grew = false;
       if (!a->Reserve(bytes, &grew)) return false;

@@ -34,6 +34,9 @@ class BatchPool {
   // Packed batches of `rows` rows of L + 1 ids: room in every batch for their positions, doc ids,
   // loss masks and cu_seqlens (batch.h), so that collating them allocates nothing. Same contract.
   bool ReservePacked(size_t rows, size_t seq_len, uint64_t* allocations);
+  // Conversation audio (batch.h): room in every batch for `count` audios and `feature_bytes` of
+  // their features. Same contract.
+  bool ReserveAudio(size_t count, size_t feature_bytes, uint64_t* allocations);
 
   // A free batch; waits while none is free. nullptr once Interrupt() was called.
   BatchBuffer* Acquire();

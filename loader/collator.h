@@ -9,7 +9,8 @@
 //
 //   Plan       Loader::Start    the epoch's batches (the rest of it after a change of world size)
 //   Bind       Loader::Start    the epoch's index and plan, used by every call below
-//   MaxTokens, OpenBatchCap     what the batch pool and the read schedule are sized for
+//   MaxTokens, BatchAudio,
+//   OpenBatchCap                what the batch pool and the read schedule are sized for
 //   OpenRows   read stage       a batch's per-row fields, before any of its records is decoded
 //   Decode     decode stage     one read item's record into its row (threads at once)
 //   CopyRow, ClearRow           collate stage, kSkip: the collator's part of a refilled lost row
@@ -25,6 +26,7 @@
 
 #include "base/status.h"
 #include "loader/batch_buffer.h"
+#include "loader/conversation_audio.h"
 #include "loader/conversation_plan.h"
 #include "loader/feature_extractor.h"
 #include "loader/options.h"
@@ -42,6 +44,7 @@ struct CollatorContext {
   const FeatureExtractor* extractor = nullptr;
   const LoaderOptions* options = nullptr;  // as resolved by Open (the dataset's tokenizer)
   const ConversationSpec* conversation = nullptr;  // a conversation dataset's template and frames
+  const ConversationAudio* audio = nullptr;  // its audio turns' features (none: no audio turns)
 };
 
 // What a finished batch adds to EpochStats (the pipeline counts batches, rows and padding).
@@ -69,6 +72,9 @@ class Collator {
   }
   // The widest token row batch j can have, from the index's counts (0: unknown or none).
   virtual uint64_t MaxTokens(uint32_t j) const = 0;
+  // Batch j's audio (conversation datasets with audio turns; none otherwise), which the pool
+  // reserves at Start.
+  virtual AudioShape BatchAudio(uint32_t) const { return {}; }
   // The cap on batches open at once (MakeReadSchedule), for the schedule's lag `tokens`.
   virtual uint32_t OpenBatchCap(int tokens) const = 0;
 

@@ -28,6 +28,13 @@ void BatchDigest::Add(const Batch& b) {
     sum_.Update(b.loss_mask(), columns);
     sum_.Update(b.cu_seqlens().data(), b.cu_seqlens().size() * sizeof(int32_t));
   }
+  if (b.num_audio() > 0) {  // conversation audio: what fills the placeholder spans
+    const int64_t shape[3] = {static_cast<int64_t>(b.num_audio()), b.audio_frames(), b.audio_dim()};
+    sum_.Update(shape, sizeof(shape));
+    sum_.Update(b.audio_features(), b.audio_features_bytes());
+    sum_.Update(b.audio_lengths().data(), b.audio_lengths().size() * sizeof(int32_t));
+    sum_.Update(b.audio_spans().data(), b.audio_spans().size() * sizeof(int32_t));
+  }
 }
 
 uint64_t DigestOf(const Batch& b) {

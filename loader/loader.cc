@@ -94,7 +94,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   SLUICE_RETURN_IF_ERROR(l->OpenConversations(dir));
   // The one place that tells packed batches from padded ones (collator.h).
   const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_,
-                           l->conversation_.get()};
+                           l->conversation_.get(), l->conversation_audio_.get()};
   if (options.packing.seq_len > 0)
     SLUICE_RETURN_IF_ERROR(NewPackedCollator(cc, l->index_, dir, &l->collator_));
   else
@@ -157,6 +157,11 @@ Status LoaderImpl::OpenConversations(const std::string& dir) {
   conversation_ = std::make_unique<ConversationSpec>();
   st = LoadConversationSpec(co, *tokenizer, m.sample_rate, audio_turns, conversation_.get());
   if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
+  // Batches carry the audio turns' features (conversation_audio.h), as the feature options say.
+  if (audio_turns) {
+    st = ConversationAudio::Create(m, options_, shards, &conversation_audio_);
+    if (!st.ok()) return Prefixed(st, dir);
+  }
   // The run record names the template and the spec by what they mean, not where they are.
   options_.conversation.chat_template_content = shards::ChecksumHex(conversation_->chat.checksum);
   if (!co.encoder_frames.empty()) {
@@ -209,7 +214,7 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
                            options_.consumer_batches;
   // Each pooled batch is reserved for the largest of the batches left; the shape is the whole
   // plan's.
-  uint64_t feature_bytes = 0, max_rows = 0, token_bytes = 0;
+  uint64_t feature_bytes = 0, max_rows = 0, token_bytes = 0, audio_count = 0, audio_bytes = 0;
   std::vector<uint64_t> outliers;  // ids bytes of each batch over padded_cap
   // Padded ids are reserved up to max_padded_tokens: a batch over it is one record with an
   // outlier transcript (the plan gives it a batch of its own), whose buffer grows in Finish and
@@ -228,6 +233,12 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
     shape_.tokens = std::max(shape_.tokens, tokens);
     if (j < start_batch) continue;
     feature_bytes = std::max<uint64_t>(feature_bytes, pb.rows * pb.max_length * value_bytes);
+    if (conversation_audio_) {
+      const AudioShape a = collator_->BatchAudio(j);
+      audio_count = std::max(audio_count, a.count);
+      audio_bytes = std::max(audio_bytes, a.count * a.max_frames * conversation_audio_->dim() *
+                                              DTypeSize(options_.dtype));
+    }
     max_rows = std::max<uint64_t>(max_rows, pb.rows);
     const uint64_t ids = pb.rows * tokens * sizeof(int32_t);
     if (padded_cap > 0 && ids > padded_cap) {
@@ -243,7 +254,9 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
                           (L + 1) * sizeof(int32_t)) +
                   sizeof(int32_t)
             : 0;
-  const uint64_t max_bytes = feature_bytes + token_bytes + packed_bytes;
+  // Conversation audio: its features, lengths and spans (batch.h).
+  const uint64_t max_bytes =
+      feature_bytes + token_bytes + packed_bytes + audio_bytes + audio_count * 4 * sizeof(int32_t);
   // At most pool_size batches are alive at once, so at most that many outliers, each in a
   // buffer grown from token_bytes to its ids.
   const size_t alive = std::min(outliers.size(), pool_size);
@@ -276,7 +289,8 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
   pool_->Reserve(pool_size);
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
   if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, allocations) ||
-      (plan_.seq_len > 0 && !pool_->ReservePacked(max_rows, plan_.seq_len, allocations)))
+      (plan_.seq_len > 0 && !pool_->ReservePacked(max_rows, plan_.seq_len, allocations)) ||
+      (audio_count > 0 && !pool_->ReserveAudio(audio_count, audio_bytes, allocations)))
     return Status::IOError(
         "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
         std::to_string(max_bytes) +

@@ -75,6 +75,7 @@ class LoaderImpl final : public Loader {
   uint64_t augment_bytes_ = 0;  // the waveform augmentation clips in memory (augment_sources.h)
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   std::unique_ptr<ConversationSpec> conversation_;  // conversation datasets only
+  std::unique_ptr<ConversationAudio> conversation_audio_;  // theirs with audio turns
   // Open's part for conversation datasets (and the refusal of their options elsewhere).
   Status OpenConversations(const std::string& dir);
   IndexColumns index_;

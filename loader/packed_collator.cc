@@ -2,7 +2,9 @@
 // decode stage from the documents of its entries (with their positions, doc ids and loss mask);
 // keys and record ids name the document of each row's first token. The columns no document
 // fills (the fits' padding) are written when the batch is opened, and cu_seqlens when it is
-// finished, from the positions (a refilled row's are its copy's).
+// finished, from the positions (a refilled row's are its copy's). A conversation dataset's
+// batches also carry their audio turns (conversation_audio.h): each entry gets its slots when the
+// batch is opened, the decode stage fills them beside the conversation's ids.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -95,6 +97,12 @@ class PackedCollator final : public Collator {
 
   uint32_t OpenBatchCap(int tokens) const override;
 
+  AudioShape BatchAudio(uint32_t j) const override {
+    if (ctx_.audio == nullptr) return {};
+    const PlannedBatch& pb = plan_->batches[j];
+    return ctx_.audio->Shape({plan_->records.data() + pb.first, pb.entries});
+  }
+
   Status OpenRows(uint32_t j, BatchBuffer* b, uint64_t* allocations) const override {
     const PlannedBatch& pb = plan_->batches[j];
     BatchFields& f = b->fields();
@@ -117,6 +125,7 @@ class PackedCollator final : public Collator {
       *allocations += grew;
     }
     f.sequences.resize(pb.rows);
+    SLUICE_RETURN_IF_ERROR(OpenAudio(j, b, allocations));
     int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
     int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
     for (uint32_t row = 0; row < pb.rows; ++row) {
@@ -143,7 +152,7 @@ class PackedCollator final : public Collator {
 
   Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry&,
                 std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
-    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, b);
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, s, b);
     const int32_t* ids = nullptr;
     uint64_t n = 0;
     SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
@@ -181,6 +190,7 @@ class PackedCollator final : public Collator {
     copy(f.positions, sizeof(int32_t));
     copy(f.doc_ids, sizeof(int64_t));
     copy(f.loss_mask, 1);
+    if (f.num_audio > 0) b->audio_source[to] = static_cast<int32_t>(from);
   }
 
   void ClearRow(BatchBuffer* b, size_t row) const override {
@@ -188,12 +198,18 @@ class PackedCollator final : public Collator {
     const size_t row_bytes = RowBytes(f);
     std::memset(static_cast<char*>(f.tokens.data()) + row * row_bytes, 0, row_bytes);
     WritePadding(&f, row, 0);
+    if (f.num_audio > 0) b->audio_source[row] = -1;
   }
 
   // cu_seqlens from the positions (a segment starts at every 0); the inputs that are not
   // padding are the batch's tokens (all L per row for concat).
-  Status Finish(BatchBuffer* b, uint64_t*, CollatedCounts* counts) const override {
+  Status Finish(BatchBuffer* b, uint64_t* allocations, CollatedCounts* counts) const override {
     BatchFields& f = b->fields();
+    for (size_t row = 0; f.num_audio > 0 && row < f.size; ++row)
+      if (b->audio_source[row] != static_cast<int32_t>(row)) {
+        SLUICE_RETURN_IF_ERROR(RefillAudio(b, allocations));
+        break;
+      }
     const size_t L = static_cast<size_t>(f.seq_len);
     const int32_t* positions = static_cast<const int32_t*>(f.positions.data());
     const int64_t* doc_ids = static_cast<const int64_t*>(f.doc_ids.data());
@@ -228,7 +244,9 @@ class PackedCollator final : public Collator {
              const int32_t** ids, uint64_t* n) const;
   void CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n, BatchBuffer* b) const;
   Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                               std::string_view shard, BatchBuffer* b) const;
+                               std::string_view shard, DecodeScratch* s, BatchBuffer* b) const;
+  Status OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocations) const;
+  Status RefillAudio(BatchBuffer* b, uint64_t* allocations) const;
 
   std::vector<uint32_t> read_unit_;  // per record, its (block, shuffle chunk) run
   uint32_t num_read_units_ = 0;
@@ -299,7 +317,8 @@ void PackedCollator::CopyTokens(const ReadItem& item, const int32_t* ids, uint64
 // fit's repeated rows are other rows: one piece per entry). Its length must be the cost the plan
 // placed it by, computed from the index's turn table: Corruption naming the record otherwise.
 Status PackedCollator::DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                                             std::string_view shard, BatchBuffer* b) const {
+                                             std::string_view shard, DecodeScratch* s,
+                                             BatchBuffer* b) const {
   // Per decode thread, keeping their capacity: no allocation per record once warm.
   thread_local std::vector<shards::ConversationTurn> turns;
   thread_local RenderedConversation rendered;
@@ -330,9 +349,113 @@ Status PackedCollator::DecodeConversationRow(const ReadItem& item, const shards:
   const uint64_t end = pb.first + pb.entries;
   for (uint64_t e =
            static_cast<uint64_t>(std::lower_bound(rows + pb.first, rows + end, item.row) - rows);
-       e < end && plan_->entry_rows[e] == item.row; ++e)
-    if (plan_->records[e] == item.record)
-      WriteConversation(&b->fields(), item.row, plan_->pieces[e].column, rendered, item.record);
+       e < end && plan_->entry_rows[e] == item.row; ++e) {
+    if (plan_->records[e] != item.record) continue;
+    const uint64_t column = plan_->pieces[e].column;
+    WriteConversation(&b->fields(), item.row, column, rendered, item.record);
+    if (ctx_.audio == nullptr) continue;
+    const uint32_t first = b->audio_first[e - pb.first],
+                   slots = b->audio_first[e - pb.first + 1] - first;
+    if (rendered.spans.size() != slots)
+      return Status::Corruption(where + ": " + std::to_string(rendered.spans.size()) +
+                                " audio turns, its turn table in the index " +
+                                std::to_string(slots));
+    SLUICE_RETURN_IF_ERROR(ctx_.audio->Write(rv, turns, rendered, item.row, column, first,
+                                             plan_->seed, plan_->epoch, item.record, where, s,
+                                             &b->fields()));
+  }
+  return Status::OK();
+}
+
+// Batch j's audio slots: its entries' audio turns one after the other (entries are row after
+// row, a row's in column order, so the audio is in row order then span order), in memory that
+// Loader::Start reserved for the plan's largest (this only guards it).
+Status PackedCollator::OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocations) const {
+  BatchFields& f = b->fields();
+  f.num_audio = 0;
+  if (ctx_.audio == nullptr) return Status::OK();
+  const PlannedBatch& pb = plan_->batches[j];
+  b->audio_first.resize(pb.entries + 1);
+  uint32_t slot = 0;
+  for (uint64_t e = 0; e < pb.entries; ++e) {
+    b->audio_first[e] = slot;
+    slot += ctx_.audio->audio_turns(plan_->records[pb.first + e]);
+  }
+  b->audio_first[pb.entries] = slot;
+  b->audio_source.resize(pb.rows);
+  for (uint32_t row = 0; row < pb.rows; ++row) b->audio_source[row] = static_cast<int32_t>(row);
+  const AudioShape shape = BatchAudio(j);
+  f.num_audio = shape.count;
+  f.audio_frames = static_cast<int64_t>(shape.max_frames);
+  f.audio_dim = ctx_.audio->dim();
+  const std::pair<AlignedArray*, size_t> arrays[] = {
+      {&f.audio_features, std::max<size_t>(b->audio_features_bytes(), 1)},
+      {&f.audio_lengths, std::max<size_t>(shape.count, 1) * sizeof(int32_t)},
+      {&f.audio_spans, std::max<size_t>(shape.count, 1) * 3 * sizeof(int32_t)}};
+  for (const auto& [a, bytes] : arrays) {
+    bool grew = false;
+    if (!a->Reserve(bytes, &grew))
+      return Status::IOError("batch allocator: out of memory for the audio of packed batch " +
+                             std::to_string(j));
+    *allocations += grew;
+  }
+  return Status::OK();
+}
+
+// kSkip refilled rows (CopyRow, ClearRow): each row now holds its source row's conversations, so
+// it gets that row's audio (a cleared row none), in row order as before. Only after a corrupt
+// block: the old arrays are copied aside, and a batch whose copies hold more audio than planned
+// grows (counted in *allocations).
+Status PackedCollator::RefillAudio(BatchBuffer* b, uint64_t* allocations) const {
+  BatchFields& f = b->fields();
+  const PlannedBatch& pb = plan_->batches[f.index];
+  // Each row's first slot as planned: entries are row after row, so the prefix sums of the
+  // rows' audio counts.
+  std::vector<uint32_t> row_first(f.size + 1, 0);
+  for (uint64_t e = 0; e < pb.entries; ++e)
+    row_first[plan_->row_of(pb.first + e, pb) + 1] += b->audio_first[e + 1] - b->audio_first[e];
+  for (size_t row = 0; row < f.size; ++row) row_first[row + 1] += row_first[row];
+  const size_t slot_bytes =
+      static_cast<size_t>(f.audio_frames) * static_cast<size_t>(f.audio_dim) * DTypeSize(f.dtype);
+  const std::string features(static_cast<const char*>(f.audio_features.data()),
+                             f.num_audio * slot_bytes);
+  const std::vector<int32_t> lengths(
+      static_cast<const int32_t*>(f.audio_lengths.data()),
+      static_cast<const int32_t*>(f.audio_lengths.data()) + f.num_audio);
+  const std::vector<int32_t> spans(
+      static_cast<const int32_t*>(f.audio_spans.data()),
+      static_cast<const int32_t*>(f.audio_spans.data()) + 3 * f.num_audio);
+  size_t count = 0;
+  for (size_t row = 0; row < f.size; ++row) {
+    const int32_t src = b->audio_source[row];
+    if (src >= 0) count += row_first[src + 1] - row_first[src];
+  }
+  const std::pair<AlignedArray*, size_t> arrays[] = {
+      {&f.audio_features, std::max<size_t>(count * slot_bytes, 1)},
+      {&f.audio_lengths, std::max<size_t>(count, 1) * sizeof(int32_t)},
+      {&f.audio_spans, std::max<size_t>(count, 1) * 3 * sizeof(int32_t)}};
+  for (const auto& [a, bytes] : arrays) {
+    bool grew = false;
+    if (!a->Reserve(bytes, &grew))
+      return Status::IOError("batch allocator: out of memory for the audio of packed batch " +
+                             std::to_string(f.index));
+    *allocations += grew;
+  }
+  size_t slot = 0;
+  for (size_t row = 0; row < f.size; ++row) {
+    const int32_t src = b->audio_source[row];
+    if (src < 0) continue;
+    for (uint32_t k = row_first[src]; k < row_first[src + 1]; ++k, ++slot) {
+      std::memcpy(static_cast<char*>(f.audio_features.data()) + slot * slot_bytes,
+                  features.data() + k * slot_bytes, slot_bytes);
+      static_cast<int32_t*>(f.audio_lengths.data())[slot] = lengths[k];
+      int32_t* span = static_cast<int32_t*>(f.audio_spans.data()) + 3 * slot;
+      span[0] = static_cast<int32_t>(row);
+      span[1] = spans[3 * k + 1];
+      span[2] = spans[3 * k + 2];
+    }
+  }
+  f.num_audio = count;
   return Status::OK();
 }
 

@@ -170,6 +170,7 @@ void EpochPipeline::OpenBatch(uint32_t j) {
   f.frames = fx.audio() ? static_cast<int64_t>(pb.max_length) : 0;
   f.dtype = ctx_.options->dtype;
   f.max_tokens = 0;
+  f.num_audio = 0;
   f.seq_len = plan_->seq_len;
   f.repeated = pb.repeated;
   f.skipped = 0;
