@@ -105,6 +105,12 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   l->info_.sample_rate = fx->audio() ? fx->sample_rate() : 0;
   l->info_.frame_shift_seconds = fx->frame_shift_seconds();
   l->info_.dtype = options.dtype;
+  if (l->conversation_audio_) {
+    l->info_.audio_turns = true;
+    l->info_.kind = options.kind;
+    l->info_.dim = l->conversation_audio_->dim();
+    l->info_.sample_rate = m.sample_rate;
+  }
 
   const int cores = UsableCores();  // the affinity mask and cgroup quota, not the host
   l->threads_ = options.threads > 0 ? options.threads : cores;

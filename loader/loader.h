@@ -46,6 +46,9 @@ struct FeatureInfo {
   double frame_shift_seconds = 0;  // audio per frame: the hop in samples / sample_rate (the
                                    // stored features' own hop when precomputed; 0 for text)
   DType dtype = DType::kFloat32;   // Batch::features() element type
+  // A conversation dataset with audio turns: no feature rows (audio false), but each batch's
+  // audio turns (Batch::audio_features()) computed as kind and dim say.
+  bool audio_turns = false;
 };
 
 // The largest batch of a plan, from the index alone: what a consumer preallocates for.

@@ -28,6 +28,10 @@ class Batch:
     loss_mask: Optional[Array]  # [size, seq_len] uint8, for targets tokens[:, 1:]
     cu_seqlens: Optional[Array]  # [segments + 1] int32 over the flattened inputs
     row_cu_seqlens: Optional[Array]  # [size, seq_len + 1] int32, each row's, padded with seq_len
+    # Conversation batches with audio turns only, else None (docs/conversations.md).
+    audio_features: Optional[Array]  # [num_audio, frames, dim] in dtype, zero past each length
+    audio_lengths: Optional[Array]  # [num_audio] int32 frames
+    audio_spans: Optional[Array]  # [num_audio, 3] int32: row, start column, span length
     epoch: int
     index: int
     size: int

@@ -261,7 +261,8 @@ class Loader:
     # --- what the batches are ---------------------------------------------------------------
     @property
     def feature_info(self):
-        """{audio, kind, dim, sample_rate, frame_shift_seconds, dtype}."""
+        """{audio, kind, dim, sample_rate, frame_shift_seconds, dtype, audio_turns} (audio_turns:
+        a conversation dataset whose batches carry audio turns, computed as kind and dim say)."""
         return self._core.feature_info()
 
     def max_batch_shape(self):

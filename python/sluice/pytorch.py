@@ -16,9 +16,11 @@ from .loader import Loader
 def to_torch(batch):
     """A sluice.Batch as {"features", "lengths", "tokens", "token_lengths": tensors (no copy),
     "keys", "texts": lists of str, "epoch", "index": int}; packed batches add "positions",
-    "doc_ids", "loss_mask", "cu_seqlens" and "row_cu_seqlens" (tensors, no copy)."""
+    "doc_ids", "loss_mask", "cu_seqlens" and "row_cu_seqlens" (tensors, no copy), and a
+    conversation dataset's audio turns "audio_features", "audio_lengths" and "audio_spans"."""
     packed = {name: torch.from_dlpack(getattr(batch, name))
-              for name in ("positions", "doc_ids", "loss_mask", "cu_seqlens", "row_cu_seqlens")
+              for name in ("positions", "doc_ids", "loss_mask", "cu_seqlens", "row_cu_seqlens",
+                           "audio_features", "audio_lengths", "audio_spans")
               if getattr(batch, name, None) is not None}
     return {
         **packed,

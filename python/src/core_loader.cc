@@ -35,6 +35,8 @@ struct PyBatch {
   // Packed batches' per-column arrays (loader/batch.h); None for batches of records.
   py::object positions = py::none(), doc_ids = py::none(), loss_mask = py::none(),
              cu_seqlens = py::none(), row_cu_seqlens = py::none();
+  // Conversation batches' audio turns (loader/conversation_audio.h); None without.
+  py::object audio_features = py::none(), audio_lengths = py::none(), audio_spans = py::none();
   py::list keys, texts, record_ids, sequences;
   uint64_t epoch = 0, index = 0;
   size_t size = 0, repeated = 0, skipped = 0;
@@ -161,7 +163,9 @@ CoreLoader::CoreLoader(const std::vector<std::pair<std::string, double>>& source
   loader_ = std::move(job->loader);
   options_ = loader_->options();  // with what Open added (the dataset's tokenizer)
   const loader::FeatureInfo& f = loader_->feature_info();
-  Check(CheckKeywordsApply(options, DatasetShape{f.audio, f.kind, options_.packing.seq_len},
+  // A conversation dataset's audio turns take the feature keywords as audio records do.
+  Check(CheckKeywordsApply(options,
+                           DatasetShape{f.audio || f.audio_turns, f.kind, options_.packing.seq_len},
                            storage::RedactUrl(sources[0].first)));
 }
 
@@ -282,10 +286,11 @@ py::object CoreLoader::Next() {
   if (digest_) digest_->Add(*b);
 
   auto lease = std::make_shared<BatchLease>(
-      allocator_,
-      std::vector<const void*>{b->features(), b->lengths().data(), b->tokens(),
-                               b->token_lengths().data(), b->positions(), b->doc_ids(),
-                               b->loss_mask(), b->cu_seqlens().data(), b->row_cu_seqlens()});
+      allocator_, std::vector<const void*>{b->features(), b->lengths().data(), b->tokens(),
+                                           b->token_lengths().data(), b->positions(), b->doc_ids(),
+                                           b->loss_mask(), b->cu_seqlens().data(),
+                                           b->row_cu_seqlens(), b->audio_features(),
+                                           b->audio_lengths().data(), b->audio_spans().data()});
   handed_out_.push_back(lease);
   PyBatch out;
   const auto rows = static_cast<int64_t>(b->size());
@@ -309,6 +314,14 @@ py::object CoreLoader::Next() {
                        {static_cast<int64_t>(b->cu_seqlens().size())}, ElementType::kInt32));
     out.row_cu_seqlens =
         py::cast(Array(lease, b->row_cu_seqlens(), {rows, L + 1}, ElementType::kInt32));
+  }
+  if (b->num_audio() > 0) {
+    const auto n = static_cast<int64_t>(b->num_audio());
+    out.audio_features =
+        py::cast(Array(lease, b->audio_features(), {n, b->audio_frames(), b->audio_dim()},
+                       ElementTypeOf(b->dtype())));
+    out.audio_lengths = py::cast(Array(lease, b->audio_lengths().data(), {n}, ElementType::kInt32));
+    out.audio_spans = py::cast(Array(lease, b->audio_spans().data(), {n, 3}, ElementType::kInt32));
   }
   for (std::string_view k : b->keys()) out.keys.append(py::str(k.data(), k.size()));
   for (const std::string& t : b->texts()) out.texts.append(py::str(t));
@@ -364,7 +377,11 @@ DLPack); keys, texts, record_ids are lists, one per row. Packed batches (seq_len
 per input column of [size, seq_len]: positions (int32, from 0 per document), doc_ids (int64
 record ids, -1 for padding), loss_mask (uint8, 1 where tokens[:, 1:] is the same document's next
 id), and cu_seqlens (int32 segment starts over the flattened inputs, then size * seq_len) and
-row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None otherwise.)")
+row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None otherwise.
+Conversation batches with audio turns also have, per audio turn in row then span order:
+audio_features [num_audio, frames, dim] (the batch's dtype, zero past each length),
+audio_lengths [num_audio] int32, and audio_spans [num_audio, 3] int32 (row, start column,
+length of its placeholder span in the row's inputs); None otherwise.)")
       .def_readonly("features", &PyBatch::features)
       .def_readonly("lengths", &PyBatch::lengths)
       .def_readonly("tokens", &PyBatch::tokens)
@@ -378,6 +395,9 @@ row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None othe
       .def_readonly("loss_mask", &PyBatch::loss_mask)
       .def_readonly("cu_seqlens", &PyBatch::cu_seqlens)
       .def_readonly("row_cu_seqlens", &PyBatch::row_cu_seqlens)
+      .def_readonly("audio_features", &PyBatch::audio_features)
+      .def_readonly("audio_lengths", &PyBatch::audio_lengths)
+      .def_readonly("audio_spans", &PyBatch::audio_spans)
       .def_readonly("epoch", &PyBatch::epoch)
       .def_readonly("index", &PyBatch::index)
       .def_readonly("size", &PyBatch::size)
@@ -434,6 +454,7 @@ row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None othe
              d["sample_rate"] = f.sample_rate;
              d["frame_shift_seconds"] = f.frame_shift_seconds;
              d["dtype"] = loader::DTypeName(f.dtype);
+             d["audio_turns"] = f.audio_turns;
              return d;
            })
       .def("max_batch_shape",

@@ -73,3 +73,63 @@ def test_conversation_rows_hold_whole_conversations_with_their_audio_spans(tmp_p
 def test_conversation_keywords_on_an_audio_dataset_are_refused(dataset, tmp_path):
     with pytest.raises(sluice.InvalidArgumentError, match="are for conversation datasets"):
         sluice.Loader(dataset, seed=1, encoder_frames="fastconformer")
+
+
+def test_conversation_batches_carry_each_audio_turn_zero_copy(tmp_path):
+    """Every audio turn's fbank frames, zero-copy, in row then span order, each pointing at its
+    placeholder span, whose length `sluice-features encoder-frames` counts from its samples."""
+    rng = np.random.default_rng(1)
+    turn_samples, lines = {}, []  # conversation -> samples of its audio turns, in order
+    for i in range(10):
+        sizes = [3000 + 1300 * i] + ([2000 + 700 * i] if i % 3 == 0 else [])
+        turns = []
+        for k, n in enumerate(sizes):
+            write_wav(tmp_path / f"a{i}_{k}.wav", rng.uniform(-0.3, 0.3, n))
+            turns += [{"role": "user", "audio": {"path": f"a{i}_{k}.wav"}, "text": "say"},
+                      {"role": "assistant", "text": "ok " + "y" * (k + i % 4)}]
+        turn_samples[i] = sizes
+        lines.append(json.dumps({"id": f"c{i}", "turns": turns}))
+    (tmp_path / "chats.jsonl").write_text("\n".join(lines) + "\n")
+    sluice.shardify("conversations", tmp_path / "chats.jsonl", out=tmp_path / "ds",
+                    tokenizer="char", binary=tool("shardify"))
+    template = {"roles": {"user": {"prefix": {"ids": [PREFIX_USER]}, "suffix": {"ids": [END]}},
+                          "assistant": {"prefix": {"ids": [PREFIX_ASSISTANT]},
+                                        "suffix": {"ids": [END]}}},
+                "placeholder": {"ids": [PLACEHOLDER]}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    every = sorted({n for sizes in turn_samples.values() for n in sizes})
+    counted = subprocess.run(
+        [tool("sluice-features"), "encoder-frames", "--encoder-frames", "fastconformer",
+         *map(str, every)], capture_output=True, text=True, check=True).stdout
+    frames = dict(tuple(map(int, line.split())) for line in counted.splitlines())
+
+    loader = sluice.Loader(str(tmp_path / "ds"), seq_len=200, batch_size=2, pack_mode="best_fit",
+                           split_long=False, too_long="skip", seed=3, features="fbank",
+                           chat_template=str(tmp_path / "t.json"), encoder_frames="fastconformer")
+    seen = set()
+    for batch in loader:
+        for name in ("audio_features", "audio_lengths", "audio_spans"):
+            a = getattr(batch, name)
+            assert np.from_dlpack(a).ctypes.data == a.data_ptr, name
+        feats = np.from_dlpack(batch.audio_features)
+        lengths = np.from_dlpack(batch.audio_lengths)
+        spans = np.from_dlpack(batch.audio_spans)
+        tokens, doc_ids = np.from_dlpack(batch.tokens), np.from_dlpack(batch.doc_ids)
+        num = len(lengths)
+        assert feats.shape == (num, lengths.max(), 80) and feats.dtype == np.float32
+        assert spans.shape == (num, 3) and spans.dtype == np.int32
+        # Row order, then span order.
+        assert [tuple(s[:2]) for s in spans] == sorted(tuple(s[:2]) for s in spans)
+        expected = []  # (row, conversation, samples) of each audio, in the row's column order
+        for row in range(batch.size):
+            for d in dict.fromkeys(doc_ids[row][doc_ids[row] >= 0].tolist()):
+                expected += [(row, d, n) for n in turn_samples[d]]
+        assert len(expected) == num
+        for a, ((row, d, n), (span_row, start, length)) in enumerate(zip(expected, spans)):
+            assert span_row == row and doc_ids[row, start] == d
+            assert length == frames[n], f"conversation {d}"
+            assert (tokens[row, start:start + length] == PLACEHOLDER).all()
+            assert lengths[a] == 1 + (n - 400) // 160  # Kaldi fbank: 25 ms every 10 ms
+            assert not feats[a, lengths[a]:].any() and feats[a, :lengths[a]].any()
+            seen.add(d)
+    assert seen == set(range(10))
