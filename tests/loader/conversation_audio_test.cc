@@ -18,6 +18,7 @@
 #include "base/random.h"
 #include "conversation_dataset.h"
 #include "features/fbank.h"
+#include "features/half.h"
 #include "features/pcm.h"
 #include "loader/digest.h"
 #include "loader/feature_args.h"
@@ -239,6 +240,35 @@ TEST_F(ConversationAudioTest, RawSamplesWhenFeaturesAreOff) {
     ASSERT_GT(b->num_audio(), 0u);
     CheckAudio(*b, fit_rows, true, o.seed, &seen);
   }
+}
+
+// dtype float16: the same audio as float32, converted (padding still zero).
+TEST_F(ConversationAudioTest, HalfPrecisionAudioIsTheFloatAudioConverted) {
+  LoaderOptions o = Options();
+  std::unique_ptr<Loader> f32, f16;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &f32));
+  o.dtype = DType::kFloat16;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &f16));
+  ASSERT_OK(f32->Start(0));
+  ASSERT_OK(f16->Start(0));
+  const Batch *a, *h;
+  size_t audios = 0;
+  while (f32->Next(&a).ok() && a != nullptr) {
+    ASSERT_OK(f16->Next(&h));
+    ASSERT_NE(h, nullptr);
+    ASSERT_EQ(h->num_audio(), a->num_audio());
+    ASSERT_EQ(h->audio_frames(), a->audio_frames());
+    ASSERT_EQ(h->audio_features_bytes() * 2, a->audio_features_bytes());
+    const size_t n = a->audio_features_bytes() / sizeof(float);
+    std::vector<uint16_t> want(n);
+    features::FloatToHalf(static_cast<const float*>(a->audio_features()), n, want.data());
+    ASSERT_EQ(std::memcmp(h->audio_features(), want.data(), n * sizeof(uint16_t)), 0)
+        << "batch " << a->index();
+    EXPECT_TRUE(
+        std::equal(h->audio_spans().begin(), h->audio_spans().end(), a->audio_spans().begin()));
+    audios += a->num_audio();
+  }
+  EXPECT_GT(audios, 0u);
 }
 
 TEST_F(ConversationAudioTest, OptionsThatWouldChangeTheFramesAreRefused) {
