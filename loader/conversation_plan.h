@@ -23,6 +23,7 @@
 #include "loader/chat_template.h"
 #include "loader/options.h"
 #include "loader/plan.h"
+#include "loader/record_filter.h"
 #include "shards/conversation.h"
 #include "shards/shard_reader.h"
 
@@ -42,6 +43,12 @@ struct ConversationSpec {
 Status LoadConversationSpec(const ConversationOptions& options,
                             const features::Tokenizer& tokenizer, int sample_rate, bool audio_turns,
                             ConversationSpec* out);
+
+// Every record's filter columns (record_filter.h), llm_tokens the costs ConversationIndexTokens
+// gives, in one walk over the turn tables. Errors as ConversationIndexTokens'.
+Status ConversationIndexColumns(const std::vector<const shards::ShardReader*>& shards,
+                                const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                                bool ids_stored, ConversationColumns* out);
 
 // Whether any record of `shards` has an audio turn, from the index's turn tables (no payload
 // read). Corruption as ConversationIndexTokens'.

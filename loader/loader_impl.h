@@ -75,8 +75,10 @@ class LoaderImpl final : public Loader {
   uint64_t augment_bytes_ = 0;  // the waveform augmentation clips in memory (augment_sources.h)
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   std::unique_ptr<ConversationSpec> conversation_;  // conversation datasets only
-  // Open's part for conversation datasets (and the refusal of their options elsewhere).
-  Status OpenConversations(const std::string& dir);
+  // Open's part for conversation datasets (and the refusal of their options elsewhere): the
+  // spec, and per record the filter's columns (their llm_tokens the rows' costs); other
+  // datasets leave *columns empty.
+  Status OpenConversations(const std::string& dir, ConversationColumns* columns);
   IndexColumns index_;
   std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)

@@ -403,7 +403,8 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"packing", nullptr, "language-model packing"}, o.packing);
   v(FieldInfo{"filter", "--filter",
               "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
-              "duration, tokens, tokens_per_second, key; docs/loader.md, Filters)"},
+              "duration, tokens, tokens_per_second, key; conversations also audio_seconds, "
+              "text_tokens, encoder_frames, llm_tokens; docs/loader.md, Filters)"},
     o.filter);
   v(FieldInfo{"conversation", nullptr, "conversation datasets: template, encoder frames"},
     o.conversation);

@@ -5,6 +5,7 @@
 // mid-epoch resume and elastic resume on another world, and options that do not apply refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -450,6 +451,97 @@ TEST_F(ConversationLoaderTest, TheRunRecordNamesTemplateAndSpecByContentNotPath)
 
   // Other datasets' records have no conversation entry, as before.
   EXPECT_FALSE(LoaderConfigJson(LoaderOptions(), 0).contains("conversation"));
+}
+
+// The conversation columns of LoaderOptions::filter, computed here from the turns as written:
+// the epoch holds exactly the conversations the same conditions keep, each reason counts the
+// conversations it left out first, and the columns are refused for a dataset of another kind.
+TEST_F(ConversationLoaderTest, RatioFiltersKeepWhatTheTurnsAsWrittenKeep) {
+  features::TextNormalizeOptions norm;
+  auto tok = Chars(&norm);
+  features::EncoderFramesSpec spec;
+  ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+  struct Columns {
+    double audio_seconds = 0, text_tokens = 0, encoder_frames = 0, llm_tokens = 0;
+    double per_second() const { return text_tokens / audio_seconds; }
+  };
+  std::vector<Columns> by_hand(kRecords);
+  std::vector<double> rates, seconds, llm, frames;
+  for (int i = 0; i < kRecords; ++i) {
+    Columns& c = by_hand[i];
+    for (const Turn& t : Conversation(i, false)) {
+      if (t.entry.role == Role::kAssistant) {
+        std::vector<int32_t> ids;
+        ASSERT_OK(tok->Encode(t.text, &ids));
+        c.text_tokens += static_cast<double>(ids.size());
+      }
+      if (!t.entry.has_audio) continue;
+      c.audio_seconds += static_cast<double>(t.samples.size()) / 16000.0;
+      c.encoder_frames += features::EncoderFrames(spec, t.samples.size());
+    }
+    c.llm_tokens = static_cast<double>(expected_[i].ids.size());
+    rates.push_back(c.per_second());
+    seconds.push_back(c.audio_seconds);
+    llm.push_back(c.llm_tokens);
+    frames.push_back(c.encoder_frames);
+  }
+  for (auto* v : {&rates, &seconds, &llm, &frames}) std::sort(v->begin(), v->end());
+  // Thresholds between two records' values, so no rounding decides a record.
+  const double max_rate = (rates[kRecords * 3 / 4] + rates[kRecords * 3 / 4 + 1]) / 2;
+  const double min_seconds = (seconds[kRecords / 5] + seconds[kRecords / 5 + 1]) / 2;
+  const int max_llm = static_cast<int>(llm[kRecords * 9 / 10]);
+  const int min_frames = static_cast<int>(frames[kRecords / 2]);
+  std::vector<uint64_t> want_counts(4, 0);
+  std::map<int64_t, int> want;
+  for (int i = 0; i < kRecords; ++i) {
+    const Columns& c = by_hand[i];
+    if (!(c.per_second() < max_rate)) {
+      ++want_counts[0];
+    } else if (!(c.audio_seconds > min_seconds)) {
+      ++want_counts[1];
+    } else if (!(c.llm_tokens <= max_llm)) {
+      ++want_counts[2];
+    } else if (!(c.encoder_frames >= min_frames && c.text_tokens > 0)) {
+      ++want_counts[3];
+    } else {
+      want[i] = 1;
+    }
+  }
+  for (uint64_t n : want_counts) ASSERT_GT(n, 0u) << "every reason must leave one out";
+  const std::string rate = std::to_string(max_rate), sec = std::to_string(min_seconds);
+  LoaderOptions o = Options();
+  o.filter = "tokens_per_second < " + rate + " and audio_seconds > " + sec +
+             " and llm_tokens <= " + std::to_string(max_llm) +
+             " and (encoder_frames >= " + std::to_string(min_frames) + " and text_tokens > 0)";
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+  ASSERT_OK(l->Start(0));
+  const EpochPlan& plan = ImplOf(*l).plan();
+  EXPECT_EQ(plan.skipped_documents, 0u);  // the too-long one is filtered out first
+  std::map<int64_t, int> seen;
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) CheckBatch(*b, plan.fit_rows, &seen);
+  ASSERT_OK(st);
+  EXPECT_EQ(seen, want);
+  const EpochStats stats = l->stats();
+  ASSERT_EQ(stats.filtered.size(), 4u);
+  EXPECT_EQ(stats.filtered[0].reason, "tokens_per_second < " + rate);
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(stats.filtered[k].records, want_counts[k]) << stats.filtered[k].reason;
+  EXPECT_EQ(stats.filtered_records,
+            want_counts[0] + want_counts[1] + want_counts[2] + want_counts[3]);
+
+  // Text records have no turns: their filter may not name these columns.
+  std::filesystem::create_directories(dir_->Join("text_for_filter"));
+  loader::testing::WriteTokenDataset(dir_->Join("text_for_filter"), 20);
+  LoaderOptions t;
+  t.packing.seq_len = 64;
+  t.filter = "llm_tokens < 100";
+  const Status refused = Loader::Open(dir_->Join("text_for_filter"), t, &l);
+  EXPECT_TRUE(refused.IsInvalidArgument()) << refused.ToString();
+  EXPECT_NE(refused.message().find("unknown column 'llm_tokens'"), std::string::npos)
+      << refused.message();
 }
 
 // Instruction data: conversations without an audio turn need a template alone (no encoder spec,
