@@ -354,6 +354,8 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.truncated_tokens = plan_.truncated_tokens;
   consumer_.skipped_documents = plan_.skipped_documents;
   consumer_.skipped_tokens = plan_.skipped_tokens;
+  consumer_.rank_token_spread = plan_.rank_token_spread;
+  consumer_.rank_token_ratio = plan_.rank_token_ratio;
   start_time_ = t0;
   storage_start_ = StorageNow();
 

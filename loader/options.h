@@ -186,6 +186,10 @@ struct PackingOptions {
                                  // L at row boundaries and its last part is placed like a
                                  // document (EpochStats::split_documents); false: too_long decides
   TooLong too_long = TooLong::kTruncate;  // split_long false: truncate or skip, both counted
+  bool balance_ranks = false;  // first_fit / best_fit: deal each step's rows to the ranks by
+                               // their tokens (loader/rank_balance.h): every rank's tokens in a
+                               // step within the step's longest minus shortest row; false:
+                               // rank r takes its own run of batches (fewer blocks per rank)
 };
 
 // PackingOptions' table (base/fields.h).
@@ -212,6 +216,9 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"too_long", "--too-long",
               "packing fits, split_long false: truncate or skip documents longer than seq_len"},
     o.too_long);
+  v(FieldInfo{"balance_ranks", "--balance-ranks",
+              "packing fits: deal each step's rows to the ranks by tokens, equal within one row"},
+    o.balance_ranks);
 }
 
 // Conversation datasets (shardify conversations; docs/conversations.md, "Loading"): how each

@@ -129,6 +129,9 @@ struct EpochPlan {
   uint64_t truncated_tokens = 0;       // their tokens dropped
   uint64_t skipped_documents = 0;      // too_long skip: documents left out
   uint64_t skipped_tokens = 0;         // their tokens
+  // Document fits on world > 1 ranks (rank_balance.h): the ranks' tokens per step, worst step.
+  uint64_t rank_token_spread = 0;  // most minus fewest
+  double rank_token_ratio = 1.0;   // most over fewest
 
   uint32_t row_of(uint64_t entry, const PlannedBatch& b) const {
     return entry_rows.empty() ? static_cast<uint32_t>(entry - b.first) : entry_rows[entry];

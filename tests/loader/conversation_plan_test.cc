@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -276,6 +279,105 @@ TEST(ConversationPlan, ElasticResumeOnAnotherWorldFinishesTheEpochOnce) {
   for (int rank = 0; rank < 3; ++rank) {
     EpochPlan plan;
     ASSERT_OK(MakeConversationPlan(index, batching, p, 4, 0, {{2, 3}}, rank, 3, &plan));
+    Collect(plan, cost, p.seq_len, p.batch_size, &rows);
+  }
+  for (uint64_t r = 0; r < cost.size(); ++r) EXPECT_EQ(rows.once[r], 1) << "record " << r;
+}
+
+// balance_ranks: each step's rows dealt to the ranks by tokens. Every step's spread of the
+// ranks' tokens is within the step's longest minus shortest row (rank_balance.h) and is what the
+// plan reports; the step holds the same rows, all ranks together, as unbalanced (so what an
+// elastic resume consumed is unchanged); the plan is the same when made again; and an elastic
+// resume of balanced ranks still finishes the epoch with every conversation once.
+TEST(ConversationPlan, BalancedRanksHoldEqualTokensPerStepWithinOneRow) {
+  IndexColumns index = loader::testing::MakeSyntheticIndex(6, 17);
+  Rng rng(3);
+  std::vector<uint64_t> cost(index.num_records());
+  for (uint64_t& c : cost) c = static_cast<uint64_t>(rng.UniformInt(20, 500));
+  ASSERT_OK(SetConversationTokens(cost, &index));
+  BatchingOptions batching;
+  PackingOptions p;
+  p.seq_len = 512;
+  p.batch_size = 3;
+  p.pack_mode = PackMode::kBestFit;
+  p.split_long = false;
+  p.too_long = TooLong::kSkip;
+  p.fit_window = 8;  // small windows: rows of very different fill
+  const int world = 4;
+  // Per step: each rank's tokens and the step's rows (sequence ids, sorted), and each row's tokens.
+  struct Steps {
+    std::vector<std::vector<uint64_t>> tokens;
+    std::vector<std::multiset<uint64_t>> rows;
+    std::vector<uint64_t> longest, shortest;
+    uint64_t spread = 0;
+  };
+  auto steps_of = [&](bool balance, std::vector<EpochPlan>* plans) {
+    PackingOptions q = p;
+    q.balance_ranks = balance;
+    Steps s;
+    plans->assign(world, EpochPlan());
+    for (int rank = 0; rank < world; ++rank) {
+      EpochPlan& plan = (*plans)[rank];
+      EXPECT_OK(MakeConversationPlan(index, batching, q, 7, 1, {}, rank, world, &plan));
+      s.tokens.resize(plan.batches.size(), std::vector<uint64_t>(world, 0));
+      s.rows.resize(plan.batches.size());
+      s.longest.resize(plan.batches.size(), 0);
+      s.shortest.resize(plan.batches.size(), UINT64_MAX);
+      for (size_t j = 0; j < plan.batches.size(); ++j) {
+        const PlannedBatch& pb = plan.batches[j];
+        std::vector<uint64_t> row(pb.rows, 0);
+        for (uint64_t e = pb.first; e < pb.first + pb.entries; ++e)
+          row[plan.entry_rows[e]] += plan.pieces[e].width;
+        for (uint32_t r = 0; r < pb.rows; ++r) {
+          s.tokens[j][rank] += row[r];
+          s.rows[j].insert(plan.sequences[j * pb.rows + r]);
+          s.longest[j] = std::max(s.longest[j], row[r]);
+          s.shortest[j] = std::min(s.shortest[j], row[r]);
+        }
+      }
+    }
+    return s;
+  };
+  std::vector<EpochPlan> plain_plans, plans, again;
+  const Steps plain = steps_of(false, &plain_plans);
+  const Steps balanced = steps_of(true, &plans);
+  steps_of(true, &again);
+  ASSERT_GT(balanced.tokens.size(), 3u);
+  uint64_t plain_spread = 0, spread = 0;
+  for (size_t j = 0; j < balanced.tokens.size(); ++j) {
+    const auto [lo, hi] = std::minmax_element(balanced.tokens[j].begin(), balanced.tokens[j].end());
+    EXPECT_LE(*hi - *lo, balanced.longest[j] - balanced.shortest[j]) << "step " << j;
+    EXPECT_LE(*hi - *lo, p.seq_len);
+    spread = std::max(spread, *hi - *lo);
+    EXPECT_EQ(balanced.rows[j], plain.rows[j]) << "step " << j << " holds other rows";
+    const auto [plo, phi] = std::minmax_element(plain.tokens[j].begin(), plain.tokens[j].end());
+    plain_spread = std::max(plain_spread, *phi - *plo);
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    EXPECT_EQ(plans[rank].rank_token_spread, spread);
+    EXPECT_EQ(plain_plans[rank].rank_token_spread, plain_spread);
+    EXPECT_EQ(plans[rank].sequences, again[rank].sequences);
+    EXPECT_EQ(plans[rank].records, again[rank].records);
+  }
+  EXPECT_LT(spread, plain_spread) << "balancing did not lower the spread";
+  EXPECT_GE(plans[0].rank_token_ratio, 1.0);
+  std::cout << "rank token spread per step, worst: " << plain_spread << " unbalanced, " << spread
+            << " balanced (ratio " << plain_plans[0].rank_token_ratio << " -> "
+            << plans[0].rank_token_ratio << ")\n";
+
+  // 4 ranks take 2 balanced batches each, then 3 finish the epoch: every conversation once.
+  Rows rows;
+  for (int rank = 0; rank < world; ++rank) {
+    EpochPlan plan = plans[rank];
+    plan.batches.resize(2);
+    Collect(plan, cost, p.seq_len, p.batch_size, &rows);
+  }
+  PackingOptions q = p;
+  q.balance_ranks = true;
+  for (int rank = 0; rank < 3; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeConversationPlan(index, batching, q, 7, 1, {{world, 2}}, rank, 3, &plan));
+    EXPECT_LE(plan.rank_token_spread, p.seq_len);
     Collect(plan, cost, p.seq_len, p.batch_size, &rows);
   }
   for (uint64_t r = 0; r < cost.size(); ++r) EXPECT_EQ(rows.once[r], 1) << "record " << r;
