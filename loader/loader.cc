@@ -95,9 +95,12 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
       },
       l->dataset_->manifest().sample_rate, l->conversation_ ? &conversation : nullptr, &l->index_,
       &l->filtered_));
-  // The rows' costs replace the index's token counts, which the packed plan budgets.
-  if (l->conversation_)
+  // The rows' costs replace the index's token counts, which the packed plan budgets; padded,
+  // a conversation's length is its encoder frames (the padded input, bucket_2d's first axis).
+  if (l->conversation_) {
     SLUICE_RETURN_IF_ERROR(SetConversationTokens(conversation.llm_tokens, &l->index_));
+    if (options.packing.seq_len == 0) l->index_.length = conversation.encoder_frames;
+  }
   // The one place that tells packed batches from padded ones (collator.h).
   const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_,
                            l->conversation_.get()};
@@ -146,7 +149,9 @@ Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns
     return Status::Unsupported(dir +
                                ": mixtures of conversation datasets are not implemented. "
                                "HINT: load one conversation dataset");
-  Status st = CheckConversationPacking(options_.packing);
+  // seq_len 0: padded rows, a conversation each (padded_conversation.h).
+  Status st =
+      options_.packing.seq_len > 0 ? CheckConversationPacking(options_.packing) : Status::OK();
   if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
   if (!m.has_field("tokens") || m.tokenizer->is_null())
     return Status::InvalidArgument(

@@ -104,6 +104,13 @@ struct BatchingOptions {
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
                                  // stream is emitted half-full, which bounds how long decoded rows
                                  // wait for their batch (0 = shuffle_window)
+  bool bucket_2d = false;       // buckets on (length, tokens): num_buckets length quantiles times
+                                // num_buckets token quantiles, for models whose input and output
+                                // lengths vary apart (ASR transcripts, speech-LLM conversations:
+                                // encoder frames and LLM tokens; plan.h step 2)
+  uint64_t max_padded_sum = 0;  // cap on rows x (longest length + longest row's tokens): one
+                                // budget for the padded input and output tensors together, which
+                                // sets each bucket's batch size (0 = none)
 };
 
 // BatchingOptions' table (base/fields.h).
@@ -129,6 +136,12 @@ void VisitFields(O& o, V&& v) {
               "records a bucket's oldest record may fall behind before it is emitted half-full; "
               "0 = --shuffle-window"},
     o.max_bucket_wait);
+  v(FieldInfo{"bucket_2d", "--bucket-2d",
+              "buckets on (length, tokens): num_buckets quantiles of each (plan.h)"},
+    o.bucket_2d);
+  v(FieldInfo{"max_padded_sum", "--max-padded-sum",
+              "cap on rows x (longest length + longest tokens) in a batch; 0 = none"},
+    o.max_padded_sum);
 }
 
 // Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in a
