@@ -18,6 +18,7 @@
 #include "base/random.h"
 #include "features/text_normalize.h"
 #include "loader/mix.h"
+#include "loader/pack.h"
 #include "loader/pack_fit.h"
 #include "shards/shard_writer.h"
 #include "synthetic_index.h"
@@ -383,6 +384,14 @@ TEST(ConversationPlan, BalancedRanksHoldEqualTokensPerStepWithinOneRow) {
     Collect(plan, cost, p.seq_len, p.batch_size, &rows);
   }
   for (uint64_t r = 0; r < cost.size(); ++r) EXPECT_EQ(rows.once[r], 1) << "record " << r;
+
+  // Concat's rows are all full: balancing them would do nothing, so it is refused.
+  q.pack_mode = PackMode::kConcat;
+  q.split_long = true;
+  EpochPlan concat;
+  const Status st = MakePackedPlan(index, batching, q, 7, 1, {}, 0, world, &concat);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("HINT: --pack-mode best_fit"), std::string::npos) << st.message();
 }
 
 // The template's task: an ASR record (samples, transcript ids) becomes a user turn of the prompt
