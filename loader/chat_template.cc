@@ -60,8 +60,15 @@ Status ParseChatTemplate(std::string_view json_text, std::string_view name, Chat
   json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Bad(name, "$", "not a JSON object");
   for (const auto& [key, v] : j.items()) {
-    if (key != "roles" && key != "placeholder")
-      return Bad(name, "$." + key, "unknown key (roles, placeholder)");
+    if (key != "roles" && key != "placeholder" && key != "task")
+      return Bad(name, "$." + key, "unknown key (roles, placeholder, task)");
+  }
+  if (j.contains("task")) {
+    const json& task = j["task"];
+    if (!task.is_object() || task.size() != 1 || !task.contains("prompt"))
+      return Bad(name, "$.task", "expected {\"prompt\": TEXT or {\"ids\": [...]}}");
+    SLUICE_RETURN_IF_ERROR(ParsePiece(task["prompt"], name, "$.task.prompt", &out->task_prompt));
+    out->has_task = true;
   }
   // Text-only conversations have no audio span to fill: the loader asks for a placeholder only
   // of a dataset with audio turns (LoadConversationSpec).
@@ -106,6 +113,8 @@ Status ParseChatTemplate(std::string_view json_text, std::string_view name, Chat
   // ordered by key), so two files that mean the same template have the same checksum.
   json c = {{"roles", json::object()}};
   if (out->has_placeholder) c["placeholder"] = PieceJson(out->placeholder);
+  // Only when given: templates without a task keep the checksum they had.
+  if (out->has_task) c["task"] = {{"prompt", PieceJson(out->task_prompt)}};
   for (size_t i = 0; i <= shards::kMaxRole; ++i) {
     const RoleTemplate& rt = out->roles[i];
     c["roles"][shards::RoleName(static_cast<shards::Role>(i))] = {
@@ -129,12 +138,41 @@ Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t
     SLUICE_RETURN_IF_ERROR(Resolve(tokenizer, &r.audio_suffix));
   }
   SLUICE_RETURN_IF_ERROR(Resolve(tokenizer, &t->placeholder));
+  SLUICE_RETURN_IF_ERROR(Resolve(tokenizer, &t->task_prompt));
+  t->task_prompt_ids.assign(t->task_prompt.ids.begin(), t->task_prompt.ids.end());
   if (t->has_placeholder && t->placeholder.ids.size() != 1)
     return Status::InvalidArgument(
         "template placeholder \"" + t->placeholder.text + "\" is " +
         std::to_string(t->placeholder.ids.size()) +
         " ids, not one. HINT: name a special token of the tokenizer, or give {\"ids\": [ID]}");
   t->resolved = true;
+  return Status::OK();
+}
+
+std::vector<shards::TurnEntry> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
+                                              uint32_t transcript_tokens) {
+  const uint32_t prompt = static_cast<uint32_t>(t.task_prompt_ids.size());
+  // The prompt's bytes only say that the turn has text: its ids are the template's.
+  return {{shards::Role::kUser, true, prompt, prompt, samples},
+          {shards::Role::kAssistant, false, transcript_tokens, transcript_tokens, 0}};
+}
+
+Status AsrTaskTurns(const ChatTemplate& t, uint32_t samples, std::span<const uint32_t> transcript,
+                    std::vector<shards::ConversationTurn>* turns) {
+  if (!t.resolved || !t.has_task)
+    return Status::InvalidArgument(
+        "an ASR record in a conversation mixture needs the template's task prompt. HINT: "
+        "\"task\": {\"prompt\": \"Transcribe the audio.\"} (docs/conversations.md, "
+        "\"Templates\")");
+  const std::vector<shards::TurnEntry> entries =
+      AsrTaskEntries(t, samples, static_cast<uint32_t>(transcript.size()));
+  turns->assign(2, shards::ConversationTurn());
+  for (size_t i = 0; i < 2; ++i) {
+    (*turns)[i].entry = entries[i];
+    (*turns)[i].ids_stored = true;
+  }
+  (*turns)[0].tokens = t.task_prompt_ids;
+  (*turns)[1].tokens = transcript;
   return Status::OK();
 }
 

@@ -56,6 +56,12 @@ struct ChatTemplate {
   std::array<RoleTemplate, shards::kMaxRole + 1> roles;
   TemplatePiece placeholder;  // one id: what fills a placeholder span
   bool has_placeholder = false;  // given; only a dataset with audio turns needs one
+  // "task": {"prompt": ...}: how a plain ASR record (audio and transcript, no turns) becomes a
+  // conversation, for mixtures of ASR and conversation datasets: a user turn of the prompt's
+  // text and the audio, then an assistant turn whose text is the transcript (AsrTaskTurns).
+  TemplatePiece task_prompt;
+  bool has_task = false;
+  std::vector<uint32_t> task_prompt_ids;  // task_prompt.ids as a turn's ids (ResolveChatTemplate)
   std::string canonical;      // the template as canonical JSON (sorted keys, defaults filled)
   uint64_t checksum = 0;      // XXH3-64 of `canonical`
   bool resolved = false;
@@ -66,6 +72,16 @@ struct ChatTemplate {
 Status ParseChatTemplate(std::string_view json_text, std::string_view name, ChatTemplate* out);
 // Tokenizes every text piece with `tokenizer`; the placeholder, if any, must be one id.
 Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t);
+
+// The one-turn conversation an ASR record of `samples` samples and transcript ids `transcript`
+// becomes through the template's task: a user turn with the task prompt's ids as its text and the
+// audio, then an assistant turn with the transcript. The turns view `t` and `transcript`, which
+// must outlive them. InvalidArgument for a template without a task or not resolved.
+Status AsrTaskTurns(const ChatTemplate& t, uint32_t samples, std::span<const uint32_t> transcript,
+                    std::vector<shards::ConversationTurn>* turns);
+// Their turn table (what the index would hold for it): for costs without the ids.
+std::vector<shards::TurnEntry> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
+                                              uint32_t transcript_tokens);
 
 // Encoder frames of an audio turn of `samples` samples (the encoder-frame counter plugs in here).
 using FramesFn = std::function<uint64_t(uint64_t samples)>;

@@ -115,6 +115,52 @@ Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& sh
       });
 }
 
+Status ConversationIndexColumns(const std::vector<const shards::ShardReader*>& shards,
+                                const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                                bool ids_stored, ConversationColumns* out) {
+  *out = ConversationColumns();
+  return ForEachTurnTable(
+      shards, [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
+        uint64_t n = 0, samples = 0, targets = 0, frames = 0;
+        SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
+        for (const shards::TurnEntry& turn : turns) {
+          if (turn.role == shards::Role::kAssistant) targets += turn.tokens;
+          if (!turn.has_audio) continue;
+          samples += turn.samples;
+          frames += static_cast<uint64_t>(features::EncoderFrames(spec, turn.samples));
+        }
+        out->audio_samples.push_back(samples);
+        out->text_tokens.push_back(targets);
+        out->encoder_frames.push_back(frames);
+        out->llm_tokens.push_back(n);
+        return Status::OK();
+      });
+}
+
+Status AsrTaskIndexTokens(const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                          const IndexColumns& index, uint64_t first, uint64_t last,
+                          std::vector<uint64_t>* tokens) {
+  tokens->clear();
+  if (!t.has_task)
+    return Status::InvalidArgument(
+        "an ASR dataset in a conversation mixture needs the template's task prompt. HINT: "
+        "\"task\": {\"prompt\": \"Transcribe the audio.\"} (docs/conversations.md)");
+  for (uint64_t r = first; r < last; ++r) {
+    if (index.tokens[r] == 0)
+      return Status::InvalidArgument(
+          "ASR record " + std::to_string(r) +
+          ": no transcript token count in the index, which its task conversation's cost needs. "
+          "HINT: shardify audio --tokenizer with the LLM's tokenizer (hf:PATH/tokenizer.json)");
+    const std::vector<shards::TurnEntry> turns =
+        AsrTaskEntries(t, static_cast<uint32_t>(index.duration[r]), index.tokens[r]);
+    uint64_t n = 0;
+    SLUICE_RETURN_IF_ERROR(
+        ConversationTokens(t, spec, turns, true, "ASR record " + std::to_string(r), &n));
+    tokens->push_back(n);
+  }
+  return Status::OK();
+}
+
 // Every table is read (a scan of the index in memory), so a damaged one is found here too.
 Status AnyAudioTurn(const std::vector<const shards::ShardReader*>& shards, bool* any) {
   *any = false;

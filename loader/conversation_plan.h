@@ -23,6 +23,7 @@
 #include "loader/chat_template.h"
 #include "loader/options.h"
 #include "loader/plan.h"
+#include "loader/record_filter.h"
 #include "shards/conversation.h"
 #include "shards/shard_reader.h"
 
@@ -42,6 +43,21 @@ struct ConversationSpec {
 Status LoadConversationSpec(const ConversationOptions& options,
                             const features::Tokenizer& tokenizer, int sample_rate, bool audio_turns,
                             ConversationSpec* out);
+
+// Every record's filter columns (record_filter.h), llm_tokens the costs ConversationIndexTokens
+// gives, in one walk over the turn tables. Errors as ConversationIndexTokens'.
+Status ConversationIndexColumns(const std::vector<const shards::ShardReader*>& shards,
+                                const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                                bool ids_stored, ConversationColumns* out);
+
+// The costs of an ASR source's records [first, last) of `index` as the template's task
+// conversations (AsrTaskTurns, chat_template.h): each from its duration (samples) and token
+// (transcript ids, which must be the LLM tokenizer's) columns, so a mixture of ASR and
+// conversation datasets is planned from the index alone. InvalidArgument for a template without
+// a task, or a record without a transcript count (naming its global id).
+Status AsrTaskIndexTokens(const ChatTemplate& t, const features::EncoderFramesSpec& spec,
+                          const IndexColumns& index, uint64_t first, uint64_t last,
+                          std::vector<uint64_t>* tokens);
 
 // Whether any record of `shards` has an audio turn, from the index's turn tables (no payload
 // read). Corruption as ConversationIndexTokens'.

@@ -75,13 +75,6 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                    &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
-  // Before order and rank split: every epoch, rank and resume plans the same records.
-  SLUICE_RETURN_IF_ERROR(SelectRecords(
-      dir, options.filter, options.select,
-      [&l](uint64_t r) {
-        return l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r));
-      },
-      l->dataset_->manifest().sample_rate, &l->index_, &l->filtered_));
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
@@ -91,7 +84,23 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer->is_null())
     SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->source(0).storage(),
                                                m.kind == "text", &l->options_.tokenizer));
-  SLUICE_RETURN_IF_ERROR(l->OpenConversations(dir));
+  ConversationColumns conversation;
+  SLUICE_RETURN_IF_ERROR(l->OpenConversations(dir, &conversation));
+  // Before order and rank split: every epoch, rank and resume plans the same records. After the
+  // conversation spec, whose counts a filter may name.
+  SLUICE_RETURN_IF_ERROR(SelectRecords(
+      dir, options.filter, options.select,
+      [&l](uint64_t r) {
+        return l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r));
+      },
+      l->dataset_->manifest().sample_rate, l->conversation_ ? &conversation : nullptr, &l->index_,
+      &l->filtered_));
+  // The rows' costs replace the index's token counts, which the packed plan budgets; padded,
+  // a conversation's length is its encoder frames (the padded input, bucket_2d's first axis).
+  if (l->conversation_) {
+    SLUICE_RETURN_IF_ERROR(SetConversationTokens(conversation.llm_tokens, &l->index_));
+    if (options.packing.seq_len == 0) l->index_.length = conversation.encoder_frames;
+  }
   // The one place that tells packed batches from padded ones (collator.h).
   const CollatorContext cc{l->dataset_.get(), l->extractor_.get(), &l->options_,
                            l->conversation_.get(), l->conversation_audio_.get()};
@@ -125,9 +134,10 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
 }
 
 // A conversation dataset's rows are its records' renderings, so the template and the encoder
-// spec are read here, once, and every record's cost replaces its index token count: the packed
-// plan then budgets rows in LLM tokens with no payload read (conversation_plan.h).
-Status LoaderImpl::OpenConversations(const std::string& dir) {
+// spec are read here, once, and every record's cost is counted from the index (Open puts it in
+// place of the index token count once the filter has read both): the packed plan then budgets
+// rows in LLM tokens with no payload read (conversation_plan.h).
+Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns* columns) {
   const shards::Manifest& m = dataset_->manifest();
   const ConversationOptions& co = options_.conversation;
   // Only Open sets the contents: one given by hand would name files it never read.
@@ -145,7 +155,9 @@ Status LoaderImpl::OpenConversations(const std::string& dir) {
     return Status::Unsupported(dir +
                                ": mixtures of conversation datasets are not implemented. "
                                "HINT: load one conversation dataset");
-  Status st = CheckConversationPacking(options_.packing);
+  // seq_len 0: padded rows, a conversation each (padded_conversation.h).
+  Status st =
+      options_.packing.seq_len > 0 ? CheckConversationPacking(options_.packing) : Status::OK();
   if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
   if (!m.has_field("tokens") || m.tokenizer->is_null())
     return Status::InvalidArgument(
@@ -175,10 +187,8 @@ Status LoaderImpl::OpenConversations(const std::string& dir) {
     options_.conversation.encoder_frames_content =
         shards::ChecksumHex(shards::Checksum(spec.data(), spec.size()));
   }
-  std::vector<uint64_t> costs;
-  SLUICE_RETURN_IF_ERROR(
-      ConversationIndexTokens(shards, conversation_->chat, conversation_->frames, true, &costs));
-  return SetConversationTokens(costs, &index_);
+  return ConversationIndexColumns(shards, conversation_->chat, conversation_->frames, true,
+                                  columns);
 }
 
 void LoaderImpl::Stop() {
@@ -369,6 +379,8 @@ Status LoaderImpl::Start(const ResumeState& state) {
   consumer_.truncated_tokens = plan_.truncated_tokens;
   consumer_.skipped_documents = plan_.skipped_documents;
   consumer_.skipped_tokens = plan_.skipped_tokens;
+  consumer_.rank_token_spread = plan_.rank_token_spread;
+  consumer_.rank_token_ratio = plan_.rank_token_ratio;
   start_time_ = t0;
   storage_start_ = StorageNow();
 

@@ -76,8 +76,10 @@ class LoaderImpl final : public Loader {
   std::unique_ptr<Collator> collator_;  // padded or packed batches, chosen at Open
   std::unique_ptr<ConversationSpec> conversation_;  // conversation datasets only
   std::unique_ptr<ConversationAudio> conversation_audio_;  // theirs with audio turns
-  // Open's part for conversation datasets (and the refusal of their options elsewhere).
-  Status OpenConversations(const std::string& dir);
+  // Open's part for conversation datasets (and the refusal of their options elsewhere): the
+  // spec, and per record the filter's columns (their llm_tokens the rows' costs); other
+  // datasets leave *columns empty.
+  Status OpenConversations(const std::string& dir, ConversationColumns* columns);
   IndexColumns index_;
   std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)

@@ -104,6 +104,13 @@ struct BatchingOptions {
   uint32_t max_bucket_wait = 0;     // records; a bucket whose oldest record is this far behind the
                                  // stream is emitted half-full, which bounds how long decoded rows
                                  // wait for their batch (0 = shuffle_window)
+  bool bucket_2d = false;       // buckets on (length, tokens): num_buckets length quantiles times
+                                // num_buckets token quantiles, for models whose input and output
+                                // lengths vary apart (ASR transcripts, speech-LLM conversations:
+                                // encoder frames and LLM tokens; plan.h step 2)
+  uint64_t max_padded_sum = 0;  // cap on rows x (longest length + longest row's tokens): one
+                                // budget for the padded input and output tensors together, which
+                                // sets each bucket's batch size (0 = none)
 };
 
 // BatchingOptions' table (base/fields.h).
@@ -129,6 +136,12 @@ void VisitFields(O& o, V&& v) {
               "records a bucket's oldest record may fall behind before it is emitted half-full; "
               "0 = --shuffle-window"},
     o.max_bucket_wait);
+  v(FieldInfo{"bucket_2d", "--bucket-2d",
+              "buckets on (length, tokens): num_buckets quantiles of each (plan.h)"},
+    o.bucket_2d);
+  v(FieldInfo{"max_padded_sum", "--max-padded-sum",
+              "cap on rows x (longest length + longest tokens) in a batch; 0 = none"},
+    o.max_padded_sum);
 }
 
 // Language-model packing (docs/loader.md, "Packing"): the epoch's token stream (documents in a
@@ -186,6 +199,10 @@ struct PackingOptions {
                                  // L at row boundaries and its last part is placed like a
                                  // document (EpochStats::split_documents); false: too_long decides
   TooLong too_long = TooLong::kTruncate;  // split_long false: truncate or skip, both counted
+  bool balance_ranks = false;  // first_fit / best_fit: deal each step's rows to the ranks by
+                               // their tokens (loader/rank_balance.h): every rank's tokens in a
+                               // step within the step's longest minus shortest row; false:
+                               // rank r takes its own run of batches (fewer blocks per rank)
 };
 
 // PackingOptions' table (base/fields.h).
@@ -212,6 +229,9 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"too_long", "--too-long",
               "packing fits, split_long false: truncate or skip documents longer than seq_len"},
     o.too_long);
+  v(FieldInfo{"balance_ranks", "--balance-ranks",
+              "packing fits: deal each step's rows to the ranks by tokens, equal within one row"},
+    o.balance_ranks);
 }
 
 // Conversation datasets (shardify conversations; docs/conversations.md, "Loading"): how each
@@ -403,7 +423,8 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"packing", nullptr, "language-model packing"}, o.packing);
   v(FieldInfo{"filter", "--filter",
               "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
-              "duration, tokens, tokens_per_second, key; docs/loader.md, Filters)"},
+              "duration, tokens, tokens_per_second, key; conversations also audio_seconds, "
+              "text_tokens, encoder_frames, llm_tokens; docs/loader.md, Filters)"},
     o.filter);
   v(FieldInfo{"conversation", nullptr, "conversation datasets: template, encoder frames"},
     o.conversation);

@@ -164,6 +164,13 @@ Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching
                       const std::vector<WorldSegment>& earlier, int rank, int world,
                       EpochPlan* plan) {
   SLUICE_RETURN_IF_ERROR(StartPackedPlan(index, packing, seed, epoch, rank, world, plan));
+  // Concat's rows are all full: there is nothing to deal, and an option that does nothing is
+  // refused rather than ignored.
+  if (packing.balance_ranks)
+    return Status::InvalidArgument(
+        "packing: balance_ranks deals rows of whole documents (pack_mode first_fit or best_fit); "
+        "concat's rows all hold seq_len tokens. HINT: --pack-mode best_fit, or --balance-ranks "
+        "false");
   const uint64_t L = packing.seq_len, B = packing.batch_size;
 
   // Step 1: the stream and each record's first token in it.

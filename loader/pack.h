@@ -80,8 +80,8 @@ Status PlanSequences(uint64_t real, const std::vector<WorldSegment>& earlier, ui
 PlannedBatch NewPackedBatch(const EpochPlan& plan, uint64_t B, uint32_t L);
 
 // PackMode::kConcat's plan. InvalidArgument for world < 1, rank outside [0, world), seq_len,
-// batch_size or chunk_tokens 0, no selected record, or a selected record without a token count in
-// the index (shardify text --tokenizer).
+// batch_size or chunk_tokens 0, no selected record, a selected record without a token count in
+// the index (shardify text --tokenizer), or balance_ranks (its rows are all full).
 Status MakePackedPlan(const IndexColumns& index, const BatchingOptions& batching,
                       const PackingOptions& packing, uint64_t seed, uint64_t epoch,
                       const std::vector<WorldSegment>& earlier, int rank, int world,

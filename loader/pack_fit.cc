@@ -9,6 +9,7 @@
 
 #include "loader/mix.h"
 #include "loader/pack.h"
+#include "loader/rank_balance.h"
 
 namespace sluice::loader {
 namespace {
@@ -259,6 +260,21 @@ Status MakeFitPlan(const IndexColumns& index, const BatchingOptions& batching,
   SLUICE_RETURN_IF_ERROR(
       PlanSequences(R, earlier, B, rank, world, batching, packing, seed, epoch, &ps));
   CountFit(fit, ps, earlier.empty(), L, plan);
+  // Step 5: the rows of each step dealt to the ranks (rank_balance.h), or each rank's own run;
+  // either way the ranks' token spread is measured over the global list.
+  if (world > 1) {
+    std::vector<uint64_t> row_tokens(R, 0);
+    for (uint64_t row = 0; row < R; ++row)
+      for (uint64_t p = fit.row_first[row]; p < fit.row_first[row + 1]; ++p)
+        row_tokens[row] += fit.length[p];
+    if (earlier.empty()) RankSequences(ps.S, 0, ps.S, batching, packing, seed, epoch, &ps.global);
+    RankBalance balance;
+    DealRanks(
+        ps.global, [&](uint64_t k) { return row_tokens[k < R ? k : (k - R) % R]; }, B, rank, world,
+        packing.balance_ranks, &ps.rank, &balance);
+    plan->rank_token_spread = balance.max_spread;
+    plan->rank_token_ratio = balance.max_ratio;
+  }
   plan->sequences = std::move(ps.rank);
   plan->global_batches = ps.global_batches;
   AddFitEntries(fit, stream, lengths, B, L, plan->global_batches / world, plan);

@@ -9,6 +9,7 @@
 #include "loader/allocator.h"
 #include "loader/collator.h"
 #include "loader/mix.h"
+#include "loader/padded_conversation.h"
 #include "loader/token_ids.h"
 
 namespace sluice::loader {
@@ -62,6 +63,7 @@ class PaddedCollator final : public Collator {
 
   Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry& e,
                 std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, b);
     BatchFields& f = b->fields();
     const size_t row = item.row;
     const FeatureExtractor& fx = *ctx_.extractor;
@@ -163,6 +165,29 @@ class PaddedCollator final : public Collator {
   }
 
  private:
+  // A conversation's row: its rendering's ids (their count the plan's, from the index) and, at
+  // the audio call point, its audio.
+  Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
+                               std::string_view shard, BatchBuffer* b) const {
+    // Per decode thread, keeping their capacity: no allocation per record once warm.
+    thread_local std::vector<shards::ConversationTurn> turns;
+    thread_local RenderedConversation rendered;
+    thread_local std::string where;
+    where.assign(shard);
+    where += ": record '";
+    where +=
+        ctx_.dataset->shard(index_->shard_of(item.record)).key(index_->local_index(item.record));
+    where += "'";
+    SLUICE_RETURN_IF_ERROR(RenderConversationRecord(
+        *ctx_.conversation, rv, where, index_->tokens[item.record], &turns, &rendered));
+    BatchFields& f = b->fields();
+    if (const shards::FieldView* text = rv.Find(shards::FieldType::kText))
+      f.texts[item.row].assign(text->data, text->size);
+    std::vector<int32_t>& ids = b->row_tokens[item.row];
+    ids.assign(rendered.ids.begin(), rendered.ids.end());
+    return FillPaddedConversationAudio(*ctx_.conversation, rv, turns, rendered, item.row, b);
+  }
+
   // A row's text and ids keep their capacity for the row's next record, except an outlier's:
   // beyond these sizes (far over any utterance's transcript) the memory is given back, so that a
   // long transcript does not stay behind in every row it passes through.

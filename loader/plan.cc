@@ -91,8 +91,13 @@ class Batcher {
     if (opt_.max_padded_tokens &&
         rows * std::max<uint64_t>(b.max_tokens, TokensOf(r)) > opt_.max_padded_tokens)
       return false;
+    if (opt_.max_padded_sum &&
+        rows * (std::max(b.max_length, len) + std::max<uint64_t>(b.max_tokens, TokensOf(r))) >
+            opt_.max_padded_sum)
+      return false;
     return true;
   }
+  uint64_t TokensOf(uint64_t r) const { return r < index_.tokens.size() ? index_.tokens[r] : 0; }
   void Add(Bucket* b, uint64_t r, uint64_t pos) {
     if (b->records.empty()) b->first_pos = pos;
     b->records.push_back(r);
@@ -114,9 +119,6 @@ class Batcher {
   std::vector<Range>& batches() { return batches_; }
 
  private:
-  // Hand-made indexes (tests, tools) may lack the column.
-  uint64_t TokensOf(uint64_t r) const { return r < index_.tokens.size() ? index_.tokens[r] : 0; }
-
   const IndexColumns& index_;
   const BatchingOptions& opt_;
   std::vector<uint64_t> records_;
@@ -249,33 +251,41 @@ Status MakeEpochPlanOfStream(const IndexColumns& index, const BatchingOptions& o
   plan->world = world;
 
   // Bucket bounds at length quantiles of the stream's records (for one dataset, the selected
-  // records: epoch-independent, a function of the dataset and the selection).
+  // records: epoch-independent, a function of the dataset and the selection); bucket_2d, also at
+  // token quantiles, each length bucket split by tokens.
   const size_t nb = std::max<uint32_t>(1, opt.num_buckets);
-  {
+  Batcher batcher(index, opt);
+  auto quantiles = [&](auto value_of, std::vector<uint64_t>* bounds) {
     std::vector<uint64_t> sorted;
     sorted.reserve(stream.size());
-    for (uint64_t r : stream) sorted.push_back(index.length[r]);
+    for (uint64_t r : stream) sorted.push_back(value_of(r));
     std::sort(sorted.begin(), sorted.end());
     for (size_t k = 1; k < nb; ++k) {
       const uint64_t q = sorted[k * sorted.size() / nb];
-      if (plan->bucket_bounds.empty() || q > plan->bucket_bounds.back())
-        plan->bucket_bounds.push_back(q);
+      if (bounds->empty() || q > bounds->back()) bounds->push_back(q);
     }
-  }
-  auto bucket_of = [&](uint64_t len) {
-    return static_cast<size_t>(std::upper_bound(plan->bucket_bounds.begin(),
-                                                plan->bucket_bounds.end(), len) -
-                               plan->bucket_bounds.begin());
+  };
+  quantiles([&](uint64_t r) { return index.length[r]; }, &plan->bucket_bounds);
+  if (opt.bucket_2d)
+    quantiles([&](uint64_t r) { return batcher.TokensOf(r); }, &plan->token_bucket_bounds);
+  auto slot = [](const std::vector<uint64_t>& bounds, uint64_t v) {
+    return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+  };
+  const size_t token_slots = plan->token_bucket_bounds.size() + 1;
+  auto bucket_of = [&](uint64_t r) {
+    const size_t by_length = slot(plan->bucket_bounds, index.length[r]);
+    return opt.bucket_2d
+               ? by_length * token_slots + slot(plan->token_bucket_bounds, batcher.TokensOf(r))
+               : by_length;
   };
 
   // Step 2: bucketing walk.
   const uint64_t wait = opt.max_bucket_wait ? opt.max_bucket_wait
                                             : std::max<uint32_t>(opt.shuffle_window, 1);
-  Batcher batcher(index, opt);
-  std::vector<Bucket> buckets(plan->bucket_bounds.size() + 1);
+  std::vector<Bucket> buckets((plan->bucket_bounds.size() + 1) * (opt.bucket_2d ? token_slots : 1));
   for (uint64_t pos = 0; pos < stream.size(); ++pos) {
     const uint64_t r = stream[pos];
-    Bucket& b = buckets[bucket_of(index.length[r])];
+    Bucket& b = buckets[bucket_of(r)];
     if (!b.records.empty() && !batcher.Fits(b, r)) batcher.Emit(&b);
     batcher.Add(&b, r, pos);
     for (Bucket& other : buckets)

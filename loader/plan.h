@@ -5,9 +5,11 @@
 //     records in file order (less those IndexColumns::selected leaves out: no rule below sees
 //     them), then the stream shuffled in chunks of shuffle_window records. Reads stay mostly
 //     sequential: a rank touches blocks in stream order.
-//  2. Buckets: boundaries at the length quantiles of the selected records (epoch-independent). The
+//  2. Buckets: boundaries at the length quantiles of the selected records (epoch-independent);
+//     with bucket_2d also at their token quantiles, a bucket per (length slot, token slot). The
 //     stream is walked once; a record joins its bucket, and a bucket is emitted as a batch when
-//     the next record would break a cap (max_frames, max_padded_frames, max_batch_size) or when
+//     the next record would break a cap (max_frames, max_padded_frames, max_batch_size,
+//     max_tokens, max_padded_tokens, max_padded_sum) or when
 //     its oldest record is max_bucket_wait records behind the stream. Leftovers are emitted at the
 //     end, oldest first. A record longer than a cap gets a batch of its own.
 //  3. Ranks: while the batch count does not divide by world, the batch with the most rows (the
@@ -107,6 +109,9 @@ struct EpochPlan {
   std::vector<uint64_t> source_records;   // mixtures (mix.h), per source: the epoch's records
   std::vector<uint64_t> source_repeated;  // of those, repeats (the source ran out), all ranks
   std::vector<uint64_t> bucket_bounds; // upper length bounds of the buckets but the last
+  std::vector<uint64_t> token_bucket_bounds;  // bucket_2d: upper token bounds likewise; bucket
+                                              // (i, j) holds lengths in length slot i, tokens
+                                              // in token slot j
   uint64_t length = 0;                 // this rank: sum of row lengths
   uint64_t padded_length = 0;          // this rank: sum of rows * max_length
 
@@ -129,6 +134,9 @@ struct EpochPlan {
   uint64_t truncated_tokens = 0;       // their tokens dropped
   uint64_t skipped_documents = 0;      // too_long skip: documents left out
   uint64_t skipped_tokens = 0;         // their tokens
+  // Document fits on world > 1 ranks (rank_balance.h): the ranks' tokens per step, worst step.
+  uint64_t rank_token_spread = 0;  // most minus fewest
+  double rank_token_ratio = 1.0;   // most over fewest
 
   uint32_t row_of(uint64_t entry, const PlannedBatch& b) const {
     return entry_rows.empty() ? static_cast<uint32_t>(entry - b.first) : entry_rows[entry];

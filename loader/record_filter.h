@@ -14,18 +14,34 @@
 
 namespace sluice::loader {
 
+// What a filter may read of each conversation record besides the index columns, from the
+// index's turn tables (ConversationIndexColumns, conversation_plan.h), per record in IndexColumns'
+// order.
+struct ConversationColumns {
+  std::vector<uint64_t> audio_samples;   // all audio turns' samples
+  std::vector<uint64_t> text_tokens;     // the assistant turns' token ids: the targets
+  std::vector<uint64_t> encoder_frames;  // all audio turns' encoder frames
+  std::vector<uint64_t> llm_tokens;      // the rendering's length: the record's cost in a row
+};
+
 // The columns a filter may name, in this order: duration (seconds), tokens (the index's token
-// ids), tokens_per_second (tokens / duration; NaN without audio) and key (the record key).
-std::vector<std::string> FilterColumnNames();
+// ids), tokens_per_second (tokens / duration; NaN without audio) and key (the record key). With
+// `conversation`, also audio_seconds, text_tokens, encoder_frames and llm_tokens (its
+// ConversationColumns), and tokens_per_second is then text_tokens / audio_seconds: target tokens
+// per second of audio (NaN without an audio turn).
+std::vector<std::string> FilterColumnNames(bool conversation = false);
 
 // Marks index->selected: a record stays when `select` (may be empty) accepts its key and
 // `filter` (may be "") holds for it. *counts gets one entry per reason of the filter with the
 // records it left out (a record counts under the first reason it fails; `select`'s are not
-// counted). `sample_rate` turns durations into seconds. An expression that does not parse, or a
-// filter and select that keep nothing, is InvalidArgument naming `where`.
+// counted). `sample_rate` turns durations into seconds. `conversation` (nullptr: not a
+// conversation dataset, whose columns a filter may then not name) gives the conversation
+// columns. An expression that does not parse, or a filter and select that keep nothing, is
+// InvalidArgument naming `where`.
 Status SelectRecords(const std::string& where, const std::string& filter,
                      const std::function<bool(std::string_view)>& select,
                      const std::function<std::string_view(uint64_t)>& key_of, int sample_rate,
-                     IndexColumns* index, std::vector<FilterCount>* counts);
+                     const ConversationColumns* conversation, IndexColumns* index,
+                     std::vector<FilterCount>* counts);
 
 }  // namespace sluice::loader

@@ -48,7 +48,9 @@ nlohmann::json EpochStats::ToJson() const {
                       {"truncated_documents", truncated_documents},
                       {"truncated_tokens", truncated_tokens},
                       {"skipped_documents", skipped_documents},
-                      {"skipped_tokens", skipped_tokens}};
+                      {"skipped_tokens", skipped_tokens},
+                      {"rank_token_spread", rank_token_spread},
+                      {"rank_token_ratio", rank_token_ratio}};
   nlohmann::json counters = nlohmann::json::object();
   shards::VisitCounters(storage, [&](const char* name, uint64_t v) { counters[name] = v; });
   j["storage"] = std::move(counters);

@@ -76,6 +76,9 @@ struct EpochStats {
   uint64_t truncated_tokens = 0;     // their tokens dropped
   uint64_t skipped_documents = 0;    // too_long skip: documents left out
   uint64_t skipped_tokens = 0;       // their tokens
+  uint64_t rank_token_spread = 0;    // packing fits, world > 1: the worst step's most minus fewest
+                                     // tokens over the ranks (loader/rank_balance.h)
+  double rank_token_ratio = 1.0;     // and its most over fewest
   uint64_t filtered_records = 0;     // records LoaderOptions::filter left out (all ranks)
   std::vector<FilterCount> filtered;  // by reason, in the expression's order; empty: no filter
   std::vector<SourceStats> sources;  // a mixture's, in the order of MixOptions::sources; empty

@@ -5,6 +5,7 @@
 // mid-epoch resume and elastic resume on another world, and options that do not apply refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -231,9 +232,7 @@ TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
   o = Options();
   o.packing.split_long = true;
   refused(dir_->Join("data"), o, "HINT: --split-long false");
-  o = Options();
-  o.packing.seq_len = 0;
-  refused(dir_->Join("data"), o, "HINT: --seq-len");
+  // seq_len 0 is no refusal: a row per conversation, padded (PaddedTwoDimensionalBuckets...).
   o = Options();
   o.conversation.encoder_frames = "nosuchpreset";
   refused(dir_->Join("data"), o, "encoder_frames: ");
@@ -289,6 +288,203 @@ TEST_F(ConversationLoaderTest, TheRunRecordNamesTemplateAndSpecByContentNotPath)
 
   // Other datasets' records have no conversation entry, as before.
   EXPECT_FALSE(LoaderConfigJson(LoaderOptions(), 0).contains("conversation"));
+}
+
+// The conversation columns of LoaderOptions::filter, computed here from the turns as written:
+// the epoch holds exactly the conversations the same conditions keep, each reason counts the
+// conversations it left out first, and the columns are refused for a dataset of another kind.
+TEST_F(ConversationLoaderTest, RatioFiltersKeepWhatTheTurnsAsWrittenKeep) {
+  features::TextNormalizeOptions norm;
+  auto tok = Chars(&norm);
+  features::EncoderFramesSpec spec;
+  ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+  struct Columns {
+    double audio_seconds = 0, text_tokens = 0, encoder_frames = 0, llm_tokens = 0;
+    double per_second() const { return text_tokens / audio_seconds; }
+  };
+  std::vector<Columns> by_hand(kRecords);
+  std::vector<double> rates, seconds, llm, frames;
+  for (int i = 0; i < kRecords; ++i) {
+    Columns& c = by_hand[i];
+    for (const Turn& t : Conversation(i, false)) {
+      if (t.entry.role == Role::kAssistant) {
+        std::vector<int32_t> ids;
+        ASSERT_OK(tok->Encode(t.text, &ids));
+        c.text_tokens += static_cast<double>(ids.size());
+      }
+      if (!t.entry.has_audio) continue;
+      c.audio_seconds += static_cast<double>(t.samples.size()) / 16000.0;
+      c.encoder_frames += features::EncoderFrames(spec, t.samples.size());
+    }
+    c.llm_tokens = static_cast<double>(expected_[i].ids.size());
+    rates.push_back(c.per_second());
+    seconds.push_back(c.audio_seconds);
+    llm.push_back(c.llm_tokens);
+    frames.push_back(c.encoder_frames);
+  }
+  for (auto* v : {&rates, &seconds, &llm, &frames}) std::sort(v->begin(), v->end());
+  // Thresholds between two records' values, so no rounding decides a record.
+  const double max_rate = (rates[kRecords * 3 / 4] + rates[kRecords * 3 / 4 + 1]) / 2;
+  const double min_seconds = (seconds[kRecords / 5] + seconds[kRecords / 5 + 1]) / 2;
+  const int max_llm = static_cast<int>(llm[kRecords * 9 / 10]);
+  const int min_frames = static_cast<int>(frames[kRecords / 2]);
+  std::vector<uint64_t> want_counts(4, 0);
+  std::map<int64_t, int> want;
+  for (int i = 0; i < kRecords; ++i) {
+    const Columns& c = by_hand[i];
+    if (!(c.per_second() < max_rate)) {
+      ++want_counts[0];
+    } else if (!(c.audio_seconds > min_seconds)) {
+      ++want_counts[1];
+    } else if (!(c.llm_tokens <= max_llm)) {
+      ++want_counts[2];
+    } else if (!(c.encoder_frames >= min_frames && c.text_tokens > 0)) {
+      ++want_counts[3];
+    } else {
+      want[i] = 1;
+    }
+  }
+  for (uint64_t n : want_counts) ASSERT_GT(n, 0u) << "every reason must leave one out";
+  const std::string rate = std::to_string(max_rate), sec = std::to_string(min_seconds);
+  LoaderOptions o = Options();
+  o.filter = "tokens_per_second < " + rate + " and audio_seconds > " + sec +
+             " and llm_tokens <= " + std::to_string(max_llm) +
+             " and (encoder_frames >= " + std::to_string(min_frames) + " and text_tokens > 0)";
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+  ASSERT_OK(l->Start(0));
+  const EpochPlan& plan = ImplOf(*l).plan();
+  EXPECT_EQ(plan.skipped_documents, 0u);  // the too-long one is filtered out first
+  std::map<int64_t, int> seen;
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) CheckBatch(*b, plan.fit_rows, &seen);
+  ASSERT_OK(st);
+  EXPECT_EQ(seen, want);
+  const EpochStats stats = l->stats();
+  ASSERT_EQ(stats.filtered.size(), 4u);
+  EXPECT_EQ(stats.filtered[0].reason, "tokens_per_second < " + rate);
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(stats.filtered[k].records, want_counts[k]) << stats.filtered[k].reason;
+  EXPECT_EQ(stats.filtered_records,
+            want_counts[0] + want_counts[1] + want_counts[2] + want_counts[3]);
+
+  // Text records have no turns: their filter may not name these columns.
+  std::filesystem::create_directories(dir_->Join("text_for_filter"));
+  loader::testing::WriteTokenDataset(dir_->Join("text_for_filter"), 20);
+  LoaderOptions t;
+  t.packing.seq_len = 64;
+  t.filter = "llm_tokens < 100";
+  const Status refused = Loader::Open(dir_->Join("text_for_filter"), t, &l);
+  EXPECT_TRUE(refused.IsInvalidArgument()) << refused.ToString();
+  EXPECT_NE(refused.message().find("unknown column 'llm_tokens'"), std::string::npos)
+      << refused.message();
+}
+
+// Padded conversations (seq_len 0) in 2-D buckets on (encoder frames, LLM tokens): a row per
+// conversation holding its rendering's ids, zero-padded; every conversation once per epoch over
+// two ranks; each batch within max_padded_sum (rows x (longest frames + longest tokens)) unless it
+// is one conversation; the same batches after a mid-epoch resume.
+TEST_F(ConversationLoaderTest, PaddedTwoDimensionalBucketsHoldEveryConversationOnceWithinBudget) {
+  features::EncoderFramesSpec spec;
+  ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+  std::vector<uint64_t> frames(kRecords, 0);
+  for (int i = 0; i < kRecords; ++i)
+    for (const Turn& t : Conversation(i, false))
+      if (t.entry.has_audio) frames[i] += features::EncoderFrames(spec, t.samples.size());
+  constexpr uint64_t kBudget = 1200;
+  LoaderOptions o = Options();
+  o.packing = PackingOptions();  // seq_len 0: padded
+  o.batching.bucket_2d = true;
+  o.batching.num_buckets = 3;
+  o.batching.max_frames = 0;
+  o.batching.max_padded_sum = kBudget;
+  o.world = 2;
+  std::map<int64_t, int> seen;
+  size_t batches_of_rank0 = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(0));
+    const EpochPlan& plan = ImplOf(*l).plan();
+    EXPECT_FALSE(plan.token_bucket_bounds.empty());
+    const Batch* b;
+    Status st;
+    size_t n = 0;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      ++n;
+      uint64_t longest_frames = 0, longest_tokens = 0;
+      for (size_t row = 0; row < b->size(); ++row) {
+        const int64_t r = static_cast<int64_t>(b->record_ids()[row]);
+        ASSERT_LT(r, kRecords);
+        if (plan.batches[n - 1].repeated == 0) ++seen[r];
+        const std::vector<int32_t>& want = expected_[r].ids;
+        ASSERT_EQ(b->token_lengths()[row], static_cast<int32_t>(want.size())) << "record " << r;
+        for (size_t k = 0; k < static_cast<size_t>(b->max_tokens()); ++k)
+          ASSERT_EQ(b->tokens()[row * b->max_tokens() + k], k < want.size() ? want[k] : 0)
+              << "record " << r << " id " << k;
+        longest_frames = std::max(longest_frames, frames[r]);
+        longest_tokens = std::max<uint64_t>(longest_tokens, want.size());
+      }
+      ASSERT_EQ(static_cast<uint64_t>(b->max_tokens()), longest_tokens);
+      if (b->size() > 1) {
+        EXPECT_LE(b->size() * (longest_frames + longest_tokens), kBudget);
+      }
+    }
+    ASSERT_OK(st);
+    if (rank == 0) batches_of_rank0 = n;
+    EXPECT_EQ(n, batches_of_rank0);
+  }
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], 1) << "conversation " << i;
+
+  o.world = 1;
+  o.rank = 0;
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+  ASSERT_OK(l->Start(1));
+  std::vector<uint64_t> all;
+  const Batch* b;
+  ResumeState at;
+  while (l->Next(&b).ok() && b != nullptr) {
+    all.push_back(DigestOf(*b));
+    if (all.size() == 3) at = l->state();
+  }
+  ASSERT_GT(all.size(), 4u);
+  std::unique_ptr<Loader> r;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &r));
+  ASSERT_OK(r->Start(at));
+  std::vector<uint64_t> rest;
+  while (r->Next(&b).ok() && b != nullptr) rest.push_back(DigestOf(*b));
+  EXPECT_EQ(rest, std::vector<uint64_t>(all.begin() + 3, all.end()));
+}
+
+// balance_ranks through the Loader: a mid-epoch resume of balanced ranks gives the same batches,
+// and the plan's stated spread reaches EpochStats.
+TEST_F(ConversationLoaderTest, BalancedRanksResumeMidEpochExactly) {
+  LoaderOptions o = Options();
+  o.packing.balance_ranks = true;
+  o.world = 2;
+  o.rank = 1;
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+  ASSERT_OK(l->Start(0));
+  std::vector<uint64_t> all;
+  const Batch* b;
+  ResumeState at;
+  while (l->Next(&b).ok() && b != nullptr) {
+    all.push_back(DigestOf(*b));
+    if (all.size() == 1) at = l->state();
+  }
+  ASSERT_GT(all.size(), 2u);
+  EXPECT_EQ(l->stats().rank_token_spread, ImplOf(*l).plan().rank_token_spread);
+  EXPECT_LE(l->stats().rank_token_spread, kSeqLen);
+  std::unique_ptr<Loader> r;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), o, &r));
+  ASSERT_OK(r->Start(at));
+  std::vector<uint64_t> rest;
+  while (r->Next(&b).ok() && b != nullptr) rest.push_back(DigestOf(*b));
+  EXPECT_EQ(rest, std::vector<uint64_t>(all.begin() + 1, all.end()));
 }
 
 // Instruction data: conversations without an audio turn need a template alone (no encoder spec,

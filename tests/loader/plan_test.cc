@@ -179,3 +179,86 @@ TEST(Plan, RejectsABadRank) {
 
 }  // namespace
 }  // namespace sluice::loader
+
+namespace sluice::loader {
+namespace {
+
+// bucket_2d over an ASR-like index whose transcripts' densities vary apart from the lengths: on 2
+// ranks every record once with equal counts, every batch of more than one row within
+// max_padded_sum, less padding of the token tensor than 1-D buckets under the same budget, and
+// an elastic resume 2 -> 3 ranks still holding every record once.
+TEST(Plan, TwoDimensionalBucketsHoldTheSumBudgetAndPadTokensLess) {
+  IndexColumns ix = MakeSyntheticIndex(8, 13);
+  Rng rng(6);
+  ix.tokens.assign(ix.num_records(), 0);  // the synthetic index has no token column
+  for (uint64_t r = 0; r < ix.num_records(); ++r)
+    ix.tokens[r] = static_cast<uint32_t>(1 + ix.length[r] * rng.UniformInt(2, 60) / 100);
+  BatchingOptions opt;
+  opt.max_frames = 0;
+  opt.max_padded_tokens = 0;
+  opt.max_padded_sum = 6000;
+  opt.num_buckets = 4;
+  opt.max_bucket_wait = 4096;
+  auto token_waste = [&](const EpochPlan& plan) {
+    uint64_t used = 0, cells = 0;
+    for (const PlannedBatch& b : plan.batches) {
+      uint64_t longest = 0;
+      for (uint32_t k = 0; k < b.rows; ++k) {
+        longest = std::max<uint64_t>(longest, ix.tokens[plan.records[b.first + k]]);
+        used += ix.tokens[plan.records[b.first + k]];
+      }
+      cells += longest * b.rows;
+    }
+    return 1.0 - static_cast<double>(used) / static_cast<double>(cells);
+  };
+  EpochPlan one_d;
+  ASSERT_OK(MakeEpochPlan(ix, opt, 3, 0, 0, 1, &one_d));
+  opt.bucket_2d = true;
+  std::vector<int> seen(ix.num_records(), 0);
+  size_t per_rank = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeEpochPlan(ix, opt, 3, 0, rank, 2, &plan));
+    EXPECT_FALSE(plan.token_bucket_bounds.empty());
+    if (rank == 0) per_rank = plan.batches.size();
+    EXPECT_EQ(plan.batches.size(), per_rank);
+    for (const PlannedBatch& b : plan.batches) {
+      uint64_t frames = 0, tokens = 0;
+      for (uint32_t k = 0; k < b.rows; ++k) {
+        const uint64_t r = plan.records[b.first + k];
+        ++seen[r];
+        frames = std::max(frames, ix.length[r]);
+        tokens = std::max<uint64_t>(tokens, ix.tokens[r]);
+      }
+      if (b.rows > 1) {
+        EXPECT_LE(b.rows * (frames + tokens), opt.max_padded_sum);
+      }
+    }
+  }
+  for (uint64_t r = 0; r < ix.num_records(); ++r) EXPECT_EQ(seen[r], 1) << "record " << r;
+  EpochPlan two_d;
+  ASSERT_OK(MakeEpochPlan(ix, opt, 3, 0, 0, 1, &two_d));
+  EXPECT_LT(token_waste(two_d), token_waste(one_d));
+
+  std::fill(seen.begin(), seen.end(), 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeEpochPlan(ix, opt, 3, 0, rank, 2, &plan));
+    ASSERT_GT(plan.batches.size(), 2u);
+    for (size_t j = 0; j < 2; ++j)
+      for (uint32_t k = 0; k < plan.batches[j].rows; ++k)
+        ++seen[plan.records[plan.batches[j].first + k]];
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    EpochPlan plan;
+    ASSERT_OK(MakeEpochPlan(ix, opt, 3, 0, {{2, 2}}, rank, 3, &plan));
+    for (const PlannedBatch& b : plan.batches) {
+      if (b.repeated > 0) continue;  // fewer records left than ranks: repeats, counted apart
+      for (uint32_t k = 0; k < b.rows; ++k) ++seen[plan.records[b.first + k]];
+    }
+  }
+  for (uint64_t r = 0; r < ix.num_records(); ++r) EXPECT_EQ(seen[r], 1) << "record " << r;
+}
+
+}  // namespace
+}  // namespace sluice::loader

@@ -22,6 +22,8 @@ void Usage(FILE* out) {
       "             side of tools/bench/asr_torch_step.py\n"
       "  pack       padding waste and cut documents of concat, first_fit and best_fit packing\n"
       "             on the same lognormal document lengths\n"
+      "  conversations  speech-LLM conversations: synthetic datasets, planning time and memory\n"
+      "             from the index, padding of packed vs 2-D vs 1-D buckets, loader throughput\n"
       "  tokenize   byte-level BPE (hf:/tiktoken:) encoding MB/s per core, the sluice side of\n"
       "             tools/bench/tokenize_vs_hf.py\n"
       "\n"
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   if (cmd == "feed") return sluice::bench::RunFeed(argc - 1, argv + 1);
   if (cmd == "step") return sluice::bench::RunStep(argc - 1, argv + 1);
   if (cmd == "pack") return sluice::bench::RunPack(argc - 1, argv + 1);
+  if (cmd == "conversations") return sluice::bench::RunConversations(argc - 1, argv + 1);
   if (cmd == "tokenize") return sluice::bench::RunTokenize(argc - 1, argv + 1);
   std::fprintf(stderr, "sluice-bench: unknown command '%s'\n", cmd.c_str());
   Usage(stderr);
