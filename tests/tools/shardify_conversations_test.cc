@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -226,6 +227,44 @@ TEST_F(ShardifyConversationsTest, FlacDatasetLoadsToTheBatchesOfItsPcm16Twin) {
     EXPECT_EQ(audio[1], audio[0]);
     EXPECT_EQ(digest[1], digest[0]) << loader::FeatureKindName(kind);
   }
+}
+
+// sluice-bench epoch on a conversation dataset reports what a speech-LLM's loader costs:
+// conversations and LLM tokens per second and per core-second, and the audio it handed out.
+TEST_F(ShardifyConversationsTest, BenchEpochReportsConversationsAndTokensPerCore) {
+  const char* bench = std::getenv("SLUICE_BENCH");
+  if (bench == nullptr) GTEST_SKIP() << "$SLUICE_BENCH is not set (meson test sets it)";
+  std::string lines;
+  for (int i = 0; i < 9; ++i)
+    lines += json{{"id", "c" + std::to_string(i)},
+                  {"turns",
+                   {{{"role", "user"}, {"audio", {{"path", i % 2 ? "a.wav" : "b.wav"}}}},
+                    {{"role", "assistant"}, {"text", "done " + std::to_string(i)}}}}}
+                 .dump() +
+             "\n";
+  testing::WriteFile(tmp_.Join("c.jsonl"), lines);
+  ASSERT_EQ(Run("c.jsonl", "ds", "--tokenizer char").code, 0);
+  testing::WriteFile(tmp_.Join("t.json"),
+                     R"({"roles": {"user": {"prefix": {"ids": [1]}},
+                                   "assistant": {"prefix": {"ids": [3]}, "suffix": {"ids": [4]}}},
+                         "placeholder": {"ids": [5]}})");
+  // Batches of one row: no row repeats to fill a last batch, so each conversation counts once.
+  auto r = testing::RunShell(std::string(bench) + " epoch " + tmp_.Join("ds") +
+                             " --json --threads 1 --seq-len 200 --batch-size 1 --pack-mode "
+                             "best_fit --split-long false --too-long skip --chat-template " +
+                             tmp_.Join("t.json") + " --encoder-frames fastconformer");
+  ASSERT_EQ(r.code, 0) << r.out;
+  json j;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') j = json::parse(line);
+  ASSERT_TRUE(j.contains("documents")) << r.out;
+  EXPECT_EQ(j["documents"], 9);
+  EXPECT_GT(j["documents_per_second"].get<double>(), 0);
+  EXPECT_GT(j["documents_per_core_second"].get<double>(), 0);
+  EXPECT_GT(j["tokens_per_core_second"].get<double>(), 0);
+  // The audio turns handed out: 5 of b.wav and 4 of a.wav.
+  EXPECT_DOUBLE_EQ(j["audio_seconds"].get<double>(), (5 * 12345 + 4 * 8000) / 16000.0);
 }
 
 TEST_F(ShardifyConversationsTest, EachBadLineIsRejectedWithFileLineAndReason) {
