@@ -230,6 +230,16 @@ class PackedCollator final : public Collator {
     }
     cu[segments] = static_cast<int32_t>(f.size * L);
     f.segments = segments;
+    // Conversation audio handed out (EpochStats::audio_seconds, frames): every audio turn of each
+    // conversation in the rows (a conversation is never split, so each segment is a whole one,
+    // repeated rows included), whose samples are its record's duration.
+    if (f.num_audio > 0) {
+      for (size_t s = 0; s < segments; ++s)
+        if (doc_ids[cu[s]] >= 0)
+          counts->duration += index_->duration[static_cast<uint64_t>(doc_ids[cu[s]])];
+      const int32_t* lengths = static_cast<const int32_t*>(f.audio_lengths.data());
+      for (size_t a = 0; a < f.num_audio; ++a) counts->frames += static_cast<uint64_t>(lengths[a]);
+    }
     counts->tokens = real;
     counts->padding = f.size * L - real;
     counts->columns = f.size * L;

@@ -24,7 +24,10 @@ counted on the checkpoint's files only, and the read of the checkpoint a run res
 export (shardify export --to nemo: the dataset's reads, every audio file and the manifest; the
 rerun adds --overwrite, as a user would after a failure that left the manifest), import (shardify
 audio --from lhotse on a cuts.jsonl.gz and --from wds on a tar of the same clips: the importers'
-reads of gzip and tar input, then the shared ingest's writes).
+reads of gzip and tar input, then the shared ingest's writes), conversations (shardify
+conversations with a tokenizer on a JSONL of audio and text turns over the corpus's clips, WAV
+and FLAC, with a rejected line: the audio decodes, shards, rejects, journal and manifest; the
+rerun adds --resume).
 
   tests/faults/fault_sweep.py --build build [--scenario NAME ...] [--work DIR] [--stride K]
 
@@ -406,12 +409,39 @@ def import_inputs(corpus, work):
     return cuts, tar
 
 
+def conversation_input(corpus, work):
+    """A conversations JSONL over the corpus's clips (docs/conversations.md): a system prompt,
+    audio turns (a WAV, a FLAC, an offset and duration), text turns, a second exchange, and one
+    line whose audio is missing (a reject)."""
+    path = os.path.join(work, "conversations.jsonl")
+    audio = lambda name, **kw: dict({"path": os.path.join(corpus, "audio", name)}, **kw)  # noqa
+    lines = [
+        {"id": "c0", "system": "answer briefly",
+         "turns": [{"role": "user", "audio": audio("utt-00000.wav")},
+                   {"role": "assistant", "text": "our teacher borrowed the umbrella"}]},
+        {"id": "c1", "turns": [
+            {"role": "user", "text": "what is said", "audio": audio("utt-00002.flac",
+                                                                     offset=0.5, duration=1.5)},
+            {"role": "assistant", "text": "three paper boats"},
+            {"role": "user", "text": "and here", "audio": audio("utt-00004.wav")},
+            {"role": "assistant", "text": "where did you put the keys"}]},
+        {"id": "c2", "turns": [{"role": "user", "audio": audio("missing.wav")},
+                               {"role": "assistant", "text": "nothing"}]},
+        {"id": "c3", "turns": [{"role": "user", "text": "say hello"},
+                               {"role": "assistant", "text": "hello"}]},
+    ]
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    return path
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", required=True, help="the meson build directory")
     p.add_argument("--scenario", action="append",
                    choices=["features", "shardify", "part", "merge", "loader", "cache",
-                            "train", "export", "import"],
+                            "train", "export", "import", "conversations"],
                    help="run only these (repeatable; default: all)")
     p.add_argument("--work", help="working directory (default: a temporary one, removed)")
     p.add_argument("--clips", type=int, default=6, help="clips in the sample corpus")
@@ -419,7 +449,7 @@ def main():
                    help="inject at every K-th fault point only (1 = exhaustive)")
     a = p.parse_args()
     scenarios = a.scenario or ["features", "shardify", "part", "merge", "loader", "cache",
-                               "train", "export", "import"]
+                               "train", "export", "import", "conversations"]
     tools = os.path.join(a.build, "tools")
     shardify = os.path.join(tools, "shardify")
     work = a.work or tempfile.mkdtemp(prefix="sluice-faults-")
@@ -469,6 +499,11 @@ def main():
                 dataset_scenario(sw, name, lambda out, args=args: [
                     shardify, "audio", "-q", "-o", out, "--shard-size", "64k", "-j", "1",
                     "--max-duration", "30"] + args, ["--resume"], work)
+        if "conversations" in scenarios:
+            chats = conversation_input(corpus, work)
+            dataset_scenario(sw, "conversations", lambda out: [
+                shardify, "conversations", chats, "-q", "-o", out, "--shard-size", "64k", "-j",
+                "1", "--max-duration", "30", "--tokenizer", "char"], ["--resume"], work)
         dataset = os.path.join(work, "dataset")
         if set(scenarios) & {"loader", "cache", "train", "export"} and not os.path.exists(
                 os.path.join(dataset, "manifest.json")):

@@ -242,6 +242,34 @@ TEST_F(ConversationAudioTest, RawSamplesWhenFeaturesAreOff) {
   }
 }
 
+// The epoch's statistics count the audio the batches carry (sluice-bench's hours, real-time
+// factor): the samples of every audio turn handed out, repeated rows included, and its frames.
+TEST_F(ConversationAudioTest, EpochStatsCountTheAudioTurnsHandedOut) {
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("data"), Options(), &l));
+  ASSERT_OK(l->Start(0));
+  uint64_t samples = 0, frames = 0;
+  const Batch* b;
+  while (l->Next(&b).ok() && b != nullptr) {
+    const size_t L = static_cast<size_t>(b->seq_len());
+    std::map<std::pair<int32_t, int64_t>, size_t> nth;  // (row, record) -> its audios so far
+    for (size_t a = 0; a < b->num_audio(); ++a) {
+      const int32_t* span = b->audio_spans().data() + 3 * a;
+      const int64_t r = b->doc_ids()[static_cast<size_t>(span[0]) * L + span[1]];
+      std::vector<uint32_t> turns;  // conversation r's audio turns as written
+      for (const Turn& t : Conversation(static_cast<int>(r), false))
+        if (t.entry.has_audio) turns.push_back(static_cast<uint32_t>(t.samples.size()));
+      const size_t k = nth[{span[0], r}]++;
+      ASSERT_LT(k, turns.size());
+      samples += turns[k];
+      frames += static_cast<uint64_t>(b->audio_lengths()[a]);
+    }
+  }
+  ASSERT_GT(samples, 0u);
+  EXPECT_DOUBLE_EQ(l->stats().audio_seconds, static_cast<double>(samples) / 16000);
+  EXPECT_EQ(l->stats().frames, frames);
+}
+
 // dtype float16: the same audio as float32, converted (padding still zero).
 TEST_F(ConversationAudioTest, HalfPrecisionAudioIsTheFloatAudioConverted) {
   LoaderOptions o = Options();

@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "assert_ok.h"
 #include "dataset_compare.h"
 #include "features/flac.h"
+#include "loader/digest.h"
+#include "loader/loader.h"
 #include "shards/conversation.h"
 #include "shards/dataset.h"
 #include "shards/fields.h"
@@ -163,6 +166,105 @@ TEST_F(ShardifyConversationsTest, FlacRecordsHoldTheSamplesOfPcm16Ones) {
     EXPECT_EQ(decoded, std::vector<int16_t>(p, p + samples->size / 2)) << "record " << i;
     EXPECT_EQ(pcm->shard(0).aux(i), flac->shard(0).aux(i));
   }
+}
+
+// The loader's FLAC path (loader/conversation_audio.cc decodes kAudioFlac per record): FLAC is
+// lossless, so a --codec flac dataset gives the batches of its PCM16 twin, audio arrays
+// included (BatchDigest covers features, lengths and spans), as samples and as fbank features.
+TEST_F(ShardifyConversationsTest, FlacDatasetLoadsToTheBatchesOfItsPcm16Twin) {
+  // 12 conversations: audio with and without an offset, a second audio turn in some.
+  std::string lines;
+  for (int i = 0; i < 12; ++i) {
+    json turns = json::array();
+    turns.push_back(
+        {{"role", "user"},
+         {"text", "say " + std::string(1 + i % 5, 'a')},
+         {"audio", {{"path", i % 3 == 2 ? "b.wav" : "a.wav"}, {"offset", 0.05 * (i % 4)}}}});
+    turns.push_back({{"role", "assistant"}, {"text", "done " + std::to_string(i)}});
+    if (i % 4 == 1) turns.push_back({{"role", "user"}, {"audio", {{"path", "b.wav"}}}});
+    lines += json{{"id", "c" + std::to_string(i)}, {"turns", turns}}.dump() + "\n";
+  }
+  testing::WriteFile(tmp_.Join("c.jsonl"), lines);
+  // Small shards: several files, so the plan's shard boundaries are exercised for both codecs.
+  const std::string opts = "--tokenizer char --shard-size 64k";
+  ASSERT_EQ(Run("c.jsonl", "pcm", opts).code, 0);
+  ASSERT_EQ(Run("c.jsonl", "flac", opts + " --codec flac").code, 0);
+  testing::WriteFile(tmp_.Join("t.json"),
+                     R"({"roles": {"user": {"prefix": {"ids": [1]}, "audio_prefix": {"ids": [2]}},
+                                   "assistant": {"prefix": {"ids": [3]}, "suffix": {"ids": [4]}}},
+                         "placeholder": {"ids": [5]}})");
+  for (loader::FeatureKind kind : {loader::FeatureKind::kRaw, loader::FeatureKind::kFbank}) {
+    loader::LoaderOptions o;
+    o.threads = 2;
+    o.seed = 3;
+    o.kind = kind;
+    o.packing.seq_len = 400;
+    o.packing.batch_size = 2;
+    o.packing.pack_mode = loader::PackMode::kBestFit;
+    o.packing.split_long = false;
+    o.packing.too_long = loader::TooLong::kSkip;
+    o.conversation.chat_template = tmp_.Join("t.json");
+    o.conversation.encoder_frames = "fastconformer";
+    std::string digest[2];
+    uint64_t audio[2] = {0, 0}, batches[2] = {0, 0};
+    for (int d = 0; d < 2; ++d) {
+      std::unique_ptr<loader::Loader> l;
+      ASSERT_OK(loader::Loader::Open(tmp_.Join(d ? "flac" : "pcm"), o, &l));
+      ASSERT_OK(l->Start(0));
+      loader::BatchDigest sum;
+      const loader::Batch* b;
+      Status s;
+      while ((s = l->Next(&b)).ok() && b != nullptr) {
+        sum.Add(*b);
+        audio[d] += b->num_audio();
+        ++batches[d];
+      }
+      ASSERT_OK(s);
+      digest[d] = sum.hex();
+    }
+    EXPECT_GE(audio[0], 15u) << "every conversation's audio turns, in every batch";
+    EXPECT_EQ(batches[1], batches[0]);
+    EXPECT_EQ(audio[1], audio[0]);
+    EXPECT_EQ(digest[1], digest[0]) << loader::FeatureKindName(kind);
+  }
+}
+
+// sluice-bench epoch on a conversation dataset reports what a speech-LLM's loader costs:
+// conversations and LLM tokens per second and per core-second, and the audio it handed out.
+TEST_F(ShardifyConversationsTest, BenchEpochReportsConversationsAndTokensPerCore) {
+  const char* bench = std::getenv("SLUICE_BENCH");
+  if (bench == nullptr) GTEST_SKIP() << "$SLUICE_BENCH is not set (meson test sets it)";
+  std::string lines;
+  for (int i = 0; i < 9; ++i)
+    lines += json{{"id", "c" + std::to_string(i)},
+                  {"turns",
+                   {{{"role", "user"}, {"audio", {{"path", i % 2 ? "a.wav" : "b.wav"}}}},
+                    {{"role", "assistant"}, {"text", "done " + std::to_string(i)}}}}}
+                 .dump() +
+             "\n";
+  testing::WriteFile(tmp_.Join("c.jsonl"), lines);
+  ASSERT_EQ(Run("c.jsonl", "ds", "--tokenizer char").code, 0);
+  testing::WriteFile(tmp_.Join("t.json"),
+                     R"({"roles": {"user": {"prefix": {"ids": [1]}},
+                                   "assistant": {"prefix": {"ids": [3]}, "suffix": {"ids": [4]}}},
+                         "placeholder": {"ids": [5]}})");
+  // Batches of one row: no row repeats to fill a last batch, so each conversation counts once.
+  auto r = testing::RunShell(std::string(bench) + " epoch " + tmp_.Join("ds") +
+                             " --json --threads 1 --seq-len 200 --batch-size 1 --pack-mode "
+                             "best_fit --split-long false --too-long skip --chat-template " +
+                             tmp_.Join("t.json") + " --encoder-frames fastconformer");
+  ASSERT_EQ(r.code, 0) << r.out;
+  json j;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') j = json::parse(line);
+  ASSERT_TRUE(j.contains("documents")) << r.out;
+  EXPECT_EQ(j["documents"], 9);
+  EXPECT_GT(j["documents_per_second"].get<double>(), 0);
+  EXPECT_GT(j["documents_per_core_second"].get<double>(), 0);
+  EXPECT_GT(j["tokens_per_core_second"].get<double>(), 0);
+  // The audio turns handed out: 5 of b.wav and 4 of a.wav.
+  EXPECT_DOUBLE_EQ(j["audio_seconds"].get<double>(), (5 * 12345 + 4 * 8000) / 16000.0);
 }
 
 TEST_F(ShardifyConversationsTest, EachBadLineIsRejectedWithFileLineAndReason) {

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -283,6 +284,9 @@ struct EpochResult {
   double cpu = 0;     // core-seconds of the process during the epoch
   uint64_t peak_rss_bytes = 0;
   double hours = 0, hours_per_second = 0, mb_per_second = 0, tokens_per_second = 0;
+  // Packing: documents (conversations) in the batches taken, each whole one or part once per
+  // row it fills (the segments of cu_seqlens that are not padding), repeats included.
+  uint64_t documents = 0;
   double cores_per_gpu = 0;  // with --demand
 };
 
@@ -299,6 +303,10 @@ int TakeEpoch(const EpochArgs& a, int e, const loader::ResumeState* resume, Load
     if (!st.ok() || b == nullptr) break;
     ++r->taken;
     r->digest.Add(*b);
+    if (a.o.packing.seq_len > 0) {
+      const std::span<const int32_t> cu = b->cu_seqlens();
+      for (size_t k = 0; k + 1 < cu.size(); ++k) r->documents += b->doc_ids()[cu[k]] >= 0;
+    }
     if (!journal->Batch(r->epoch, *b, *l)) {
       st = Status::IOError("--journal " + a.journal_path + ": " + std::strerror(errno));
       break;
@@ -359,6 +367,11 @@ void PrintEpochJson(const EpochArgs& a, const EpochResult& r) {
   if (a.o.packing.seq_len > 0) {
     j["seq_len"] = a.o.packing.seq_len;
     j["batch_size"] = a.o.packing.batch_size;
+    // Per core: a speech-LLM's loader cost (conversations and LLM tokens per CPU-second).
+    j["documents"] = r.documents;
+    j["documents_per_second"] = r.documents / s.wall_seconds;
+    j["documents_per_core_second"] = r.cpu > 0 ? r.documents / r.cpu : 0;
+    j["tokens_per_core_second"] = r.cpu > 0 ? s.tokens / r.cpu : 0;
   }
   j["step_ms"] = a.step_ms;
   j["digest"] = r.digest.hex();
@@ -386,6 +399,10 @@ void PrintTokensStorageAndSources(const EpochArgs& a, const EpochResult& r) {
       std::printf(" (packed [%u, %u]; stream %llu tokens, %llu wrapped)", a.o.packing.batch_size,
                   a.o.packing.seq_len + 1, static_cast<unsigned long long>(s.stream_tokens),
                   static_cast<unsigned long long>(s.wrapped_tokens));
+    if (a.o.packing.seq_len > 0)
+      std::printf("; %llu documents, %.0f/s, %.0f per core-second",
+                  static_cast<unsigned long long>(r.documents), r.documents / s.wall_seconds,
+                  r.cpu > 0 ? r.documents / r.cpu : 0);
     if (a.o.packing.seq_len > 0 && a.o.packing.pack_mode != loader::PackMode::kConcat)
       std::printf("; %s: padding %.3f%%, %llu documents split, %llu truncated, %llu skipped",
                   loader::kPackModeNames[static_cast<int>(a.o.packing.pack_mode)].name,
