@@ -42,6 +42,23 @@ struct NoiseOptions {
   double max_snr_db = 20.0;  // dB
 };
 
+// The most speakers one babble mixes (babble.h keeps the picks in a fixed array).
+inline constexpr int kMaxBabbleSpeakers = 32;
+
+// Babble: K other utterances of the training data (K uniform in [min_speakers, max_speakers]),
+// each a random excerpt looped or cut to the utterance's length and brought to the same energy,
+// summed and added at an SNR uniform in [min_snr_db, max_snr_db]. They come from a pool of
+// pool_size utterances held in memory: evenly spaced over the training data (or over
+// babble_data when given), the same for every seed, epoch and rank; never the record itself.
+struct BabbleOptions {
+  double probability = 0.0;
+  double min_snr_db = 10.0;  // dB
+  double max_snr_db = 20.0;  // dB
+  int min_speakers = 3;
+  int max_speakers = 7;
+  int pool_size = 100;  // utterances read into memory at Open (their bytes join memory_budget)
+};
+
 // Reverberation: convolution with an impulse response from an RIR dataset, shifted by the
 // response's direct path (its largest |sample|) so that words keep their time stamps.
 struct ReverbOptions {
@@ -107,6 +124,27 @@ void VisitFields(O& o, V&& v) {
     o.max_snr_db);
 }
 
+template <OptionsOf<BabbleOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"probability", "--babble-prob", "babble: probability per record", Affects::kWhat, 0,
+              1},
+    o.probability);
+  v(FieldInfo{"min_snr_db", "--babble-min-snr", "babble: lowest SNR, dB", Affects::kWhat, -50, 100},
+    o.min_snr_db);
+  v(FieldInfo{"max_snr_db", "--babble-max-snr", "babble: highest SNR, dB", Affects::kWhat, -50,
+              100},
+    o.max_snr_db);
+  v(FieldInfo{"min_speakers", "--babble-min-speakers", "babble: fewest other utterances mixed",
+              Affects::kWhat, 1, kMaxBabbleSpeakers},
+    o.min_speakers);
+  v(FieldInfo{"max_speakers", "--babble-max-speakers", "babble: most other utterances mixed",
+              Affects::kWhat, 1, kMaxBabbleSpeakers},
+    o.max_speakers);
+  v(FieldInfo{"pool_size", "--babble-pool", "babble: utterances held in memory to draw from",
+              Affects::kWhat, 1, 1000000},
+    o.pool_size);
+}
+
 template <OptionsOf<ReverbOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"probability", "--reverb-prob", "reverberation: probability per record",
@@ -136,12 +174,14 @@ void VisitFields(O& o, V&& v) {
     o.max_compression);
 }
 
-// The whole chain, in the order it runs (waveform_augment.h): reverberation, additive noise, gain,
-// clipping, bandwidth limit, codec. The room comes before the noise of the place, the level and the
-// channel after both. A transform is off while its probability is 0 (the default: no augmentation).
+// The whole chain, in the order it runs (waveform_augment.h): reverberation, additive noise,
+// babble, gain, clipping, bandwidth limit, codec. The room comes before the noise and voices of
+// the place, the level and the channel after them. A transform is off while its probability is 0
+// (the default: no augmentation).
 struct WaveformAugmentOptions {
   ReverbOptions reverb;
   NoiseOptions noise;
+  BabbleOptions babble;
   GainOptions gain;
   ClippingOptions clipping;
   BandLimitOptions band_limit;
@@ -152,6 +192,7 @@ template <OptionsOf<WaveformAugmentOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"reverb", nullptr, "reverberation with the RIR dataset's responses"}, o.reverb);
   v(FieldInfo{"noise", nullptr, "additive noise from the noise dataset"}, o.noise);
+  v(FieldInfo{"babble", nullptr, "babble of other utterances"}, o.babble);
   v(FieldInfo{"gain", nullptr, "gain in dB"}, o.gain);
   v(FieldInfo{"clipping", nullptr, "hard clipping"}, o.clipping);
   v(FieldInfo{"band_limit", nullptr, "bandwidth limit through a lower rate"}, o.band_limit);

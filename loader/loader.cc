@@ -54,19 +54,22 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
-       !options.rir_data.empty()) &&
+       !options.rir_data.empty() || !options.babble_data.empty()) &&
       !l->extractor_->audio())
     return Status::InvalidArgument(
-        dir + ": waveform_augment, noise_data and rir_data apply to audio datasets; this is a " +
+        dir +
+        ": waveform_augment, noise_data, rir_data and babble_data apply to audio datasets; "
+        "this is a " +
         l->dataset_->manifest().kind + " dataset. HINT: leave them out");
   if (l->extractor_->audio()) {
     // The chain's clips, once for all threads; their identities join the resolved options (the
     // run record), their memory the budget that Start checks.
     AugmentSources clips;
     SLUICE_RETURN_IF_ERROR(
-        LoadAugmentSources(options, l->dataset_->manifest().sample_rate, &clips));
+        LoadAugmentSources(options, *l->dataset_, l->dataset_->manifest().sample_rate, &clips));
     l->options_.noise_content = clips.noise_content;
     l->options_.rir_content = clips.rir_content;
+    l->options_.babble_content = clips.babble_content;
     l->augment_bytes_ = clips.bytes;
     l->extractor_->set_waveform_sources(std::move(clips.clips));
   }

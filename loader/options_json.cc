@@ -66,6 +66,7 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   if (!features::WaveformAugmentEnabled(o.waveform_augment)) j.erase("waveform_augment");
   if (o.noise_content.empty()) j.erase("noise_content");
   if (o.rir_content.empty()) j.erase("rir_content");
+  if (o.babble_content.empty()) j.erase("babble_content");
   if (o.packing.seq_len == 0) j.erase("packing");
   // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
   // stay as they were. The paths are "how"; the contents, once Open has read them, "what".

@@ -290,13 +290,15 @@ TEST(TrainOptions, TheWaveformChainIsTheTrainingLoadersAlone) {
   o.loader.waveform_augment.noise.probability = 0.5;
   o.loader.waveform_augment.codec.probability = 0.2;
   o.loader.noise_data = "noise";
+  o.loader.waveform_augment.babble.probability = 0.3;
+  o.loader.babble_data = "voices";
   loader::LoaderOptions train, eval;
   ASSERT_TRUE(TrainLoaderOptions(o, true, &train).ok());
   ASSERT_TRUE(TrainLoaderOptions(o, false, &eval).ok());
   EXPECT_EQ(train.waveform_augment.noise.probability, 0.5);
   EXPECT_EQ(train.noise_data, "noise");
   EXPECT_FALSE(features::WaveformAugmentEnabled(eval.waveform_augment));
-  EXPECT_TRUE(eval.noise_data.empty() && eval.rir_data.empty());
+  EXPECT_TRUE(eval.noise_data.empty() && eval.rir_data.empty() && eval.babble_data.empty());
 }
 
 // ---- The tables against the tools' --help and the docs ----------------------------------------
