@@ -1,10 +1,12 @@
 #include "features/waveform_augment.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/random.h"
+#include "features/augment.h"
 
 namespace sluice::features {
 namespace {
@@ -35,6 +37,21 @@ uint64_t WaveformTransformKey(uint64_t seed, uint64_t epoch, uint64_t record_id,
                (static_cast<uint64_t>(t) + 1) * 0x9e3779b97f4a7c15ull);
 }
 
+double DrawSpeedFactor(const WaveformAugmentOptions& o, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id) {
+  const SpeedOptions& s = o.speed;
+  if (!(s.probability > 0) || s.factors.empty()) return 1.0;
+  if (s.probability < 1) {
+    Rng rng(WaveformTransformKey(seed, epoch, record_id, WaveformTransform::kSpeed));
+    if (!(rng.Uniform() < s.probability)) return 1.0;
+  }
+  // The factor by the older speed perturbation's own key and rule (augment.cc), without copying
+  // the factors per record.
+  Rng rng(SpeedFactorKey(seed, epoch, record_id));
+  return s
+      .factors[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(s.factors.size()) - 1))];
+}
+
 bool WaveformAugmentEnabled(const WaveformAugmentOptions& o) {
   return o.reverb.probability > 0 || o.noise.probability > 0 || o.babble.probability > 0 ||
          o.gain.probability > 0 || o.clipping.probability > 0 || o.band_limit.probability > 0 ||
@@ -42,6 +59,16 @@ bool WaveformAugmentEnabled(const WaveformAugmentOptions& o) {
 }
 
 Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& o, const std::string& prefix) {
+  SLUICE_RETURN_IF_ERROR(CheckProbability(o.speed.probability, prefix + "speed"));
+  for (double f : o.speed.factors) {
+    if (!(f > 0) || !std::isfinite(f))
+      return Status::InvalidArgument(prefix + "speed.factors: " + std::to_string(f) +
+                                     " is not a speed factor (above 0)");
+  }
+  if (o.speed.probability > 0 && o.speed.factors.empty())
+    return Status::InvalidArgument(prefix +
+                                   "speed.factors: empty while speed.probability is above 0 "
+                                   "(give factors, or set the probability to 0)");
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.reverb.probability, prefix + "reverb"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.noise.probability, prefix + "noise"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.babble.probability, prefix + "babble"));

@@ -44,13 +44,31 @@ struct WaveformWorkspace {
 
 // The transforms' keys are derived from these values: a new transform takes a new value at the
 // end, so that the others' draws stay as they were.
-enum class WaveformTransform { kReverb = 0, kNoise, kGain, kClipping, kBandLimit, kCodec, kBabble };
+enum class WaveformTransform {
+  kReverb = 0,
+  kNoise,
+  kGain,
+  kClipping,
+  kBandLimit,
+  kCodec,
+  kBabble,
+  kSpeed
+};
 
 // The key of one transform for one record in one epoch.
 uint64_t WaveformTransformKey(uint64_t seed, uint64_t epoch, uint64_t record_id,
                               WaveformTransform t);
 
-// True when any transform has a probability above 0.
+// The speed factor of one record in one epoch: 1 when the speed transform is off or not drawn,
+// else a factor drawn from opt.speed.factors with features/augment.h's PickSpeedFactor key (so
+// that probability 1 is the older speed_perturb, batch for batch). "Applied?" is drawn from the
+// transform's own key only below probability 1. The caller resamples (SpeedPerturb): the length
+// changes, so the loader runs it before the chain, with the plan's lengths.
+double DrawSpeedFactor(const WaveformAugmentOptions& opt, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id);
+
+// True when any transform after speed has a probability above 0: those AugmentWaveform runs
+// (speed perturbation is the caller's, see DrawSpeedFactor).
 bool WaveformAugmentEnabled(const WaveformAugmentOptions& opt);
 
 // InvalidArgument naming the field (as `prefix` + its JSON path) for a range whose minimum is

@@ -11,6 +11,18 @@
 
 namespace sluice::features {
 
+// Speed perturbation as Kaldi/ESPnet recipes do it (sox "speed"): the clip resampled from
+// rate * factor to rate, so tempo and pitch change together and the length changes; factor drawn
+// with equal probability from `factors` with the key of features/augment.h's PickSpeedFactor.
+// The chain's first transform: the loader runs it before the others and plans each epoch with
+// the perturbed lengths. At probability 1 it is LoaderOptions' older speed_perturb =
+// true with speed_perturb_options.factors, batch for batch. Tempo alone (speed without pitch)
+// is not offered: soxr and libsndfile do not do it (docs/augment.md).
+struct SpeedOptions {
+  double probability = 0.0;                       // 0 = off
+  std::vector<double> factors = {0.9, 1.0, 1.1};  // speed factors, drawn with equal probability
+};
+
 // Gain: the clip times 10^(dB / 20), dB uniform in [min_db, max_db].
 struct GainOptions {
   double probability = 0.0;  // of applying it to a record; 0 = off
@@ -76,6 +88,18 @@ struct CodecOptions {
   double min_compression = 0.0;
   double max_compression = 1.0;
 };
+
+template <OptionsOf<SpeedOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"probability", "--speed-prob",
+              "speed perturbation: probability per record (--speed-perturb: 1)", Affects::kWhat, 0,
+              1},
+    o.probability);
+  v(FieldInfo{"factors", "--speed-factors",
+              "speed perturbation: factors drawn with equal probability", Affects::kWhat, 0.01,
+              100},
+    o.factors);
+}
 
 template <OptionsOf<GainOptions> O, class V>
 void VisitFields(O& o, V&& v) {
@@ -174,11 +198,12 @@ void VisitFields(O& o, V&& v) {
     o.max_compression);
 }
 
-// The whole chain, in the order it runs (waveform_augment.h): reverberation, additive noise,
-// babble, gain, clipping, bandwidth limit, codec. The room comes before the noise and voices of
-// the place, the level and the channel after them. A transform is off while its probability is 0
-// (the default: no augmentation).
+// The whole chain, in the order it runs (waveform_augment.h): speed perturbation, reverberation,
+// additive noise, babble, gain, clipping, bandwidth limit, codec. The room comes before the noise
+// and voices of the place, the level and the channel after them. A transform is off while its
+// probability is 0 (the default: no augmentation).
 struct WaveformAugmentOptions {
+  SpeedOptions speed;
   ReverbOptions reverb;
   NoiseOptions noise;
   BabbleOptions babble;
@@ -190,6 +215,7 @@ struct WaveformAugmentOptions {
 
 template <OptionsOf<WaveformAugmentOptions> O, class V>
 void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"speed", nullptr, "speed perturbation (resampling)"}, o.speed);
   v(FieldInfo{"reverb", nullptr, "reverberation with the RIR dataset's responses"}, o.reverb);
   v(FieldInfo{"noise", nullptr, "additive noise from the noise dataset"}, o.noise);
   v(FieldInfo{"babble", nullptr, "babble of other utterances"}, o.babble);

@@ -11,6 +11,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
+#include "loader/speed_spelling.h"
 #include "shards/checksum.h"
 
 namespace sluice::loader {
@@ -48,11 +49,13 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
+  // One spelling of speed perturbation from here on (the chain's), whichever was given.
+  SLUICE_RETURN_IF_ERROR(MoveSpeedPerturbIntoChain(&l->options_));
   SLUICE_RETURN_IF_ERROR(Sources::Open(mix, options, &l->dataset_));
   // Errors name the dataset, or the first source of a mixture.
   const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
-      FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
+      FeatureExtractor::Create(l->dataset_->manifest(), l->options_, &l->extractor_));
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
        !options.rir_data.empty() || !options.babble_data.empty()) &&
       !l->extractor_->audio())
@@ -66,7 +69,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
     // run record), their memory the budget that Start checks.
     AugmentSources clips;
     SLUICE_RETURN_IF_ERROR(
-        LoadAugmentSources(options, *l->dataset_, l->dataset_->manifest().sample_rate, &clips));
+        LoadAugmentSources(l->options_, *l->dataset_, l->dataset_->manifest().sample_rate, &clips));
     l->options_.noise_content = clips.noise_content;
     l->options_.rir_content = clips.rir_content;
     l->options_.babble_content = clips.babble_content;

@@ -42,6 +42,7 @@ class Loader:
         mask_value: float = ...,
         speed_perturb: bool = ...,
         speed_factors: Sequence[float] = ...,
+        speed_prob: float = ...,
         reverb_prob: float = ...,
         reverb_keep_level: bool = ...,
         noise_prob: float = ...,

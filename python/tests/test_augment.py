@@ -87,6 +87,19 @@ def test_babble_from_the_training_data_equals_the_loaders_rows(dataset, corpus):
     assert changed > rows // 2
 
 
+def test_speed_in_the_chain_equals_the_older_keywords(dataset):
+    # speed_prob=1 is speed_perturb=True: the same batches, byte for byte.
+    def epoch(**keywords):
+        loader = sluice.Loader(dataset, seed=2, threads=2, **keywords)
+        loader.set_epoch(1)
+        return [(tuple(b.keys), np.from_dlpack(b.features).tobytes()) for b in loader]
+
+    older = epoch(speed_perturb=True, speed_factors=[0.85, 1.15])
+    assert older == epoch(speed_prob=1.0, speed_factors=[0.85, 1.15])
+    assert older != epoch()
+    assert older != epoch(speed_prob=0.5, speed_factors=[0.85, 1.15])
+
+
 def test_add_noise_meets_the_snr():
     rng = np.random.default_rng(1)
     x = (0.3 * rng.standard_normal(16000)).astype(np.float32)

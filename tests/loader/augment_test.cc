@@ -256,6 +256,59 @@ TEST_F(AugmentLoaderTest, BabbleFromBabbleDataUsesItsClips) {
   EXPECT_NE(s.ToString().find("babble_data is given"), std::string::npos) << s.ToString();
 }
 
+// Speed perturbation is the chain's first transform: at probability 1 the older spelling
+// (speed_perturb, speed_perturb_options) gives the same batches and the same run record; below
+// 1 it replays on any thread count; spellings that disagree are refused.
+TEST_F(AugmentLoaderTest, SpeedInTheChainEqualsTheOlderSpelling) {
+  LoaderOptions older = Options();
+  older.waveform_augment = {};
+  older.noise_data.clear();
+  older.rir_data.clear();
+  LoaderOptions chain = older;
+  older.speed_perturb = true;
+  older.speed_perturb_options.factors = {0.8, 1.0, 1.25};
+  chain.waveform_augment.speed.probability = 1;
+  chain.waveform_augment.speed.factors = {0.8, 1.0, 1.25};
+  const std::vector<uint64_t> a = Epoch(older, 3);
+  ASSERT_GT(a.size(), 3u);
+  EXPECT_EQ(a, Epoch(chain, 3));
+  LoaderOptions plain = chain;
+  plain.waveform_augment.speed = {};
+  EXPECT_NE(a, Epoch(plain, 3)) << "speed perturbation changed nothing";
+  // The same record: as given, and as each loader resolved it; in the older form, so that runs
+  // recorded before the chain took speed resume.
+  const nlohmann::json j = LoaderConfigJson(older);
+  EXPECT_EQ(j, LoaderConfigJson(chain));
+  EXPECT_EQ(j.at("speed_perturb"), true);
+  EXPECT_FALSE(j.contains("waveform_augment")) << j.dump();
+  std::unique_ptr<Loader> l1, l2;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), older, &l1));
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), chain, &l2));
+  EXPECT_EQ(LoaderConfigJson(l1->options(), 16000), LoaderConfigJson(l2->options(), 16000));
+  // Only --speed-factors given with --speed-perturb (the flag now sets the chain's factors).
+  older.speed_perturb_options = {};
+  older.waveform_augment.speed.factors = {0.8, 1.0, 1.25};
+  EXPECT_EQ(a, Epoch(older, 3));
+  // Below 1: a share of the records keep their speed; any thread count replays it.
+  chain.waveform_augment.speed.probability = 0.5;
+  chain.threads = 1;
+  const std::vector<uint64_t> half = Epoch(chain, 3);
+  EXPECT_NE(half, a);
+  chain.threads = 4;
+  EXPECT_EQ(half, Epoch(chain, 3));
+  EXPECT_EQ(std::vector<uint64_t>(half.begin() + 2, half.end()), Epoch(chain, 3, 2));
+  EXPECT_EQ(LoaderConfigJson(chain).at("waveform_augment").at("speed").at("probability"), 0.5);
+  // Two spellings that disagree.
+  chain.speed_perturb = true;
+  std::unique_ptr<Loader> l;
+  Status s = Loader::Open(dir_->Join("speech"), chain, &l);
+  EXPECT_NE(s.ToString().find("--speed-prob"), std::string::npos) << s.ToString();
+  chain.waveform_augment.speed.probability = 1;
+  chain.speed_perturb_options.factors = {0.9, 1.1};
+  s = Loader::Open(dir_->Join("speech"), chain, &l);
+  EXPECT_NE(s.ToString().find("give the factors once"), std::string::npos) << s.ToString();
+}
+
 TEST_F(AugmentLoaderTest, ResolvedOptionsRecordTheClipsByContent) {
   std::unique_ptr<Loader> l;
   ASSERT_OK(Loader::Open(dir_->Join("speech"), Options(), &l));
