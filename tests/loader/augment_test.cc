@@ -220,6 +220,10 @@ TEST_F(AugmentLoaderTest, BabbleFromTheTrainingDataReplaysOnEveryRankAndThreadCo
   ASSERT_OK(shards::LoadManifest(dir_->Join("speech"), &speech));
   EXPECT_EQ(LoaderConfigJson(l->options(), 16000).at("babble_content"),
             shards::ChecksumHex(shards::ManifestFingerprint(speech)));
+  // The pool's samples count against the memory budget, and the refusal says how to shrink it.
+  o.memory_budget = 1000;
+  const Status s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("--babble-pool"), std::string::npos) << s.ToString();
 }
 
 // Babble from babble_data: its clips are no record of the training data, so any may be picked.
