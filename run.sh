@@ -102,9 +102,12 @@ MOTO_PIP=("moto[server]==5.2.1" "boto3==1.43.11" "botocore==1.43.11" "flask==3.1
 # tokenizers and tiktoken: tests/features/bpe_equality.py compares sluice's ids with theirs;
 # anthropic 0.38.0 ships a real published tokenizer.json (Claude's), the last release that does;
 # datasets writes the HF parquet that `shardify audio --from hf` reads with pyarrow (pinned with
-# it: the reader script runs on the venv's pyarrow).
+# it: the reader script runs on the venv's pyarrow). pyroomacoustics simulates the rooms whose
+# impulse responses python/tests/test_reverb_reference.py convolves, and scipy's fftconvolve is
+# the reference convolution (both wheels; about 20 s more to install).
 REFERENCE_PIP=("lhotse==1.33.0" "webdataset==1.0.2" "soxr==1.1.0" "tokenizers==0.23.3"
-  "tiktoken==0.14.0" "anthropic==0.38.0" "datasets==5.2.0" "pyarrow==25.0.1")
+  "tiktoken==0.14.0" "anthropic==0.38.0" "datasets==5.2.0" "pyarrow==25.0.1"
+  "pyroomacoustics==0.10.1" "scipy==1.17.1")
 # The venv sees Debian's packages: lhotse requires torch at import, and Debian's python3-torch
 # satisfies it, where PyPI's would bring gigabytes of CUDA wheels into every CI run.
 tools_venv() {

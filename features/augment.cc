@@ -62,10 +62,14 @@ void SpecAugment(const SpecAugmentOptions& opt, uint64_t seed, uint64_t epoch, u
   }
 }
 
+uint64_t SpeedFactorKey(uint64_t seed, uint64_t epoch, uint64_t record_id) {
+  return StreamKey(seed ^ kSpeedSalt, epoch, record_id);
+}
+
 double PickSpeedFactor(const SpeedPerturbOptions& opt, uint64_t seed, uint64_t epoch,
                        uint64_t record_id) {
   if (opt.factors.empty()) return 1.0;
-  Rng rng(StreamKey(seed ^ kSpeedSalt, epoch, record_id));
+  Rng rng(SpeedFactorKey(seed, epoch, record_id));
   return opt.factors[static_cast<size_t>(
       rng.UniformInt(0, static_cast<int64_t>(opt.factors.size()) - 1))];
 }

@@ -28,7 +28,11 @@ void DrawSpecAugmentMasks(const SpecAugmentOptions& opt, uint64_t seed, uint64_t
 void SpecAugment(const SpecAugmentOptions& opt, uint64_t seed, uint64_t epoch, uint64_t record_id,
                  float* feats, int64_t frames, int dim);
 
-// The factor for one record in one epoch.
+// The key of the speed factor's draw for one record in one epoch (the waveform chain's speed
+// transform draws with it too, waveform_augment.h).
+uint64_t SpeedFactorKey(uint64_t seed, uint64_t epoch, uint64_t record_id);
+
+// The factor for one record in one epoch: factors[UniformInt(0, size - 1)] of SpeedFactorKey.
 double PickSpeedFactor(const SpeedPerturbOptions& opt, uint64_t seed, uint64_t epoch,
                        uint64_t record_id);
 

@@ -46,7 +46,9 @@ void VisitFields(O& o, V&& v) {
 }
 
 // Speed perturbation as Kaldi/ESPnet recipes do it (sox "speed"): tempo and pitch change
-// together by resampling.
+// together by resampling. LoaderOptions' older spelling of the waveform chain's speed transform
+// (waveform_augment_options.h, SpeedOptions), still read: its table has no flag, since
+// --speed-factors sets the chain's.
 struct SpeedPerturbOptions {
   std::vector<double> factors = {0.9, 1.0, 1.1};  // speed factors, drawn with equal probability
 };
@@ -54,9 +56,8 @@ struct SpeedPerturbOptions {
 // SpeedPerturbOptions' table (base/fields.h).
 template <OptionsOf<SpeedPerturbOptions> O, class V>
 void VisitFields(O& o, V&& v) {
-  v(FieldInfo{"factors", "--speed-factors",
-              "speed perturbation: factors drawn with equal probability", Affects::kWhat, 0.01,
-              100},
+  v(FieldInfo{"factors", nullptr, "speed perturbation: factors drawn with equal probability",
+              Affects::kWhat, 0.01, 100},
     o.factors);
 }
 

@@ -1,10 +1,12 @@
 #include "features/waveform_augment.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/random.h"
+#include "features/augment.h"
 
 namespace sluice::features {
 namespace {
@@ -35,20 +37,58 @@ uint64_t WaveformTransformKey(uint64_t seed, uint64_t epoch, uint64_t record_id,
                (static_cast<uint64_t>(t) + 1) * 0x9e3779b97f4a7c15ull);
 }
 
+double DrawSpeedFactor(const WaveformAugmentOptions& o, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id) {
+  const SpeedOptions& s = o.speed;
+  if (!(s.probability > 0) || s.factors.empty()) return 1.0;
+  if (s.probability < 1) {
+    Rng rng(WaveformTransformKey(seed, epoch, record_id, WaveformTransform::kSpeed));
+    if (!(rng.Uniform() < s.probability)) return 1.0;
+  }
+  // The factor by the older speed perturbation's own key and rule (augment.cc), without copying
+  // the factors per record.
+  Rng rng(SpeedFactorKey(seed, epoch, record_id));
+  return s
+      .factors[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(s.factors.size()) - 1))];
+}
+
 bool WaveformAugmentEnabled(const WaveformAugmentOptions& o) {
-  return o.reverb.probability > 0 || o.noise.probability > 0 || o.gain.probability > 0 ||
-         o.clipping.probability > 0 || o.band_limit.probability > 0 || o.codec.probability > 0;
+  return o.reverb.probability > 0 || o.noise.probability > 0 || o.babble.probability > 0 ||
+         o.gain.probability > 0 || o.clipping.probability > 0 || o.band_limit.probability > 0 ||
+         o.codec.probability > 0;
 }
 
 Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& o, const std::string& prefix) {
+  SLUICE_RETURN_IF_ERROR(CheckProbability(o.speed.probability, prefix + "speed"));
+  for (double f : o.speed.factors) {
+    if (!(f > 0) || !std::isfinite(f))
+      return Status::InvalidArgument(prefix + "speed.factors: " + std::to_string(f) +
+                                     " is not a speed factor (above 0)");
+  }
+  if (o.speed.probability > 0 && o.speed.factors.empty())
+    return Status::InvalidArgument(prefix +
+                                   "speed.factors: empty while speed.probability is above 0 "
+                                   "(give factors, or set the probability to 0)");
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.reverb.probability, prefix + "reverb"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.noise.probability, prefix + "noise"));
+  SLUICE_RETURN_IF_ERROR(CheckProbability(o.babble.probability, prefix + "babble"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.gain.probability, prefix + "gain"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.clipping.probability, prefix + "clipping"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.band_limit.probability, prefix + "band_limit"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.codec.probability, prefix + "codec"));
   SLUICE_RETURN_IF_ERROR(
       CheckRange(o.noise.min_snr_db, o.noise.max_snr_db, prefix + "noise.min_snr_db/max_snr_db"));
+  SLUICE_RETURN_IF_ERROR(CheckRange(o.babble.min_snr_db, o.babble.max_snr_db,
+                                    prefix + "babble.min_snr_db/max_snr_db"));
+  SLUICE_RETURN_IF_ERROR(CheckRange(o.babble.min_speakers, o.babble.max_speakers,
+                                    prefix + "babble.min_speakers/max_speakers"));
+  if (o.babble.min_speakers < 1 || o.babble.max_speakers > kMaxBabbleSpeakers)
+    return Status::InvalidArgument(prefix + "babble.min_speakers/max_speakers: outside [1, " +
+                                   std::to_string(kMaxBabbleSpeakers) + "]");
+  if (o.babble.pool_size < 1)
+    return Status::InvalidArgument(prefix +
+                                   "babble.pool_size: " + std::to_string(o.babble.pool_size) +
+                                   " utterances; at least 1 to draw from");
   SLUICE_RETURN_IF_ERROR(CheckRange(o.gain.min_db, o.gain.max_db, prefix + "gain.min_db/max_db"));
   SLUICE_RETURN_IF_ERROR(CheckRange(o.clipping.min_level, o.clipping.max_level,
                                     prefix + "clipping.min_level/max_level"));
@@ -113,6 +153,13 @@ Status AugmentWaveform(const WaveformAugmentOptions& o, const WaveformSources& s
     return Status::InvalidArgument(
         "waveform augmentation: additive noise is on, with no noise "
         "clips to draw from");
+  if (o.babble.probability > 0 && sources.babble.size() != sources.babble_ids.size())
+    return Status::InvalidArgument("waveform augmentation: the babble pool has " +
+                                   std::to_string(sources.babble.size()) + " clips and " +
+                                   std::to_string(sources.babble_ids.size()) + " record ids");
+  if (o.babble.probability > 0 && sources.babble.empty())
+    return Status::InvalidArgument(
+        "waveform augmentation: babble is on, with no utterances to draw from");
   if (n == 0) return Status::OK();
   auto key = [&](WaveformTransform t) { return WaveformTransformKey(seed, epoch, record_id, t); };
   if (o.reverb.probability > 0) {
@@ -125,6 +172,11 @@ Status AugmentWaveform(const WaveformAugmentOptions& o, const WaveformSources& s
       const std::vector<float>& clip = sources.noise[d.clip];
       AddNoise(x, n, clip.data(), clip.size(), d.snr_db, d.offset);
     }
+  }
+  if (o.babble.probability > 0) {
+    const BabbleDraw d =
+        DrawBabble(o.babble, key(WaveformTransform::kBabble), sources.babble_ids, record_id);
+    if (d.apply) AddBabble(x, n, sources.babble, d, &ws->babble);
   }
   if (o.gain.probability > 0) {
     const GainDraw d = DrawGain(o.gain, key(WaveformTransform::kGain));

@@ -11,6 +11,18 @@
 
 namespace sluice::features {
 
+// Speed perturbation as Kaldi/ESPnet recipes do it (sox "speed"): the clip resampled from
+// rate * factor to rate, so tempo and pitch change together and the length changes; factor drawn
+// with equal probability from `factors` with the key of features/augment.h's PickSpeedFactor.
+// The chain's first transform: the loader runs it before the others and plans each epoch with
+// the perturbed lengths. At probability 1 it is LoaderOptions' older speed_perturb =
+// true with speed_perturb_options.factors, batch for batch. Tempo alone (speed without pitch)
+// is not offered: soxr and libsndfile do not do it (docs/augment.md).
+struct SpeedOptions {
+  double probability = 0.0;                       // 0 = off
+  std::vector<double> factors = {0.9, 1.0, 1.1};  // speed factors, drawn with equal probability
+};
+
 // Gain: the clip times 10^(dB / 20), dB uniform in [min_db, max_db].
 struct GainOptions {
   double probability = 0.0;  // of applying it to a record; 0 = off
@@ -42,6 +54,23 @@ struct NoiseOptions {
   double max_snr_db = 20.0;  // dB
 };
 
+// The most speakers one babble mixes (babble.h keeps the picks in a fixed array).
+inline constexpr int kMaxBabbleSpeakers = 32;
+
+// Babble: K other utterances of the training data (K uniform in [min_speakers, max_speakers]),
+// each a random excerpt looped or cut to the utterance's length and brought to the same energy,
+// summed and added at an SNR uniform in [min_snr_db, max_snr_db]. They come from a pool of
+// pool_size utterances held in memory: evenly spaced over the training data (or over
+// babble_data when given), the same for every seed, epoch and rank; never the record itself.
+struct BabbleOptions {
+  double probability = 0.0;
+  double min_snr_db = 10.0;  // dB
+  double max_snr_db = 20.0;  // dB
+  int min_speakers = 3;
+  int max_speakers = 7;
+  int pool_size = 100;  // utterances read into memory at Open (their bytes join memory_budget)
+};
+
 // Reverberation: convolution with an impulse response from an RIR dataset, shifted by the
 // response's direct path (its largest |sample|) so that words keep their time stamps.
 struct ReverbOptions {
@@ -59,6 +88,18 @@ struct CodecOptions {
   double min_compression = 0.0;
   double max_compression = 1.0;
 };
+
+template <OptionsOf<SpeedOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"probability", "--speed-prob",
+              "speed perturbation: probability per record (--speed-perturb: 1)", Affects::kWhat, 0,
+              1},
+    o.probability);
+  v(FieldInfo{"factors", "--speed-factors",
+              "speed perturbation: factors drawn with equal probability", Affects::kWhat, 0.01,
+              100},
+    o.factors);
+}
 
 template <OptionsOf<GainOptions> O, class V>
 void VisitFields(O& o, V&& v) {
@@ -107,6 +148,27 @@ void VisitFields(O& o, V&& v) {
     o.max_snr_db);
 }
 
+template <OptionsOf<BabbleOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"probability", "--babble-prob", "babble: probability per record", Affects::kWhat, 0,
+              1},
+    o.probability);
+  v(FieldInfo{"min_snr_db", "--babble-min-snr", "babble: lowest SNR, dB", Affects::kWhat, -50, 100},
+    o.min_snr_db);
+  v(FieldInfo{"max_snr_db", "--babble-max-snr", "babble: highest SNR, dB", Affects::kWhat, -50,
+              100},
+    o.max_snr_db);
+  v(FieldInfo{"min_speakers", "--babble-min-speakers", "babble: fewest other utterances mixed",
+              Affects::kWhat, 1, kMaxBabbleSpeakers},
+    o.min_speakers);
+  v(FieldInfo{"max_speakers", "--babble-max-speakers", "babble: most other utterances mixed",
+              Affects::kWhat, 1, kMaxBabbleSpeakers},
+    o.max_speakers);
+  v(FieldInfo{"pool_size", "--babble-pool", "babble: utterances held in memory to draw from",
+              Affects::kWhat, 1, 1000000},
+    o.pool_size);
+}
+
 template <OptionsOf<ReverbOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"probability", "--reverb-prob", "reverberation: probability per record",
@@ -136,12 +198,15 @@ void VisitFields(O& o, V&& v) {
     o.max_compression);
 }
 
-// The whole chain, in the order it runs (waveform_augment.h): reverberation, additive noise, gain,
-// clipping, bandwidth limit, codec. The room comes before the noise of the place, the level and the
-// channel after both. A transform is off while its probability is 0 (the default: no augmentation).
+// The whole chain, in the order it runs (waveform_augment.h): speed perturbation, reverberation,
+// additive noise, babble, gain, clipping, bandwidth limit, codec. The room comes before the noise
+// and voices of the place, the level and the channel after them. A transform is off while its
+// probability is 0 (the default: no augmentation).
 struct WaveformAugmentOptions {
+  SpeedOptions speed;
   ReverbOptions reverb;
   NoiseOptions noise;
+  BabbleOptions babble;
   GainOptions gain;
   ClippingOptions clipping;
   BandLimitOptions band_limit;
@@ -150,8 +215,10 @@ struct WaveformAugmentOptions {
 
 template <OptionsOf<WaveformAugmentOptions> O, class V>
 void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"speed", nullptr, "speed perturbation (resampling)"}, o.speed);
   v(FieldInfo{"reverb", nullptr, "reverberation with the RIR dataset's responses"}, o.reverb);
   v(FieldInfo{"noise", nullptr, "additive noise from the noise dataset"}, o.noise);
+  v(FieldInfo{"babble", nullptr, "babble of other utterances"}, o.babble);
   v(FieldInfo{"gain", nullptr, "gain in dB"}, o.gain);
   v(FieldInfo{"clipping", nullptr, "hard clipping"}, o.clipping);
   v(FieldInfo{"band_limit", nullptr, "bandwidth limit through a lower rate"}, o.band_limit);

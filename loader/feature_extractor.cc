@@ -10,6 +10,7 @@
 #include "features/half.h"
 #include "features/pcm.h"
 #include "loader/features_json.h"
+#include "loader/speed_spelling.h"
 #include "shards/fields.h"
 
 namespace sluice::loader {
@@ -41,6 +42,8 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
                                 std::unique_ptr<FeatureExtractor>* out) {
   std::unique_ptr<FeatureExtractor> fx(new FeatureExtractor());
   fx->options_ = options;
+  // Callers other than Loader::Open (sluice-bench) may give the older spelling.
+  SLUICE_RETURN_IF_ERROR(MoveSpeedPerturbIntoChain(&fx->options_));
   fx->audio_ = m.kind == "audio";
   fx->sample_rate_ = m.sample_rate;
   if (!fx->audio_) {
@@ -78,11 +81,14 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
     SLUICE_RETURN_IF_ERROR(MakeFeatureConfig(a, m.sample_rate, &config, "features."));
   }
   fx->kind_ = kind;
-  if (options.speed_perturb && kind == FeatureKind::kPrecomputed)
+  const features::WaveformAugmentOptions& w = fx->options_.waveform_augment;
+  if (w.speed.probability > 0 && kind == FeatureKind::kPrecomputed)
     return Status::InvalidArgument(
         "speed_perturb: speed perturbation needs the audio, and the dataset's features are "
         "precomputed (set use_precomputed = false and kind fbank or spectrogram, or turn "
         "speed_perturb off)");
+  if (w.speed.probability > 0)
+    SLUICE_RETURN_IF_ERROR(features::CheckWaveformAugmentOptions(w, "waveform_augment."));
 
   if (features::WaveformAugmentEnabled(options.waveform_augment)) {
     if (kind == FeatureKind::kPrecomputed)
@@ -132,7 +138,7 @@ uint64_t FeatureExtractor::EpochLength(const shards::RecordEntry& e, uint64_t se
                                        uint64_t record_id) const {
   if (!speed_perturb()) return Length(e);
   const double factor =
-      features::PickSpeedFactor(options_.speed_perturb_options, seed, epoch, record_id);
+      features::DrawSpeedFactor(options_.waveform_augment, seed, epoch, record_id);
   // SpeedPerturb's output length: the clip resampled from rate * factor to rate.
   const size_t n = factor == 1.0 ? e.duration
                                  : features::ResampledLength(e.duration, sample_rate_ * factor,
@@ -170,7 +176,7 @@ Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::Re
   *out_n = n;
   if (speed_perturb()) {
     const double factor =
-        features::PickSpeedFactor(options_.speed_perturb_options, seed, epoch, record_id);
+        features::DrawSpeedFactor(options_.waveform_augment, seed, epoch, record_id);
     if (factor != 1.0) {
       SLUICE_RETURN_IF_ERROR(features::SpeedPerturb(s->samples.data(), n, sample_rate_, factor,
                                                     &s->resampler, &s->perturbed));

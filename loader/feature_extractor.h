@@ -77,7 +77,9 @@ class FeatureExtractor {
   // The same in one epoch: with speed perturbation, the frames of the perturbed samples.
   uint64_t EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
                        uint64_t record_id) const;
-  bool speed_perturb() const { return audio_ && options_.speed_perturb; }
+  // The chain's speed transform (waveform_augment.speed; Loader::Open moved the older
+  // speed_perturb spelling into it, speed_spelling.h).
+  bool speed_perturb() const { return audio_ && options_.waveform_augment.speed.probability > 0; }
   bool waveform_augment() const {
     return audio_ && features::WaveformAugmentEnabled(options_.waveform_augment);
   }

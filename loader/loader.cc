@@ -11,6 +11,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
+#include "loader/speed_spelling.h"
 #include "shards/checksum.h"
 
 namespace sluice::loader {
@@ -48,25 +49,30 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
+  // One spelling of speed perturbation from here on (the chain's), whichever was given.
+  SLUICE_RETURN_IF_ERROR(MoveSpeedPerturbIntoChain(&l->options_));
   SLUICE_RETURN_IF_ERROR(Sources::Open(mix, options, &l->dataset_));
   // Errors name the dataset, or the first source of a mixture.
   const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
-      FeatureExtractor::Create(l->dataset_->manifest(), options, &l->extractor_));
+      FeatureExtractor::Create(l->dataset_->manifest(), l->options_, &l->extractor_));
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
-       !options.rir_data.empty()) &&
+       !options.rir_data.empty() || !options.babble_data.empty()) &&
       !l->extractor_->audio())
     return Status::InvalidArgument(
-        dir + ": waveform_augment, noise_data and rir_data apply to audio datasets; this is a " +
+        dir +
+        ": waveform_augment, noise_data, rir_data and babble_data apply to audio datasets; "
+        "this is a " +
         l->dataset_->manifest().kind + " dataset. HINT: leave them out");
   if (l->extractor_->audio()) {
     // The chain's clips, once for all threads; their identities join the resolved options (the
     // run record), their memory the budget that Start checks.
     AugmentSources clips;
     SLUICE_RETURN_IF_ERROR(
-        LoadAugmentSources(options, l->dataset_->manifest().sample_rate, &clips));
+        LoadAugmentSources(l->options_, *l->dataset_, l->dataset_->manifest().sample_rate, &clips));
     l->options_.noise_content = clips.noise_content;
     l->options_.rir_content = clips.rir_content;
+    l->options_.babble_content = clips.babble_content;
     l->augment_bytes_ = clips.bytes;
     l->extractor_->set_waveform_sources(std::move(clips.clips));
   }

@@ -312,9 +312,14 @@ struct LoaderOptions {
                                            // read like the data) for waveform_augment.noise
   std::string rir_data;                    // audio dataset of room impulse responses for
                                            // waveform_augment.reverb
+  std::string babble_data;                 // audio dataset of utterances for
+                                           // waveform_augment.babble; empty: the training data
   std::string noise_content;               // set by Loader::Open, never by hand: the noise and
   std::string rir_content;                 // RIR datasets' ManifestFingerprint (hex), so a run
                                            // records which clips it drew from, not where
+  std::string babble_content;              // set by Loader::Open: the babble pool's dataset
+                                           // (ManifestFingerprint, hex, one per source joined
+                                           // by '+' for the training data itself)
   DType dtype = DType::kFloat32;           // element type of Batch::features()
   BatchingOptions batching;
   PackingOptions packing;                  // seq_len > 0: fixed-length LM sequences (text only)
@@ -413,10 +418,18 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"rir_data", "--rir-data",
               "audio dataset of room impulse responses (directory or URL) for reverberation", kHow},
     o.rir_data);
+  v(FieldInfo{"babble_data", "--babble-data",
+              "audio dataset of utterances (directory or URL) for babble; default: the training "
+              "data",
+              kHow},
+    o.babble_data);
   v(FieldInfo{"noise_content", nullptr, "the noise dataset's content checksum (set by the loader)"},
     o.noise_content);
   v(FieldInfo{"rir_content", nullptr, "the RIR dataset's content checksum (set by the loader)"},
     o.rir_content);
+  v(FieldInfo{"babble_content", nullptr,
+              "the babble pool's dataset content checksum (set by the loader)"},
+    o.babble_content);
   v(FieldInfo{"dtype", "--dtype", "batch features: float32, float16 or bfloat16 (f32, f16, bf16)"},
     o.dtype);
   v(FieldInfo{"batching", nullptr, "batch shapes"}, o.batching);

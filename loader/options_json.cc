@@ -1,6 +1,7 @@
 #include "loader/options_json.h"
 
 #include "features/waveform_augment.h"
+#include "loader/speed_spelling.h"
 
 namespace sluice::loader {
 namespace {
@@ -39,7 +40,12 @@ std::string FirstDifference(const nlohmann::json& now, const nlohmann::json& sto
   return out;
 }
 
-nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
+nlohmann::json LoaderConfigJson(const LoaderOptions& given, int sample_rate) {
+  // Speed perturbation in one spelling whichever was given (speed_spelling.h); a disagreement
+  // is Loader::Open's to refuse.
+  LoaderOptions o = given;
+  (void)MoveSpeedPerturbIntoChain(&o);
+  SpeedPerturbForRecord(&o);
   nlohmann::json j = ToJson(o, Fields::kWhat);
   // The feature arguments as the computer of the kind in use resolves them (the kind's defaults
   // spelled out or left out alike), under that computer's name.
@@ -63,9 +69,18 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& o, int sample_rate) {
   if (!o.spec_augment) j.erase("spec_augment_options");
   if (!o.speed_perturb) j.erase("speed_perturb_options");
   // Off, the chain leaves no trace, so configurations from before it existed compare equal.
-  if (!features::WaveformAugmentEnabled(o.waveform_augment)) j.erase("waveform_augment");
+  if (!features::WaveformAugmentEnabled(o.waveform_augment) &&
+      o.waveform_augment.speed.probability == 0) {
+    j.erase("waveform_augment");
+  } else {
+    // Transforms that joined the chain later leave no trace while off, so that records of the
+    // chain from before them compare equal.
+    for (const char* t : {"speed", "babble"})
+      if (j["waveform_augment"][t]["probability"] == 0.0) j["waveform_augment"].erase(t);
+  }
   if (o.noise_content.empty()) j.erase("noise_content");
   if (o.rir_content.empty()) j.erase("rir_content");
+  if (o.babble_content.empty()) j.erase("babble_content");
   if (o.packing.seq_len == 0) j.erase("packing");
   // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
   // stay as they were. The paths are "how"; the contents, once Open has read them, "what".

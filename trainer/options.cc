@@ -39,6 +39,7 @@ Status TrainLoaderOptions(const TrainOptions& o, bool training, loader::LoaderOp
     lo->waveform_augment = {};
     lo->noise_data.clear();
     lo->rir_data.clear();
+    lo->babble_data.clear();
   }
   return Status::OK();
 }

@@ -78,7 +78,8 @@ def augment_band_limit(waveform: np.ndarray, sample_rate: int, rate: float) -> n
 def augment_codec(waveform: np.ndarray, sample_rate: int, codec: str,
                   compression: float) -> np.ndarray: ...
 def augment_chain(waveform: np.ndarray, sample_rate: int, seed: int, epoch: int, record: int,
-                  noise: list[np.ndarray], rirs: list[np.ndarray], full_scale: float,
+                  noise: list[np.ndarray], rirs: list[np.ndarray], babble: list[np.ndarray],
+                  babble_records: list[int], full_scale: float,
                   options: dict[str, Any]) -> np.ndarray: ...
 LOAD_ALL_CHANNELS: int
 LOAD_MEAN_OF_CHANNELS: int

@@ -4,7 +4,8 @@ and notebooks. Each returns a new float32 array; samples are floats in [-1, 1] (
 scaled as sluice.features does).
 
 chain() is the loader's whole chain for one record: with the loader's seed, the epoch, the
-record's id, the clips of its noise_data and rir_data datasets in their order, and the same
+record's id, the clips of its noise_data and rir_data datasets in their order, the babble pool
+(and, for a pool from the training data, its clips' record ids), and the same
 keywords as sluice.Loader (gain_prob, noise_min_snr, codecs, ...), it returns the loader's row.
 """
 import numpy as np
@@ -50,17 +51,20 @@ def codec(waveform, sample_rate, name, compression=0.5):
     return _sluice.augment_codec(_x(waveform), int(sample_rate), str(name), float(compression))
 
 
-def chain(waveform, sample_rate, *, seed, epoch, record, noise=(), rirs=(), full_scale=1.0,
-          **options):
+def chain(waveform, sample_rate, *, seed, epoch, record, noise=(), rirs=(), babble=(),
+          babble_records=(), full_scale=1.0, **options):
     """The loader's chain for one record. full_scale is the value of a full-scale sample in
     waveform: the loader's rows of features='raw' and 'fbank' are int16-scaled (32768.0), its
-    spectrogram's in [-1, 1] (1.0). Keywords are sluice.Loader's (docs/augment.md)."""
+    spectrogram's in [-1, 1] (1.0). babble: the pool's utterances; babble_records: their record
+    ids when the pool is the training data's (a record never babbles over itself), or empty for a
+    babble_data pool. Keywords are sluice.Loader's (docs/augment.md)."""
     x = np.ascontiguousarray(waveform, dtype=np.float32)
     if x.ndim != 1:
         raise ValueError(f"waveform: expected one channel of samples (1-D), got {x.ndim} "
                          "dimensions")
     return _sluice.augment_chain(x, int(sample_rate), int(seed), int(epoch), int(record),
                                  [_x(n) for n in noise], [_x(r) for r in rirs],
+                                 [_x(b) for b in babble], [int(i) for i in babble_records],
                                  float(full_scale), options)
 
 

@@ -90,7 +90,8 @@ py::array_t<float> Codec(const Samples& x, int sample_rate, const std::string& n
 // The chain with the keywords of sluice.Loader (gain_prob, noise_min_snr, codecs, ...).
 py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint64_t epoch,
                          uint64_t record, const std::vector<Samples>& noise,
-                         const std::vector<Samples>& rirs, float full_scale,
+                         const std::vector<Samples>& rirs, const std::vector<Samples>& babble,
+                         const std::vector<uint64_t>& babble_records, float full_scale,
                          const py::dict& kwargs) {
   feat::WaveformAugmentOptions o;
   std::set<std::string> unused = KeysOf(kwargs);
@@ -108,6 +109,12 @@ py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint6
     sources.rirs.emplace_back();
     Check(feat::PrepareImpulseResponse(c.data(), c.size(), &sources.rirs.back()));
   }
+  for (const Samples& b : babble) {
+    auto c = Copy(b, "babble");
+    sources.babble.emplace_back(c.data(), c.data() + c.size());
+  }
+  sources.babble_ids = babble_records;
+  if (babble_records.empty()) sources.babble_ids.assign(babble.size(), feat::kNotATrainingRecord);
   auto y = Copy(x, "waveform");
   Check(feat::AugmentWaveform(o, sources, seed, epoch, record, y.mutable_data(), y.size(),
                               sample_rate, full_scale, &ThreadWorkspace()));
@@ -128,8 +135,8 @@ void RegisterAugment(py::module_& m) {
   m.def("augment_codec", &Codec, py::arg("waveform"), py::arg("sample_rate"), py::arg("codec"),
         py::arg("compression"));
   m.def("augment_chain", &Chain, py::arg("waveform"), py::arg("sample_rate"), py::arg("seed"),
-        py::arg("epoch"), py::arg("record"), py::arg("noise"), py::arg("rirs"),
-        py::arg("full_scale"), py::arg("options"),
+        py::arg("epoch"), py::arg("record"), py::arg("noise"), py::arg("rirs"), py::arg("babble"),
+        py::arg("babble_records"), py::arg("full_scale"), py::arg("options"),
         "The loader's waveform augmentation chain; see sluice.augment.chain.");
 }
 

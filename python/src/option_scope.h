@@ -58,6 +58,7 @@ inline constexpr ScopeRule kScopeRules[] = {
     {"waveform_augment", Scope::kAudio, nullptr},
     {"noise_data", Scope::kAudio, nullptr},
     {"rir_data", Scope::kAudio, nullptr},
+    {"babble_data", Scope::kAudio, nullptr},
     {"dtype", Scope::kAudio, nullptr},
 };
 

@@ -63,6 +63,43 @@ def test_chain_equals_the_loaders_rows(dataset, corpus, clip_sets):
     assert changed > 40
 
 
+def test_babble_from_the_training_data_equals_the_loaders_rows(dataset, corpus):
+    # The pool: babble_pool records evenly spaced over the dataset (ids floor(i * N / P)), with
+    # their record ids, so that chain() excludes the record itself as the loader does.
+    speech = clips_of(os.path.dirname(corpus))
+    pool_ids = [i * len(speech) // 5 for i in range(5)]
+    options = dict(babble_prob=0.9, babble_min_speakers=1, babble_max_speakers=3, babble_pool=5)
+    loader = sluice.Loader(dataset, seed=4, features="raw", threads=2, **options)
+    loader.set_epoch(2)
+    rows = changed = 0
+    for batch in loader:
+        x = np.from_dlpack(batch.features)
+        n = np.from_dlpack(batch.lengths)
+        for i, (key, record) in enumerate(zip(batch.keys, batch.record_ids)):
+            clean = speech[int(key.removeprefix("clip").removesuffix(".wav"))] * np.float32(32768)
+            want = sluice.augment.chain(clean, 16000, seed=4, epoch=2, record=record,
+                                        babble=[speech[j] for j in pool_ids],
+                                        babble_records=pool_ids, full_scale=32768.0, **options)
+            np.testing.assert_array_equal(x[i, :n[i]].reshape(-1), want, err_msg=key)
+            rows += 1
+            changed += not np.array_equal(want, clean)
+    assert rows == len(speech)
+    assert changed > rows // 2
+
+
+def test_speed_in_the_chain_equals_the_older_keywords(dataset):
+    # speed_prob=1 is speed_perturb=True: the same batches, byte for byte.
+    def epoch(**keywords):
+        loader = sluice.Loader(dataset, seed=2, threads=2, **keywords)
+        loader.set_epoch(1)
+        return [(tuple(b.keys), np.from_dlpack(b.features).tobytes()) for b in loader]
+
+    older = epoch(speed_perturb=True, speed_factors=[0.85, 1.15])
+    assert older == epoch(speed_prob=1.0, speed_factors=[0.85, 1.15])
+    assert older != epoch()
+    assert older != epoch(speed_prob=0.5, speed_factors=[0.85, 1.15])
+
+
 def test_add_noise_meets_the_snr():
     rng = np.random.default_rng(1)
     x = (0.3 * rng.standard_normal(16000)).astype(np.float32)

@@ -93,3 +93,20 @@ def test_bench_pack_reports_the_three_modes_on_the_same_documents():
         assert m["rows"] * 2048 == report["tokens"] + m["padding_tokens"], m
     assert modes["best_fit"]["padding_tokens"] <= modes["first_fit"]["padding_tokens"]
     assert modes["concat"]["cut_documents"] > modes["best_fit"]["cut_documents"]
+
+
+def test_bench_augment_runs_the_loader_with_the_chain_off_and_on_side_by_side(dataset):
+    # Babble from the data itself and every other transform without a clip dataset, at
+    # probability 1: both epochs hold the same records (speed changes their lengths a little).
+    out = subprocess.run([tool("sluice-bench"), "augment", "--dataset", dataset, "--threads", "2",
+                          "--consume-hours-per-second", "2.0", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    off, on = report["off"], report["on"]
+    assert off["batches"] > 0 and on["batches"] > 0
+    assert on["audio_hours"] == pytest.approx(off["audio_hours"], rel=0.1)
+    for r in (off, on):
+        assert r["hours_per_second_per_core"] == pytest.approx(r["audio_hours"] / r["cpu_seconds"])
+        assert r["cores_to_feed_one_gpu"] == pytest.approx(2.0 / r["hours_per_second_per_core"])
+    # The codecs alone cost far more than fbank: not a timing bound, a sign the chain ran.
+    assert on["cpu_seconds"] > off["cpu_seconds"]

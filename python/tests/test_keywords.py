@@ -27,8 +27,9 @@ def test_every_keyword_is_accepted(dataset):
     defaults = {"int": 1, "float": 0.0, "bool": True, "bool | None": True, "str": "hamming",
                 "list[float]": [1.0], "list[str]": ["ulaw"]}
     for name, kind, _ in sluice.loader_keywords():
-        # noise_data / rir_data are refused unless their transform is on: test_augment.py
-        if name in ("seed", "rank", "world", "noise_data", "rir_data"):
+        # noise_data / rir_data / babble_data are refused unless their transform is on:
+        # test_augment.py
+        if name in ("seed", "rank", "world", "noise_data", "rir_data", "babble_data"):
             continue
         value = defaults.get(kind, kind.split("|")[0])
         # packing is for text datasets (the test dataset is audio), the conversation files for

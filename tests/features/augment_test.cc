@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "assert_ok.h"
+#include "features/waveform_augment.h"
 
 namespace sluice::features {
 namespace {
@@ -79,6 +80,31 @@ TEST(SpeedPerturbTest, FactorIsDeterministicAndCoversTheChoices) {
   }
   EXPECT_EQ(seen, (std::set<double>{0.9, 1.0, 1.1}));
   EXPECT_EQ(PickSpeedFactor(SpeedPerturbOptions{{}}, 1, 1, 1), 1.0);
+}
+
+// The chain's speed transform at probability 1 is the older speed perturbation, record for
+// record; below 1 it keeps a share of the records at speed 1 and draws the rest the same way.
+TEST(SpeedPerturbTest, ChainSpeedAtProbabilityOneIsTheOlderPick) {
+  SpeedPerturbOptions older;
+  older.factors = {0.8, 0.95, 1.2};
+  WaveformAugmentOptions chain;
+  chain.speed.probability = 1;
+  chain.speed.factors = older.factors;
+  WaveformAugmentOptions half = chain;
+  half.speed.probability = 0.5;
+  int kept = 0, same = 0;
+  for (uint64_t record = 0; record < 2000; ++record) {
+    const double f = PickSpeedFactor(older, 7, 3, record);
+    ASSERT_EQ(DrawSpeedFactor(chain, 7, 3, record), f) << record;
+    const double h = DrawSpeedFactor(half, 7, 3, record);
+    kept += h == 1.0;
+    same += h == f;
+  }
+  EXPECT_GT(kept, 800);  // about 1000
+  EXPECT_LT(kept, 1200);
+  EXPECT_EQ(same, 2000 - kept) << "an applied factor is the older pick";
+  chain.speed.probability = 0;
+  EXPECT_EQ(DrawSpeedFactor(chain, 7, 3, 11), 1.0);
 }
 
 TEST(SpeedPerturbTest, FasterIsShorterAndRaisesThePitch) {

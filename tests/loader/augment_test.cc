@@ -158,6 +158,161 @@ TEST_F(AugmentLoaderTest, RowsAreTheKernelsChainOnEveryRank) {
   EXPECT_GT(changed, spec_.records / 2);  // P(untouched) = 0.5^3 * 0.7^3, about 4%
 }
 
+// Babble from the training data itself: the pool is pool_size records evenly spaced over the
+// dataset, the same on every rank and thread count, and each row is the kernels' chain with that
+// pool, where a record never babbles over itself.
+TEST_F(AugmentLoaderTest, BabbleFromTheTrainingDataReplaysOnEveryRankAndThreadCount) {
+  LoaderOptions o = Options();
+  o.waveform_augment = {};
+  o.noise_data.clear();
+  o.rir_data.clear();
+  o.waveform_augment.babble.probability = 0.8;
+  o.waveform_augment.babble.min_speakers = 1;
+  o.waveform_augment.babble.max_speakers = 4;
+  o.waveform_augment.babble.pool_size = 10;
+  features::WaveformSources clips;
+  const std::vector<std::vector<float>> all = Clips(spec_);
+  for (uint64_t id = 0; id < 40; id += 4) {  // 10 of 40, evenly spaced
+    clips.babble.push_back(all[id]);
+    clips.babble_ids.push_back(id);
+  }
+  features::WaveformWorkspace ws;
+  int checked = 0, changed = 0;
+  for (int world : {1, 3}) {
+    for (int rank = 0; rank < world; ++rank) {
+      o.world = world;
+      o.rank = rank;
+      std::unique_ptr<Loader> l;
+      ASSERT_OK(Loader::Open(dir_->Join("speech"), o, &l));
+      ASSERT_OK(l->Start(4));
+      const Batch* b;
+      while (l->Next(&b).ok() && b != nullptr) {
+        for (size_t i = 0; i < b->size(); ++i) {
+          const int idx = std::stoi(std::string(b->keys()[i]).substr(3));
+          const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec_, idx);
+          std::vector<float> want(pcm.size());
+          features::Pcm16ToFloat(pcm.data(), pcm.size(), want.data(), 1.0f);
+          const std::vector<float> before = want;
+          ASSERT_OK(features::AugmentWaveform(o.waveform_augment, clips, o.seed, 4, idx,
+                                              want.data(), want.size(), 16000, 32768.0f, &ws));
+          const float* row = b->features_f32() + i * b->frames();
+          ASSERT_EQ(std::vector<float>(row, row + want.size()), want)
+              << b->keys()[i] << " rank " << rank << " of " << world;
+          ++checked;
+          changed += want != before;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * spec_.records);
+  EXPECT_GT(changed, spec_.records);  // about 0.8 of them, twice
+  o.world = 1;
+  o.rank = 0;
+  o.threads = 1;
+  const std::vector<uint64_t> one = Epoch(o, 4);
+  o.threads = 4;
+  EXPECT_EQ(one, Epoch(o, 4));
+  EXPECT_EQ(std::vector<uint64_t>(one.begin() + 1, one.end()), Epoch(o, 4, 1));
+  // The run record names the pool's dataset by content.
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), o, &l));
+  shards::Manifest speech;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("speech"), &speech));
+  EXPECT_EQ(LoaderConfigJson(l->options(), 16000).at("babble_content"),
+            shards::ChecksumHex(shards::ManifestFingerprint(speech)));
+  // The pool's samples count against the memory budget, and the refusal says how to shrink it.
+  o.memory_budget = 1000;
+  const Status s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("--babble-pool"), std::string::npos) << s.ToString();
+}
+
+// Babble from babble_data: its clips are no record of the training data, so any may be picked.
+TEST_F(AugmentLoaderTest, BabbleFromBabbleDataUsesItsClips) {
+  LoaderOptions o = Options();
+  o.waveform_augment = {};
+  o.noise_data.clear();
+  o.rir_data.clear();
+  o.waveform_augment.babble.probability = 1;
+  o.babble_data = dir_->Join("noise");
+  features::WaveformSources clips;
+  clips.babble = Clips(noise_spec_);
+  clips.babble_ids.assign(clips.babble.size(), features::kNotATrainingRecord);
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), o, &l));
+  EXPECT_EQ(LoaderConfigJson(l->options(), 16000).at("babble_content"),
+            shards::ChecksumHex(shards::ManifestFingerprint(noise_)));
+  ASSERT_OK(l->Start(0));
+  features::WaveformWorkspace ws;
+  const Batch* b;
+  ASSERT_OK(l->Next(&b));
+  ASSERT_NE(b, nullptr);
+  const int idx = std::stoi(std::string(b->keys()[0]).substr(3));
+  const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec_, idx);
+  std::vector<float> want(pcm.size());
+  features::Pcm16ToFloat(pcm.data(), pcm.size(), want.data(), 1.0f);
+  ASSERT_OK(features::AugmentWaveform(o.waveform_augment, clips, o.seed, 0, idx, want.data(),
+                                      want.size(), 16000, 32768.0f, &ws));
+  EXPECT_EQ(std::vector<float>(b->features_f32(), b->features_f32() + want.size()), want);
+  // Given and unused, it would be read and ignored.
+  o.waveform_augment.babble.probability = 0;
+  o.waveform_augment.gain.probability = 1;
+  const Status s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("babble_data is given"), std::string::npos) << s.ToString();
+}
+
+// Speed perturbation is the chain's first transform: at probability 1 the older spelling
+// (speed_perturb, speed_perturb_options) gives the same batches and the same run record; below
+// 1 it replays on any thread count; spellings that disagree are refused.
+TEST_F(AugmentLoaderTest, SpeedInTheChainEqualsTheOlderSpelling) {
+  LoaderOptions older = Options();
+  older.waveform_augment = {};
+  older.noise_data.clear();
+  older.rir_data.clear();
+  LoaderOptions chain = older;
+  older.speed_perturb = true;
+  older.speed_perturb_options.factors = {0.8, 1.0, 1.25};
+  chain.waveform_augment.speed.probability = 1;
+  chain.waveform_augment.speed.factors = {0.8, 1.0, 1.25};
+  const std::vector<uint64_t> a = Epoch(older, 3);
+  ASSERT_GT(a.size(), 3u);
+  EXPECT_EQ(a, Epoch(chain, 3));
+  LoaderOptions plain = chain;
+  plain.waveform_augment.speed = {};
+  EXPECT_NE(a, Epoch(plain, 3)) << "speed perturbation changed nothing";
+  // The same record: as given, and as each loader resolved it; in the older form, so that runs
+  // recorded before the chain took speed resume.
+  const nlohmann::json j = LoaderConfigJson(older);
+  EXPECT_EQ(j, LoaderConfigJson(chain));
+  EXPECT_EQ(j.at("speed_perturb"), true);
+  EXPECT_FALSE(j.contains("waveform_augment")) << j.dump();
+  std::unique_ptr<Loader> l1, l2;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), older, &l1));
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), chain, &l2));
+  EXPECT_EQ(LoaderConfigJson(l1->options(), 16000), LoaderConfigJson(l2->options(), 16000));
+  // Only --speed-factors given with --speed-perturb (the flag now sets the chain's factors).
+  older.speed_perturb_options = {};
+  older.waveform_augment.speed.factors = {0.8, 1.0, 1.25};
+  EXPECT_EQ(a, Epoch(older, 3));
+  // Below 1: a share of the records keep their speed; any thread count replays it.
+  chain.waveform_augment.speed.probability = 0.5;
+  chain.threads = 1;
+  const std::vector<uint64_t> half = Epoch(chain, 3);
+  EXPECT_NE(half, a);
+  chain.threads = 4;
+  EXPECT_EQ(half, Epoch(chain, 3));
+  EXPECT_EQ(std::vector<uint64_t>(half.begin() + 2, half.end()), Epoch(chain, 3, 2));
+  EXPECT_EQ(LoaderConfigJson(chain).at("waveform_augment").at("speed").at("probability"), 0.5);
+  // Two spellings that disagree.
+  chain.speed_perturb = true;
+  std::unique_ptr<Loader> l;
+  Status s = Loader::Open(dir_->Join("speech"), chain, &l);
+  EXPECT_NE(s.ToString().find("--speed-prob"), std::string::npos) << s.ToString();
+  chain.waveform_augment.speed.probability = 1;
+  chain.speed_perturb_options.factors = {0.9, 1.1};
+  s = Loader::Open(dir_->Join("speech"), chain, &l);
+  EXPECT_NE(s.ToString().find("give the factors once"), std::string::npos) << s.ToString();
+}
+
 TEST_F(AugmentLoaderTest, ResolvedOptionsRecordTheClipsByContent) {
   std::unique_ptr<Loader> l;
   ASSERT_OK(Loader::Open(dir_->Join("speech"), Options(), &l));

@@ -50,6 +50,7 @@ TrainOptions Base(loader::FeatureKind kind) {
   features::WaveformAugmentOptions& w = o.loader.waveform_augment;
   w.reverb.probability = w.noise.probability = w.gain.probability = 0.5;
   w.clipping.probability = w.band_limit.probability = w.codec.probability = 0.5;
+  w.babble.probability = 0.5;
   o.eval_fraction = 0;
   return o;
 }
@@ -290,13 +291,15 @@ TEST(TrainOptions, TheWaveformChainIsTheTrainingLoadersAlone) {
   o.loader.waveform_augment.noise.probability = 0.5;
   o.loader.waveform_augment.codec.probability = 0.2;
   o.loader.noise_data = "noise";
+  o.loader.waveform_augment.babble.probability = 0.3;
+  o.loader.babble_data = "voices";
   loader::LoaderOptions train, eval;
   ASSERT_TRUE(TrainLoaderOptions(o, true, &train).ok());
   ASSERT_TRUE(TrainLoaderOptions(o, false, &eval).ok());
   EXPECT_EQ(train.waveform_augment.noise.probability, 0.5);
   EXPECT_EQ(train.noise_data, "noise");
   EXPECT_FALSE(features::WaveformAugmentEnabled(eval.waveform_augment));
-  EXPECT_TRUE(eval.noise_data.empty() && eval.rir_data.empty());
+  EXPECT_TRUE(eval.noise_data.empty() && eval.rir_data.empty() && eval.babble_data.empty());
 }
 
 // ---- The tables against the tools' --help and the docs ----------------------------------------
