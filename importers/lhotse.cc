@@ -168,9 +168,29 @@ void Parse(const std::string& line, const ImportOptions& opt, ImportItem* out) {
     texts.emplace_back(sstart, t->get<std::string>());
     for (auto [name, dst] : {std::pair{"speaker", &out->speaker}, {"language", &out->language}}) {
       auto v = s.find(name);
-      if (v != s.end() && v->is_string() && dst->empty()) *dst = v->get<std::string>();
+      if (v == s.end() || v->is_null()) continue;
+      if (!v->is_string()) throw Reject{where + ": \"" + name + "\" must be a string"};
+      if (dst->empty()) *dst = v->get<std::string>();
     }
   }
+  // --keep-field's source: the cut's "custom" fields, then those of its supervisions that the
+  // cut does not set (trim_to_supervisions copies a supervision's custom to it), then the
+  // supervisions' own attributes beyond the span, text, speaker and language ("gender", "age"),
+  // which lhotse's Kaldi export writes as utt2gender: either import keeps the same field.
+  json custom = json::object();
+  if (auto c = j.find("custom"); c != j.end() && c->is_object()) custom = *c;
+  for (const json& s : sups) {
+    if (auto c = s.find("custom"); c != s.end() && c->is_object())
+      for (auto it = c->begin(); it != c->end(); ++it)
+        if (!custom.contains(it.key())) custom[it.key()] = it.value();
+  }
+  static const std::set<std::string> kSpan = {"id",      "recording_id", "start",   "duration",
+                                              "channel", "text",         "speaker", "language",
+                                              "custom",  "alignment"};
+  for (const json& s : sups)
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (!kSpan.count(it.key()) && !custom.contains(it.key())) custom[it.key()] = it.value();
+  if (!custom.empty()) out->fields = custom.dump();
   if (texts.empty())
     throw Reject{cut +
                  " has no supervisions. HINT: a cut without a transcript cannot be a "
