@@ -81,7 +81,12 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
       [&l](uint64_t r) {
         return l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r));
       },
-      l->dataset_->manifest().sample_rate, &l->index_, &l->filtered_));
+      l->dataset_->manifest().sample_rate,
+      MetadataColumns{l->dataset_->manifest().columns,
+                      [&l](uint32_t shard) -> const shards::ColumnTable& {
+                        return l->dataset_->shard(shard).columns();
+                      }},
+      &l->index_, &l->filtered_));
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.

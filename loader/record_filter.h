@@ -11,12 +11,22 @@
 #include "base/status.h"
 #include "loader/plan.h"
 #include "loader/stats.h"
+#include "shards/columns.h"
 
 namespace sluice::loader {
 
+// The dataset's metadata columns (shards/columns.h) as the filter reads them: manifest.json's list
+// and each shard's table (which Dataset::Open checked against it).
+struct MetadataColumns {
+  std::vector<shards::ColumnSpec> specs;
+  std::function<const shards::ColumnTable&(uint32_t shard)> table;
+};
+
 // The columns a filter may name, in this order: duration (seconds), tokens (the index's token
-// ids), tokens_per_second (tokens / duration; NaN without audio) and key (the record key).
-std::vector<std::string> FilterColumnNames();
+// ids), tokens_per_second (tokens / duration; NaN without audio) and key (the record key); with
+// an int "chars" column, chars_per_second (chars / duration); then the dataset's metadata columns
+// by their names ("language" also as "lang"), ints and floats as numbers.
+std::vector<std::string> FilterColumnNames(const std::vector<shards::ColumnSpec>& specs = {});
 
 // Marks index->selected: a record stays when `select` (may be empty) accepts its key and
 // `filter` (may be "") holds for it. *counts gets one entry per reason of the filter with the
@@ -26,6 +36,7 @@ std::vector<std::string> FilterColumnNames();
 Status SelectRecords(const std::string& where, const std::string& filter,
                      const std::function<bool(std::string_view)>& select,
                      const std::function<std::string_view(uint64_t)>& key_of, int sample_rate,
-                     IndexColumns* index, std::vector<FilterCount>* counts);
+                     const MetadataColumns& metadata, IndexColumns* index,
+                     std::vector<FilterCount>* counts);
 
 }  // namespace sluice::loader

@@ -18,6 +18,7 @@ const std::set<std::string>& ReservedNames() {
                                               "chars_per_second",
                                               "speaker",
                                               "language",
+                                              "lang",
                                               "chars",
                                               "and",
                                               "or",
