@@ -34,6 +34,9 @@ struct ImportItem {
   std::string pipe_command;
   std::string audio_name;  // the bytes' or the command's name in errors: "a.tar:k1.flac"
 
+  // The channels of a multi-channel file the clip takes (a Lhotse cut's "channel"): one, or
+  // several averaged; empty: every channel, averaged (the downmix).
+  std::vector<int> channels;
   double offset_seconds = 0;     // the clip inside the audio
   double duration_seconds = -1;  // < 0: to the end
   std::string text;

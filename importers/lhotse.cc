@@ -110,11 +110,15 @@ void Recording(const json& rec, const std::set<int64_t>& cut_channels, const std
     file_channels = c->size();
   else if (auto r = rec.find("channel_ids"); r != rec.end() && r->is_array() && !r->empty())
     file_channels = r->size();
-  if (file_channels > 1 && cut_channels.size() != file_channels)
-    throw Reject{cut + " selects " + std::to_string(cut_channels.size()) + " of the " +
-                 std::to_string(file_channels) +
-                 " channels of its recording; sluice mixes all channels of a file down. HINT: "
-                 "write the selected channel to a file of its own"};
+  // Some channels of a multi-channel file: the clip is that channel, or the average of those
+  // (docs/shardify-inputs.md); all of them: the file's downmix, as for any file.
+  if (file_channels > 1 && cut_channels.size() != file_channels) {
+    for (int64_t c : cut_channels)
+      if (c < 0 || c >= static_cast<int64_t>(file_channels))
+        throw Reject{cut + " selects channel " + std::to_string(c) + " of a " +
+                     std::to_string(file_channels) + "-channel recording"};
+    out->channels.assign(cut_channels.begin(), cut_channels.end());
+  }
 }
 
 void Parse(const std::string& line, const ImportOptions& opt, ImportItem* out) {

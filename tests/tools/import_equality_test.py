@@ -21,12 +21,15 @@ import subprocess
 import sys
 import tempfile
 import types
+import wave
 
 try:
     import datasets
     import lhotse
     import webdataset
-    from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    import numpy as np
+    from lhotse import (CutSet, MonoCut, Recording, RecordingSet, SupervisionSegment,
+                        SupervisionSet)
     from lhotse.kaldi import export_to_kaldi
 except ImportError as e:  # pragma: no cover - the skip path
     print(f"SKIP: {e}: run ./run.sh (tools_venv installs run.sh's REFERENCE_PIP into "
@@ -156,6 +159,38 @@ def main():
     shardify(os.path.join(tmp, "lhotse"), "--from", "lhotse", cuts_path)
     compare("lhotse cuts.jsonl.gz", os.path.join(tmp, "ref-lhotse"), os.path.join(tmp, "lhotse"))
     check_filter("lhotse cuts.jsonl.gz", os.path.join(tmp, "lhotse"), [nemo_by_id[c.id] for c in cuts])
+
+    # Cuts of one channel of a 2-channel recording (lhotse's MonoCut with channel=1): the clip is
+    # that channel, the same records as NeMo lines of mono WAVs holding the samples lhotse's
+    # load_audio gives for the cut.
+    stereo = [r for r in recordings if len(r.channel_ids) == 2][:2]
+    if not stereo:
+        sys.exit("FAIL: the corpus has no 2-channel recording to cut one channel of")
+    channel_cuts, channel_nemo = [], []
+    for r in stereo:
+        for ch in (1, 0):
+            cid = f"{r.id}-ch{ch}"
+            cut = MonoCut(id=cid, start=0, duration=r.duration, channel=ch, recording=r,
+                          supervisions=[SupervisionSegment(
+                              id=cid, recording_id=r.id, start=0, duration=r.duration,
+                              channel=ch, text=f"channel {ch}")])
+            samples = cut.load_audio()[0]
+            mono = os.path.join(tmp, cid + ".wav")
+            with wave.open(mono, "wb") as w:
+                w.setnchannels(1)
+                w.setsampwidth(2)
+                w.setframerate(r.sampling_rate)
+                # load_audio gives int16 / 32768: the file's own integers back.
+                w.writeframes(np.round(samples * 32768).astype("<i2").tobytes())
+            channel_cuts.append(cut)
+            channel_nemo.append({"audio_filepath": mono, "text": f"channel {ch}", "id": cid})
+    CutSet.from_cuts(channel_cuts).to_file(os.path.join(tmp, "channels.jsonl.gz"))
+    write_nemo(os.path.join(tmp, "channels-nemo.jsonl"), channel_nemo)
+    shardify(os.path.join(tmp, "ref-channels"), "-m", os.path.join(tmp, "channels-nemo.jsonl"))
+    shardify(os.path.join(tmp, "channels"), "--from", "lhotse",
+             os.path.join(tmp, "channels.jsonl.gz"))
+    compare("lhotse cuts of one channel of 2-channel recordings", os.path.join(tmp, "ref-channels"),
+            os.path.join(tmp, "channels"))
 
     # Lhotse's recordings and supervisions manifests: the cuts trim_to_supervisions makes.
     recs.to_file(os.path.join(tmp, "recordings.jsonl.gz"))

@@ -128,13 +128,37 @@ bool Reject(ItemResult* r, std::string why) {
   return false;
 }
 
+// The interleaved frames of `audio` (DecodeOptions::keep_channels) made mono: the one channel of
+// `channels`, or the average of several (a Lhotse cut of some channels of a file). False (r
+// rejected) for a channel the file does not have.
+bool SelectChannels(const std::vector<int>& channels, const std::string& path,
+                    features::DecodedAudio* audio, ItemResult* r) {
+  const int n = audio->channels_in;
+  for (int c : channels)
+    if (c < 0 || c >= n)
+      return Reject(r, path + ": the cut selects channel " + std::to_string(c) + " of a " +
+                           std::to_string(n) + "-channel file");
+  std::vector<float>& x = audio->samples;
+  const size_t frames = x.size() / static_cast<size_t>(n);
+  const float scale = 1.0f / static_cast<float>(channels.size());
+  for (size_t f = 0; f < frames; ++f) {
+    float sum = 0;
+    for (int c : channels) sum += x[f * n + c];
+    x[f] = channels.size() == 1 ? sum : sum * scale;
+  }
+  x.resize(frames);
+  return true;
+}
+
 // Decodes the clip of `line` into s.decoded and checks its samples; false when the item ends
 // here (r rejected, or r->fault for a machine fault). Clipped samples are kept with a warning.
 // `bytes`, when given, hold the encoded file (a tar member, a command's output) and `path` names
 // it.
 bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path,
-                const std::string* bytes, Scratch& s, ItemResult* r) {
+                const std::string* bytes, const std::vector<int>& channels, Scratch& s,
+                ItemResult* r) {
   line->decode.allow_truncated = cfg.allow_truncated_audio;
+  line->decode.keep_channels = !channels.empty();
   // Checked against the header before decoding: a long recording costs its header, not its size
   // in memory (the check after decoding stays for formats whose header has no exact length).
   line->decode.max_seconds = cfg.max_duration;
@@ -149,6 +173,7 @@ bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& p
     return false;
   }
   if (!st.ok()) return Reject(r, st.message());
+  if (!channels.empty() && !SelectChannels(channels, path, &s.decoded, r)) return false;
   if (s.decoded.samples.empty()) return Reject(r, path + ": zero-length audio");
   if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size()))
     return Reject(r, path + ": NaN or Inf samples");
@@ -292,7 +317,9 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     const std::string& rel = line.audio_filepath;
     path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
   }
-  if (!DecodeClip(cfg, &line, path, bytes, s, r)) return;
+  static const std::vector<int> kAllChannels;
+  const std::vector<int>& channels = item.imported ? item.imported->channels : kAllChannels;
+  if (!DecodeClip(cfg, &line, path, bytes, channels, s, r)) return;
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   // Each reason names the path: never empty.
   if (why = CheckLengths(cfg, s, path, seconds); why.empty())
