@@ -107,10 +107,19 @@ class HfImporter final : public Importer {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    const char* argv[] = {opt_.python.c_str(),  "-c",
-                          kHfReaderScript,      opt_.hf_audio.c_str(),
-                          opt_.hf_text.c_str(), opt_.hf_id.c_str(),
-                          file.c_str(),         nullptr};
+    const std::string meta = nlohmann::json{
+        {"speaker", opt_.hf_speaker},
+        {"language", opt_.hf_language},
+        {"fields", opt_.fields}}.dump();
+    const char* argv[] = {opt_.python.c_str(),
+                          "-c",
+                          kHfReaderScript,
+                          opt_.hf_audio.c_str(),
+                          opt_.hf_text.c_str(),
+                          opt_.hf_id.c_str(),
+                          file.c_str(),
+                          meta.c_str(),
+                          nullptr};
     // stderr stays shardify's: a Python traceback reaches the user as it is.
     const int rc =
         posix_spawnp(&pid_, opt_.python.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
@@ -268,6 +277,14 @@ void ParseHfRow(const std::string& file, const std::string& header, std::string 
   if (!StringMember(j, "text", &out->text, &bad))
     return reject(std::string("\"") + key +
                   "\": " + (bad ? "the text column holds no string" : "the transcript is null"));
+  for (auto [name, dst] : {std::pair{"speaker", &out->speaker}, {"language", &out->language}}) {
+    auto v = j.find(name);
+    if (v == j.end() || v->is_null()) continue;
+    if (v->is_string()) *dst = v->get<std::string>();
+    else if (v->is_number_integer()) *dst = v->dump();
+    else return reject("\"" + key + "\": the " + name + " column holds no string");
+  }
+  if (auto f = j.find("fields"); f != j.end() && f->is_object()) out->fields = f->dump();
   if (!audio.empty()) {
     out->audio_bytes = std::move(audio);
     out->audio_name = where + (has_path ? " (" + path + ")" : std::string());

@@ -11,7 +11,8 @@
 // records never change with the `datasets`/torchcodec version.
 //
 // The stream, on the script's stdout: per row a header, one line of JSON
-// {"row": N, "key": ..., "text": ..., "path": ..., "bytes": B[, "reason": ...]}, followed by B
+// {"row": N, "key": ..., "text": ..., "path": ..., "bytes": B[, "speaker": ..., "language": ...,
+// "fields": {...}]}, followed by B
 // bytes of the encoded audio file; at the end {"end": ROWS}. A file-level failure (no pyarrow, a
 // missing column, a file that is not parquet) is {"error": "..."} and a non-zero exit.
 #pragma once
@@ -38,7 +39,8 @@ void ParseHfRow(const std::string& file, const std::string& header, std::string 
 Status OpenHfParquet(std::vector<std::string> files, const ImportOptions& opt,
                      std::unique_ptr<Importer>* out);
 
-// The reader script (Python 3 + pyarrow), run as `python -c SCRIPT AUDIO TEXT ID FILE`.
+// The reader script (Python 3 + pyarrow), run as `python -c SCRIPT AUDIO TEXT ID FILE META`,
+// META being {"speaker": COLUMN, "language": COLUMN, "fields": [COLUMN...]} (ImportOptions).
 extern const char* const kHfReaderScript;
 
 }  // namespace sluice::importers

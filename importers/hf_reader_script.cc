@@ -16,6 +16,10 @@ def fail(message):
 
 def main():
     audio, text, key, path = sys.argv[1:5]
+    # The metadata columns: {"speaker": COLUMN, "language": COLUMN, "fields": [COLUMN, ...]}.
+    meta = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+    speaker, language = meta.get("speaker") or None, meta.get("language") or None
+    fields = meta.get("fields", [])
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -57,7 +61,12 @@ def main():
     if key not in names and key != "id":
         fail(f"no id column {key!r} (its columns: {', '.join(names)}). HINT: name it with "
              f"--hf-id (sluice.shardify.from_hf: id=)")
-    columns = [audio, text] + ([key] if key in names else [])
+    for flag, column in [("--hf-speaker", speaker), ("--hf-language", language)] + \
+            [("--keep-field", f) for f in fields]:
+        if column is not None and column not in names:
+            fail(f"no column {column!r} for {flag} (its columns: {', '.join(names)})")
+    extra = [c for c in dict.fromkeys([speaker, language] + fields) if c is not None]
+    columns = list(dict.fromkeys([audio, text] + ([key] if key in names else []) + extra))
     if parquet is not None:
         batches = parquet.iter_batches(batch_size=64, columns=columns)
     out = sys.stdout.buffer
@@ -79,7 +88,14 @@ def main():
             if key in values:
                 k = values[key][i]
                 header["key"] = k if k is None or isinstance(k, str) else str(k)
-            out.write(json.dumps(header).encode() + b"\n")
+            if speaker is not None:
+                header["speaker"] = values[speaker][i]
+            if language is not None:
+                header["language"] = values[language][i]
+            if fields:
+                header["fields"] = {f: values[f][i] for f in fields}
+            # default=str: a column of dates or decimals arrives as text, never stops the run.
+            out.write(json.dumps(header, default=str).encode() + b"\n")
             if data:
                 out.write(data)
     out.write(json.dumps({"end": row}).encode() + b"\n")

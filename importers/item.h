@@ -34,12 +34,21 @@ struct ImportItem {
   std::string pipe_command;
   std::string audio_name;  // the bytes' or the command's name in errors: "a.tar:k1.flac"
 
+  // The channels of a multi-channel file the clip takes (a Lhotse cut's "channel"): one, or
+  // several averaged; empty: every channel, averaged (the downmix).
+  std::vector<int> channels;
   double offset_seconds = 0;     // the clip inside the audio
   double duration_seconds = -1;  // < 0: to the end
   std::string text;
   std::string key;      // the record's key: cut id, utterance id, sample key
-  std::string speaker;  // kept for the metadata columns to come; not stored yet
+  // The metadata columns (docs/shardify-inputs.md, "Metadata columns"); "" where the format or
+  // the item has none (stored as null).
+  std::string speaker;
   std::string language;
+  // A JSON object of the item's other fields, where the format has them (a Lhotse cut's and its
+  // supervision's "custom", a WebDataset sample's .json, the HF columns named in
+  // ImportOptions::fields); `shardify --keep-field` takes its values from it. "" when none.
+  std::string fields;
 };
 
 // A stream of items in input order. Not thread-safe: one reader.

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "base/file.h"
 
 namespace sluice::importers {
@@ -175,6 +177,10 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
   load(&segments, "segments", false, false);
   load(&spk, "utt2spk", true, false);
   load(&lang, "utt2lang", true, false);
+  // --keep-field NAME: utt2NAME, where the directory has it ("utt ID rest-of-line").
+  std::vector<Table> kept(opt.fields.size());
+  for (size_t k = 0; k < opt.fields.size(); ++k)
+    load(&kept[k], ("utt2" + opt.fields[k]).c_str(), false, false);
   // The utterances: segments' lines, else wav.scp's.
   Table& utts = segments.present() ? segments : wav;
   for (const std::string& utt : utts.order()) {
@@ -191,6 +197,13 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
     Entry* l = lang.Find(utt);
     for (Entry* e : {t, s, l})
       if (e) e->used = true;
+    nlohmann::json fields = nlohmann::json::object();
+    for (size_t k = 0; k < kept.size(); ++k) {
+      if (Entry* e = kept[k].Find(utt)) {
+        e->used = true;
+        fields[opt.fields[k]] = e->value;
+      }
+    }
     auto fail = [&](const std::string& why) {
       out->push_back(utts.Reject(Line{u.line, item.input}, "utterance \"" + utt + "\": " + why));
     };
@@ -238,6 +251,7 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
       item.speaker = s->value;
     }
     if (l) item.language = l->value;
+    if (!fields.empty()) item.fields = fields.dump();
     out->push_back(std::move(item));
   }
   const std::string in_utts = segments.present() ? "segments" : "wav.scp";
@@ -247,6 +261,7 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
   text.Unused(out, unknown);
   spk.Unused(out, unknown);
   lang.Unused(out, unknown);
+  for (Table& t : kept) t.Unused(out, unknown);
   if (segments.present())
     wav.Unused(out, [&](const std::string& id) {
       return "recording \"" + id + "\" has no line in " + dir + "/segments";
@@ -257,9 +272,11 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
 Status OpenKaldiDir(const std::string& dir, const ImportOptions& opt,
                     std::unique_ptr<Importer>* out) {
   KaldiFiles files;
-  for (const char* name : {"wav.scp", "text", "segments", "utt2spk", "utt2lang"}) {
+  std::vector<std::string> names = {"wav.scp", "text", "segments", "utt2spk", "utt2lang"};
+  for (const std::string& f : opt.fields) names.push_back("utt2" + f);
+  for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
-    const bool required = std::string(name) == "wav.scp" || std::string(name) == "text";
+    const bool required = name == "wav.scp" || name == "text";
     std::error_code ec;
     if (!required && !std::filesystem::exists(path, ec)) continue;
     std::string contents;

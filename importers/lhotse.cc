@@ -110,11 +110,15 @@ void Recording(const json& rec, const std::set<int64_t>& cut_channels, const std
     file_channels = c->size();
   else if (auto r = rec.find("channel_ids"); r != rec.end() && r->is_array() && !r->empty())
     file_channels = r->size();
-  if (file_channels > 1 && cut_channels.size() != file_channels)
-    throw Reject{cut + " selects " + std::to_string(cut_channels.size()) + " of the " +
-                 std::to_string(file_channels) +
-                 " channels of its recording; sluice mixes all channels of a file down. HINT: "
-                 "write the selected channel to a file of its own"};
+  // Some channels of a multi-channel file: the clip is that channel, or the average of those
+  // (docs/shardify-inputs.md); all of them: the file's downmix, as for any file.
+  if (file_channels > 1 && cut_channels.size() != file_channels) {
+    for (int64_t c : cut_channels)
+      if (c < 0 || c >= static_cast<int64_t>(file_channels))
+        throw Reject{cut + " selects channel " + std::to_string(c) + " of a " +
+                     std::to_string(file_channels) + "-channel recording"};
+    out->channels.assign(cut_channels.begin(), cut_channels.end());
+  }
 }
 
 void Parse(const std::string& line, const ImportOptions& opt, ImportItem* out) {
@@ -168,9 +172,29 @@ void Parse(const std::string& line, const ImportOptions& opt, ImportItem* out) {
     texts.emplace_back(sstart, t->get<std::string>());
     for (auto [name, dst] : {std::pair{"speaker", &out->speaker}, {"language", &out->language}}) {
       auto v = s.find(name);
-      if (v != s.end() && v->is_string() && dst->empty()) *dst = v->get<std::string>();
+      if (v == s.end() || v->is_null()) continue;
+      if (!v->is_string()) throw Reject{where + ": \"" + name + "\" must be a string"};
+      if (dst->empty()) *dst = v->get<std::string>();
     }
   }
+  // --keep-field's source: the cut's "custom" fields, then those of its supervisions that the
+  // cut does not set (trim_to_supervisions copies a supervision's custom to it), then the
+  // supervisions' own attributes beyond the span, text, speaker and language ("gender", "age"),
+  // which lhotse's Kaldi export writes as utt2gender: either import keeps the same field.
+  json custom = json::object();
+  if (auto c = j.find("custom"); c != j.end() && c->is_object()) custom = *c;
+  for (const json& s : sups) {
+    if (auto c = s.find("custom"); c != s.end() && c->is_object())
+      for (auto it = c->begin(); it != c->end(); ++it)
+        if (!custom.contains(it.key())) custom[it.key()] = it.value();
+  }
+  static const std::set<std::string> kSpan = {"id",      "recording_id", "start",   "duration",
+                                              "channel", "text",         "speaker", "language",
+                                              "custom",  "alignment"};
+  for (const json& s : sups)
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (!kSpan.count(it.key()) && !custom.contains(it.key())) custom[it.key()] = it.value();
+  if (!custom.empty()) out->fields = custom.dump();
   if (texts.empty())
     throw Reject{cut +
                  " has no supervisions. HINT: a cut without a transcript cannot be a "

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace sluice::importers {
 
@@ -20,6 +21,12 @@ struct ImportOptions {
   std::string hf_audio = "audio";
   std::string hf_text = "text";
   std::string hf_id = "id";
+  std::string hf_speaker;   // the speaker column ("": none)
+  std::string hf_language;  // the language column ("": none)
+
+  // The fields `shardify --keep-field` keeps (ImportItem::fields): the HF columns to read, and
+  // the Kaldi utt2NAME files.
+  std::vector<std::string> fields;
 };
 
 }  // namespace sluice::importers

@@ -60,6 +60,8 @@ class Shar : public Importer {
       }
     }
     ParseLhotseCut(j.is_discarded() ? line : j.dump(), opt_, item);
+    // The member holds the cut's audio as lhotse wrote it: its channels are already the cut's.
+    item->channels.clear();
     // Its members, read whatever the cut's fate, so the tar stays in step.
     TarMember audio, meta;
     if (id.empty()) {

@@ -129,19 +129,27 @@ class TarSamples {
     }
     if (!audio) return "no audio member (.wav, .flac, .mp3, .ogg or .opus)";
     if (audio->data.empty()) return "audio member \"" + audio->name + "\" is empty";
-    if (txt) {
-      item->text = std::move(txt->data);
-    } else if (js) {
+    if (!txt && !js) return "no transcript (a .txt member, or a .json member with \"text\")";
+    if (js) {
+      // Also beside a .txt: its speaker, language and other fields are the record's columns.
       nlohmann::json j = nlohmann::json::parse(js->data, nullptr, false);
       if (j.is_discarded() || !j.is_object()) return "\"" + js->name + "\" is not a JSON object";
-      auto t = j.find("text");
-      if (t == j.end() || !t->is_string()) return "\"" + js->name + "\" has no \"text\" string";
-      item->text = t->get<std::string>();
-      for (auto [name, dst] : {std::pair{"speaker", &item->speaker}, {"language", &item->language}})
-        if (auto v = j.find(name); v != j.end() && v->is_string()) *dst = v->get<std::string>();
-    } else {
-      return "no transcript (a .txt member, or a .json member with \"text\")";
+      if (!txt) {
+        auto t = j.find("text");
+        if (t == j.end() || !t->is_string()) return "\"" + js->name + "\" has no \"text\" string";
+        item->text = t->get<std::string>();
+      }
+      for (auto [name, dst] :
+           {std::pair{"speaker", &item->speaker}, {"language", &item->language}}) {
+        auto v = j.find(name);
+        if (v == j.end() || v->is_null()) continue;
+        if (v->is_string()) *dst = v->get<std::string>();
+        else if (v->is_number_integer()) *dst = v->dump();
+        else return "\"" + js->name + "\": \"" + name + "\" must be a string or an integer";
+      }
+      item->fields = std::move(js->data);
     }
+    if (txt) item->text = std::move(txt->data);
     item->audio_name = name_ + ":" + audio->name;
     item->audio_bytes = std::move(audio->data);
     return "";

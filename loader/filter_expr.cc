@@ -232,6 +232,8 @@ bool Eval(const Node& n, const FilterRow& row) {
     if (a != a || b != b) return n.op == "!=";
     return Compare(n.op, a < b ? -1 : a > b ? 1 : 0);
   }
+  auto null = [&](int column) { return column >= 0 && !row.null.empty() && row.null[column] != 0; };
+  if (null(n.lhs.column) || null(n.rhs.column)) return n.op == "!=";
   const std::string_view a =
       n.lhs.column >= 0 ? row.strings[n.lhs.column] : std::string_view(n.lhs.text);
   const std::string_view b =

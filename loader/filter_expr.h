@@ -9,8 +9,10 @@
 //
 // Numbers compare with numbers and strings with strings (byte order); anything else, an unknown
 // column or a syntax error is refused at parse time, naming the byte position in the expression.
+// A column without a value (a NaN number, a null string) makes every comparison false but !=.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,8 +31,10 @@ struct FilterColumn {
 // One record's values, indexed like the columns the filter was parsed with (only the entry of
 // each column's own type is read).
 struct FilterRow {
-  std::vector<double> numbers;
+  std::vector<double> numbers;  // NaN: no value
   std::vector<std::string_view> strings;
+  // Per column, 1 where a string column has no value (a metadata column's null); may be empty.
+  std::vector<uint8_t> null;
 };
 
 class FilterExpr {

@@ -99,8 +99,12 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
       [&l](uint64_t r) {
         return l->dataset_->shard(l->index_.shard_of(r)).key(l->index_.local_index(r));
       },
-      l->dataset_->manifest().sample_rate, l->conversation_ ? &conversation : nullptr, &l->index_,
-      &l->filtered_));
+      l->dataset_->manifest().sample_rate, l->conversation_ ? &conversation : nullptr,
+      MetadataColumns{l->dataset_->manifest().columns,
+                      [&l](uint32_t shard) -> const shards::ColumnTable& {
+                        return l->dataset_->shard(shard).columns();
+                      }},
+      &l->index_, &l->filtered_));
   // The rows' costs replace the index's token counts, which the packed plan budgets; padded,
   // a conversation's length is its encoder frames (the padded input, bucket_2d's first axis).
   if (l->conversation_) {

@@ -437,7 +437,8 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"filter", "--filter",
               "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
               "duration, tokens, tokens_per_second, key; conversations also audio_seconds, "
-              "text_tokens, encoder_frames, llm_tokens; docs/loader.md, Filters)"},
+              "text_tokens, encoder_frames, llm_tokens; audio also speaker, language (or lang), "
+              "chars_per_second and --keep-field columns; docs/loader.md, Filters)"},
     o.filter);
   v(FieldInfo{"conversation", nullptr, "conversation datasets: template, encoder frames"},
     o.conversation);

@@ -54,6 +54,18 @@ Status Dataset::Open(std::shared_ptr<const Storage> storage, const ReadOptions& 
                                 " bytes, manifest.json says " + std::to_string(e.records) +
                                 " records in " + std::to_string(e.bytes) + " bytes");
     }
+    // Filters read a column by the manifest's name and type from every shard.
+    if (r->columns().specs() != ds->manifest_.columns) {
+      auto list = [](const std::vector<ColumnSpec>& specs) {
+        std::string s;
+        for (const ColumnSpec& c : specs)
+          s += (s.empty() ? "" : ", ") + c.name + ":" + ColumnTypeName(c.type);
+        return s.empty() ? std::string("none") : s;
+      };
+      return Status::Corruption(r->name() + ": index columns (" + list(r->columns().specs()) +
+                                ") are not manifest.json's (" + list(ds->manifest_.columns) +
+                                "). HINT: the shard belongs to another dataset");
+    }
     ds->shards_.push_back(std::move(r));
   }
   *out = std::move(ds);

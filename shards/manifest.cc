@@ -127,6 +127,12 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   j["sample_rate"] = m.sample_rate;
   j["codec"] = m.codec;
   j["fields"] = m.fields;
+  if (!m.columns.empty()) {
+    nlohmann::json cols = nlohmann::json::array();
+    for (const ColumnSpec& c : m.columns)
+      cols.push_back({{"name", c.name}, {"type", ColumnTypeName(c.type)}});
+    j["columns"] = cols;
+  }
   j["features"] = *m.features;
   j["tokenizer"] = *m.tokenizer;
   j["records"] = m.records;
@@ -160,6 +166,18 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
     m->sample_rate = j.at("sample_rate").get<int>();
     m->codec = j.at("codec").get<std::string>();
     m->fields = j.at("fields").get<std::vector<std::string>>();
+    m->columns.clear();
+    if (j.contains("columns")) {
+      for (const auto& c : j.at("columns")) {
+        ColumnSpec spec;
+        spec.name = c.at("name").get<std::string>();
+        if (!ParseColumnType(c.at("type").get<std::string>(), &spec.type))
+          return Status::Corruption(where + ": column '" + spec.name + "' has type '" +
+                                    c.at("type").get<std::string>() +
+                                    "'; expected int, float or string");
+        m->columns.push_back(std::move(spec));
+      }
+    }
     *m->features = j.value("features", nlohmann::json());
     *m->tokenizer = j.value("tokenizer", nlohmann::json());
     m->records = j.at("records").get<uint64_t>();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "shards/columns.h"
 #include "shards/json_value.h"
 #include "shards/storage.h"
 
@@ -43,6 +44,9 @@ struct Manifest {
   int sample_rate = 0;              // audio datasets: Hz of every record
   std::string codec;                // audio datasets: "pcm16" or "flac"
   std::vector<std::string> fields;  // field names present in records, e.g. ["audio", "text"]
+  // The metadata columns every shard's index holds (shards/columns.h), in their order; empty:
+  // none ("columns" is then absent from the JSON).
+  std::vector<ColumnSpec> columns;
   JsonValue features;               // null, or the options of precomputed features
   JsonValue tokenizer;              // null, or the tokenizer description
   uint64_t records = 0;

@@ -123,13 +123,12 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   if (nblocks > index_size / kBlockEntrySize || nrecords > index_size / kRecordEntrySize ||
       key_bytes > index_size || aux_bytes > index_size ||
       kIndexHeaderSize + nblocks * kBlockEntrySize + nrecords * kRecordEntrySize + key_bytes +
-              aux_bytes !=
+              aux_bytes >
           index_size) {
     return corrupt(index_offset, "index counts (" + std::to_string(nblocks) + " blocks, " +
                                      std::to_string(nrecords) + " records, " +
                                      std::to_string(key_bytes) + " key bytes, " +
-                                     std::to_string(aux_bytes) +
-                                     " aux bytes) do not match its size");
+                                     std::to_string(aux_bytes) + " aux bytes) do not fit its size");
   }
   // The file offset of the entry that `in` starts at: where a bad entry's error points.
   auto entry_at = [&] { return index_offset + (index_size - in.size()); };
@@ -188,7 +187,18 @@ Status ShardReader::DecodeIndex(const std::string& index, uint64_t index_offset)
   }
   keys_.assign(in.data(), key_bytes);  // the size check above: key_bytes + aux_bytes remain
   in.remove_prefix(key_bytes);
-  return DecodeAux(in, index_offset + (index_size - in.size()));
+  SLUICE_RETURN_IF_ERROR(
+      DecodeAux(in.substr(0, aux_bytes), index_offset + (index_size - in.size())));
+  in.remove_prefix(aux_bytes);
+  // What follows the aux area, up to the index's end, is the columns area.
+  return DecodeColumns(in, index_offset + (index_size - in.size()));
+}
+
+Status ShardReader::DecodeColumns(std::string_view in, uint64_t columns_offset) {
+  columns_ = ColumnTable();
+  if (in.empty()) return Status::OK();
+  return Prefixed(columns_.DecodeFrom(&in, records_.size()),
+                  file_->name() + ": offset " + std::to_string(columns_offset));
 }
 
 // The aux area (format.h): an offsets table whose entries rise from 0 to the data's size.

@@ -22,6 +22,7 @@
 #include "base/file.h"
 #include "base/status.h"
 #include "shards/buffer.h"
+#include "shards/columns.h"
 #include "shards/format.h"
 #include "shards/record.h"
 
@@ -61,6 +62,8 @@ class ShardReader {
     return std::string_view(aux_).substr(aux_offsets_[i], aux_offsets_[i + 1] - aux_offsets_[i]);
   }
   bool has_aux() const { return !aux_offsets_.empty(); }
+  // The shard's metadata columns (shards/columns.h); empty when it has no columns area.
+  const ColumnTable& columns() const { return columns_; }
   // Records [first_record(b), first_record(b + 1)) live in block b.
   size_t first_record(size_t b) const { return block_first_record_[b]; }
 
@@ -87,6 +90,7 @@ class ShardReader {
   Status Init(std::optional<uint64_t> expected_footer_xxh3);
   Status DecodeIndex(const std::string& index, uint64_t index_offset);
   Status DecodeAux(std::string_view in, uint64_t aux_offset);
+  Status DecodeColumns(std::string_view in, uint64_t columns_offset);
 
   std::unique_ptr<RandomAccessFile> file_;
   ReadOptions options_;
@@ -96,6 +100,7 @@ class ShardReader {
   std::string keys_;
   std::vector<uint32_t> aux_offsets_;  // num_records + 1 entries, or none
   std::string aux_;
+  ColumnTable columns_;
   uint64_t footer_xxh3_ = 0;
 };
 

@@ -27,6 +27,7 @@ struct ShardWriter::Rep {
   std::string keys;
   std::string aux_offsets;  // u32 per record: where its aux bytes end (the aux area's table)
   std::string aux;
+  std::unique_ptr<ColumnTableBuilder> columns;  // null: no columns area
   uint32_t num_blocks = 0;
   ShardStats stats;
   bool finished = false;
@@ -75,6 +76,8 @@ Status ShardWriter::Create(const std::string& path, const ShardWriterOptions& op
   rep->tmp_path = path + ".tmp";
   rep->options = options;
   rep->cctx = ZSTD_createCCtx();
+  if (!options.columns.empty())
+    rep->columns = std::make_unique<ColumnTableBuilder>(options.columns);
   SLUICE_RETURN_IF_ERROR(WritableFile::Create(rep->tmp_path, &rep->file));
   std::string header;
   ShardHeader().EncodeTo(&header);
@@ -99,6 +102,13 @@ Status ShardWriter::Add(const RecordMeta& meta, std::string_view payload) {
     return Status::InvalidArgument(r.path +
                                    ": the index's aux area would exceed 4 GiB at record '" +
                                    std::string(meta.key) + "'. HINT: use a smaller --shard-size");
+  if (r.columns) {
+    Status st = r.columns->Add(meta.columns, meta.key);
+    if (!st.ok()) return Status::InvalidArgument(r.path + ": " + st.message());
+  } else if (!meta.columns.empty()) {
+    return Status::InvalidArgument(r.path + ": record '" + std::string(meta.key) +
+                                   "' has column values but the shard has no columns");
+  }
   // A record never spans blocks: close the current one if this would overflow it.
   if (!r.block.empty() && r.block.size() + payload.size() > r.options.block_size) {
     SLUICE_RETURN_IF_ERROR(r.FlushBlock());
@@ -128,7 +138,9 @@ uint64_t ShardWriter::EstimatedFileBytes() const {
   return r.file->size() + r.block.size() + r.block_table.size() + r.record_table.size() +
          r.keys.size() +
          (r.aux.empty() ? 0 : r.aux_offsets.size() + kAuxOffsetSize + r.aux.size()) +
-         kIndexHeaderSize + kFooterSize;
+         // At most 8 bytes per record and column (strings: a code plus their dictionary).
+         (r.columns ? r.stats.records * 8 * r.options.columns.size() : 0) + kIndexHeaderSize +
+         kFooterSize;
 }
 
 uint64_t ShardWriter::num_records() const { return rep_->stats.records; }
@@ -152,6 +164,8 @@ Status ShardWriter::Finish(ShardStats* stats) {
     index += r.aux_offsets;
     index += r.aux;
   }
+  // The columns area takes the rest of the index; shards without columns end at the aux area.
+  if (r.columns) r.columns->Finish().EncodeTo(r.stats.records, &index);
   SLUICE_RETURN_IF_ERROR(r.Write(index));
 
   std::string footer;

@@ -9,10 +9,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
+#include "shards/columns.h"
 #include "shards/format.h"
 
 namespace sluice::shards {
@@ -20,6 +23,9 @@ namespace sluice::shards {
 struct ShardWriterOptions {
   size_t block_size = kDefaultBlockSize;  // raw bytes per block before compression
   int zstd_level = 3;  // -7 (fastest) .. 19 (smallest); negative levels are zstd's fast modes
+  // The dataset's metadata columns (manifest.json "columns"): every record gives one value per
+  // column (RecordMeta::columns). Empty: the shard has no columns area.
+  std::vector<ColumnSpec> columns;
 };
 
 // Index columns of one record; samplers read these without touching payload.
@@ -30,6 +36,8 @@ struct RecordMeta {
   // The record's bytes in the index's aux area (the dataset kind's layout, e.g. a conversation's
   // turn table); a shard none of whose records has any is written without an aux area.
   std::string_view aux;
+  // One value per ShardWriterOptions::columns entry, in that order (empty when it has none).
+  std::span<const ColumnValue> columns;
 };
 
 struct ShardStats {

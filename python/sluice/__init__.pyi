@@ -164,6 +164,7 @@ def shardify(command: str, *args: Union[str, os.PathLike[str]], binary: Optional
              **options: Any) -> dict[str, Any]: ...
 def from_hf(dataset_or_parquet_paths: Any, audio: str = "audio", text: str = "text",
             id: str = "id", *, out: Union[str, os.PathLike[str]], binary: Optional[str] = None,
+            speaker: Optional[str] = None, language: Optional[str] = None,
             **options: Any) -> dict[str, Any]: ...
 
 # sluice.TorchDataset / sluice.to_torch import torch on first use (sluice/pytorch.py).

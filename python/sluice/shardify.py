@@ -128,19 +128,24 @@ def _hf_files(source):
 
 
 def from_hf(dataset_or_parquet_paths, audio="audio", text="text", id="id", *, out, binary=None,
-            **options):
+            speaker=None, language=None, **options):
     """Shardifies a HuggingFace dataset: ``shardify audio --from hf`` (docs/shardify-inputs.md).
 
     dataset_or_parquet_paths: a parquet file, a list of them, a directory (its .parquet files,
     sorted by path), or a datasets.Dataset backed by its cache files (load_dataset's). audio,
     text, id: the columns of the audio ({bytes, path}, as datasets' Audio feature stores it),
     the transcript and the record key (a file without the id column is keyed by the audio's
-    path). The rows are read by this Python's pyarrow and their encoded bytes decoded by sluice
+    path); speaker, language: the columns stored as the speaker and language metadata columns
+    (keep_field=["gender", "age:int"] keeps other columns too). The rows are read by this Python's pyarrow and their encoded bytes decoded by sluice
     (libsndfile + soxr), so the records do not depend on the datasets or torchcodec version.
     Other keywords are shardify audio's flags, as for shardify(): out="data", threads=4,
     tokenizer="char", resume=True... Returns shardify's JSON summary.
     """
     files = _hf_files(dataset_or_parquet_paths)
+    if speaker is not None:
+        options["hf_speaker"] = speaker
+    if language is not None:
+        options["hf_language"] = language
     return shardify("audio", *files, binary=binary, out=out, python=sys.executable,
                     hf_audio=audio, hf_text=text, hf_id=id, **{"from": "hf"}, **options)
 

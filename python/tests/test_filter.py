@@ -7,7 +7,7 @@ import wave
 import pytest
 
 import sluice
-from conftest import SMALL
+from conftest import SMALL, tool
 
 
 def manifest_rows(corpus):
@@ -40,6 +40,69 @@ def test_filter_equals_a_python_filter_over_the_manifest(corpus, dataset):
 
 
 def test_unknown_column_is_refused_naming_it(dataset):
-    with pytest.raises(ValueError, match=r"at byte 0: unknown column 'lang' \(the columns: "
-                                         r"duration, tokens, tokens_per_second, key\)"):
-        sluice.Loader(dataset, seed=0, filter='lang == "en"')
+    with pytest.raises(ValueError, match=r"at byte 0: unknown column 'gender' \(the columns: "
+                                         r"duration, tokens, tokens_per_second, key, "
+                                         r"chars_per_second, speaker, language, lang, chars\)"):
+        sluice.Loader(dataset, seed=0, filter='gender == "f"')
+
+
+@pytest.fixture(scope="module")
+def tagged(corpus, tmp_path_factory):
+    """The corpus with a speaker, a language (as NeMo's "lang", missing on some lines), a gender
+    and an SNR per line, shardified keeping gender and snr: (the lines, the dataset)."""
+    rows = []
+    for i, line in enumerate(open(corpus, encoding="utf-8")):
+        e = json.loads(line)
+        e["speaker"] = f"spk{i % 4}"
+        if i % 5:
+            e["lang"] = "en" if i % 3 else "de"
+        e["gender"] = "mf"[i % 2]
+        if i % 7:
+            e["snr"] = round(5 + (i * 37 % 23) / 2, 1)
+        rows.append(e)
+    directory = tmp_path_factory.mktemp("tagged")
+    manifest = directory / "manifest.jsonl"
+    with open(manifest, "w", encoding="utf-8") as f:
+        for e in rows:
+            e = dict(e, audio_filepath=os.path.join(os.path.dirname(corpus), e["audio_filepath"]))
+            f.write(json.dumps(e) + "\n")
+    out = directory / "ds"
+    summary = sluice.shardify("audio", manifest=manifest, out=out, block_size="64KiB",
+                              keep_field=["gender", "snr:float"], binary=tool("shardify"))
+    assert summary["records"] == len(rows) and summary["rejected"] == 0
+    return rows, str(out)
+
+
+def test_metadata_filter_equals_a_python_filter_over_the_manifest(corpus, tagged):
+    rows, ds = tagged
+    seconds = dict(manifest_rows(corpus))
+    cps = {e["audio_filepath"]: len(e["text"]) / seconds[e["audio_filepath"]] for e in rows}
+    limit = sorted(cps.values())[len(rows) // 2]
+
+    def keep(e):
+        # A missing value is null: every comparison with it false but !=.
+        return (e.get("lang") == "en" and seconds[e["audio_filepath"]] < 1.2
+                and e["speaker"] != "spk2" and cps[e["audio_filepath"]] < limit
+                and e.get("snr") is not None and e["snr"] >= 8)
+
+    want = {os.path.join(os.path.dirname(corpus), e["audio_filepath"]) for e in rows if keep(e)}
+    cond = (f'lang == "en" and duration < 1.2 and speaker != "spk2" and '
+            f'chars_per_second < {limit!r} and snr >= 8')
+    loader = sluice.Loader(ds, seed=3, filter=cond, **SMALL)
+    got = [k for batch in loader for k in batch.keys]
+    assert want and len(want) < len(rows)
+    assert sorted(got) == sorted(want)
+    stats = loader.stats()
+    assert stats["filtered_records"] == len(rows) - len(want)
+    assert [f["reason"] for f in stats["filtered"]] == [
+        'lang == "en"', "duration < 1.2", 'speaker != "spk2"', f"chars_per_second < {limit!r}",
+        "snr >= 8"]
+    # Counted under the first reason a record fails, as Python's and short-circuits.
+    assert stats["filtered"][0]["records"] == sum(1 for e in rows if e.get("lang") != "en")
+
+    # Null: != keeps a record without a language, == and < do not.
+    no_lang = sluice.Loader(ds, seed=3, filter='not lang == "en" and lang != "de"', **SMALL)
+    assert len([k for b in no_lang for k in b.keys]) == sum(1 for e in rows if "lang" not in e)
+    female = sluice.Loader(ds, seed=3, filter='gender == "f"', **SMALL)
+    assert len([k for b in female for k in b.keys]) == sum(1 for e in rows if e["gender"] == "f")
+

@@ -7,6 +7,9 @@
 #include <zlib.h>
 
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "assert_ok.h"
 #include "importers/text_lines.h"
@@ -51,6 +54,34 @@ TEST(LhotseCut, BecomesOneClipWithItsSupervisionsInOrderOfStart) {
   EXPECT_EQ(it.text, "hello world");
   EXPECT_EQ(it.speaker, "spk1");
   EXPECT_EQ(it.language, "en");
+}
+
+TEST(LhotseCut, CutOfSomeChannelsTakesThoseChannels) {
+  // One channel of a 2-channel file: that channel alone. (Before, such a cut was rejected.)
+  const std::string two = With(R"("channels": [0])", R"("channels": [0, 1])");
+  ImportItem it = Parse(two);  // "channel": 0
+  ASSERT_EQ(it.reason, "");
+  EXPECT_EQ(it.channels, std::vector<int>{0});
+  std::string s = two;
+  s.replace(s.find(R"("channel": 0, "supervisions")"), 12, R"("channel": 1)");
+  it = Parse(s);
+  ASSERT_EQ(it.reason, "");
+  EXPECT_EQ(it.channels, std::vector<int>{1});
+  // A mono file: no selection (its one channel).
+  EXPECT_TRUE(Parse(kCut).channels.empty());
+}
+
+TEST(LhotseCut, KeptFieldsComeFromCustomThenTheSupervisions) {
+  std::string s =
+      With(R"("language": "en"})",
+           R"("language": "en", "gender": "f", "custom": {"snr": 3, "origin": "sup"}})");
+  const ImportItem it = Parse(s);
+  ASSERT_EQ(it.reason, "");
+  // The cut's custom wins over a supervision's; a supervision's attribute (gender) is there too.
+  EXPECT_EQ(nlohmann::json::parse(it.fields),
+            nlohmann::json::parse(R"({"origin": "x", "snr": 3, "gender": "f"})"));
+  EXPECT_EQ(Parse(With(R"("speaker": "spk1")", R"("speaker": 7)")).reason,
+            "cut \"c1\" supervision 0: \"speaker\" must be a string");
 }
 
 TEST(LhotseCut, MultiCutOverEveryChannelIsMixedDown) {
@@ -111,8 +142,11 @@ TEST(LhotseCut, EveryRejectionNamesItsReason) {
       {"transforms",
        With(R"("channel_ids": [0]})", R"("channel_ids": [0], "transforms": [{"name": "Speed"}]})"),
        "recording has transforms"},
-      {"one of two channels", With(R"("channels": [0])", R"("channels": [0, 1])"),
-       "cut \"c1\" selects 1 of the 2 channels of its recording"},
+      {"channel past the file",
+       std::string(With(R"("channels": [0])", R"("channels": [0, 1])"))
+           .replace(std::string(kCut).find(R"("channel": 0, "supervisions")"), 12,
+                    R"("channel": 2)"),
+       "cut \"c1\" selects channel 2 of a 2-channel recording"},
       {"no recording", With(R"("recording")", R"("recordinx")"), "cut \"c1\" has no \"recording\""},
       {"no text", With(R"("text": "hello")", R"("txt": "hello")"),
        "cut \"c1\" supervision 1 has no \"text\""},

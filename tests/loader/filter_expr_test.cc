@@ -75,6 +75,18 @@ TEST(FilterExpr, NaNComparesFalseExceptNotEqual) {
             -1);
 }
 
+TEST(FilterExpr, NullStringComparesFalseExceptNotEqual) {
+  // A metadata column without a value (no language given): as a NaN, only != holds.
+  FilterRow null_lang = Row(1, 0, "");
+  null_lang.null = {0, 0, 1};
+  for (const char* text : {R"(lang == "")", R"(lang < "zz")", R"(lang >= "")", R"("" == lang)"})
+    EXPECT_EQ(Parse(text)->Reject(null_lang), 0) << text;
+  EXPECT_EQ(Parse(R"(lang != "en")")->Reject(null_lang), -1);
+  EXPECT_EQ(Parse(R"(not lang == "en")")->Reject(null_lang), -1);
+  // An empty string that is a value compares as one.
+  EXPECT_EQ(Parse(R"(lang == "")")->Reject(Row(1, 0, "")), -1);
+}
+
 TEST(FilterExpr, UnknownColumnIsRefusedNamingItsPositionAndTheColumns) {
   EXPECT_EQ(ErrorOf(R"(lang == "en" and durration < 20)"),
             R"(filter 'lang == "en" and durration < 20': at byte 17: unknown column 'durration' )"

@@ -274,5 +274,41 @@ TEST(Dataset, ManifestThatIsNotJsonIsCorruption) {
   EXPECT_NE(s.message().find("manifest.json"), std::string::npos);
 }
 
+TEST(Dataset, ShardColumnsOtherThanTheManifestsAreCorruption) {
+  testing::TempDir dir;
+  DatasetWriterOptions opt;
+  opt.shard.columns = {{"speaker", ColumnType::kString}, {"age", ColumnType::kInt}};
+  DatasetWriter w(dir.path(), opt);
+  std::vector<ColumnValue> values(2);
+  values[0] = {false, 0, 0, "spk1"};
+  ASSERT_OK(w.Add({"r0", 1000, 0, "", values}, "payload"));
+  ASSERT_OK(w.Finish());
+  Manifest m;
+  m.kind = "audio";
+  m.sample_rate = 16000;
+  m.codec = "pcm16";
+  m.fields = {"audio"};
+  m.records = 1;
+  m.shards = w.shards();
+  m.columns = opt.shard.columns;
+  ASSERT_OK(SaveManifest(dir.path(), m));
+  std::unique_ptr<Dataset> ds;
+  ASSERT_OK(Dataset::Open(dir.path(), {}, &ds));
+  EXPECT_EQ(ds->shard(0).columns().columns[0].string_at(0), "spk1");
+  EXPECT_TRUE(ds->shard(0).columns().columns[1].is_null(0));
+
+  Manifest loaded;
+  ASSERT_OK(LoadManifest(dir.path(), &loaded));
+  EXPECT_EQ(loaded.columns, opt.shard.columns);
+  m.columns = {{"speaker", ColumnType::kString}};
+  ASSERT_OK(SaveManifest(dir.path(), m));
+  Status st = Dataset::Open(dir.path(), {}, &ds);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("index columns (speaker:string, age:int) are not manifest.json's "
+                              "(speaker:string)"),
+            std::string::npos)
+      << st.message();
+}
+
 }  // namespace
 }  // namespace sluice::shards

@@ -226,6 +226,120 @@ TEST_F(ShardifyImport, LhotseCutSpansAndSourcesRelativeToTheCurrentDirectory) {
   EXPECT_EQ(m["shards"][0]["duration"], 3 * 2000) << m.dump();
 }
 
+// Every record's metadata columns, "key speaker|language|chars|kept...", null as "-".
+std::vector<std::string> ColumnRows(const std::string& dir) {
+  std::unique_ptr<shards::Dataset> ds;
+  EXPECT_TRUE(shards::Dataset::Open(dir, {}, &ds).ok()) << dir;
+  std::vector<std::string> out;
+  for (size_t s = 0; ds && s < ds->num_shards(); ++s) {
+    const shards::ColumnTable& t = ds->shard(s).columns();
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
+      std::string row(ds->shard(s).key(i));
+      for (const shards::Column& c : t.columns) {
+        row += c.spec.name == "speaker" ? " " : "|";
+        if (c.is_null(i)) row += "-";
+        else if (c.spec.type == shards::ColumnType::kString) row += c.string_at(i);
+        else if (c.spec.type == shards::ColumnType::kInt) row += std::to_string(c.int_at(i));
+        else row += std::to_string(c.float_at(i));
+      }
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+TEST_F(ShardifyImport, KaldiAndNemoMetadataBecomeIndexColumns) {
+  const std::string d = tmp_.Join("data");
+  ASSERT_EQ(Sh("mkdir -p " + d).code, 0);
+  WriteFile(d + "/wav.scp", "a " + Path(0) + "\nb " + Path(1) + "\nc " + Path(2) + "\n");
+  WriteFile(d + "/text", "a caf\xc3\xa9\nb two words\nc three\n");
+  WriteFile(d + "/utt2spk", "a spk1\nb spk2\nc spk1\n");
+  WriteFile(d + "/utt2lang", "a fr\nb en\nc en\n");
+  WriteFile(d + "/utt2age", "a 31\nc 40\n");  // b has none: null
+  auto r = Sh(Shardify() + " audio -q --from kaldi " + d +
+              " --keep-field age:int --keep-field snr:float -o " + tmp_.Join("k"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // chars counts code points: "café" is 4 (5 bytes).
+  EXPECT_EQ(ColumnRows(tmp_.Join("k")),
+            (std::vector<std::string>{"a spk1|fr|4|31|-", "b spk2|en|9|-|-", "c spk1|en|5|40|-"}));
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("k/manifest.json")));
+  EXPECT_EQ(m["columns"].dump(),
+            R"([{"name":"speaker","type":"string"},{"name":"language","type":"string"},)"
+            R"({"name":"chars","type":"int"},{"name":"age","type":"int"},)"
+            R"({"name":"snr","type":"float"}])");
+
+  // A value of another type rejects its item, naming the field; NeMo's integer speaker is text.
+  WriteFile(tmp_.Join("m.jsonl"), "{\"audio_filepath\": \"" + Path(0) +
+                                      "\", \"text\": \"x\", \"id\": \"n0\", "
+                                      "\"speaker\": 92, \"lang\": \"de\", \"age\": 7}\n"
+                                      "{\"audio_filepath\": \"" +
+                                      Path(1) +
+                                      "\", \"text\": \"y\", \"id\": \"n1\", "
+                                      "\"age\": \"old\"}\n"
+                                      "{\"audio_filepath\": \"" +
+                                      Path(2) +
+                                      "\", \"text\": \"z\", \"id\": \"n2\", "
+                                      "\"speaker\": [1]}\n");
+  r = Sh(Shardify() + " audio -q -m " + tmp_.Join("m.jsonl") + " --keep-field age:int -o " +
+         tmp_.Join("n"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(ColumnRows(tmp_.Join("n")), (std::vector<std::string>{"n0 92|de|1|7"}));
+  EXPECT_EQ(
+      Rejects(tmp_.Join("n")),
+      (std::vector<std::string>{"\"n1\": --keep-field age:int: the value \"old\" is not an integer",
+                                "\"speaker\" must be a string or an integer"}));
+
+  // A name the filter computes, or a type it does not know, is refused before any work.
+  for (const auto& [flag, want] : std::vector<std::pair<std::string, std::string>>{
+           {"duration", "'duration' is a column every audio dataset has or a filter word"},
+           {"age:date", "type 'date' is not int, float or string"},
+           {"9lives", "is not a filter identifier"}}) {
+    r = Sh(Shardify() + " audio -q -m " + tmp_.Join("m.jsonl") + " --keep-field " + flag + " -o " +
+           tmp_.Join("bad"));
+    EXPECT_NE(r.code, 0) << flag;
+    EXPECT_NE(r.out.find(want), std::string::npos) << flag << ": " << r.out;
+  }
+}
+
+TEST_F(ShardifyImport, PartsMergeAndRepackKeepTheColumns) {
+  std::string lines;
+  for (int i = 0; i < 12; ++i)
+    lines += "{\"audio_filepath\": \"" + Path(i) + "\", \"text\": \"clip " + std::to_string(i) +
+             "\", \"id\": \"u" + std::to_string(i) + "\", \"speaker\": \"s" +
+             std::to_string(i % 5) + "\"" +
+             (i % 3 ? ", \"snr\": " + std::to_string(i) + ".5" : "") + "}\n";
+  WriteFile(tmp_.Join("m.jsonl"), lines);
+  const std::string base = Shardify() + " audio -q -m " + tmp_.Join("m.jsonl") +
+                           " --keep-field snr:float --shard-size 40KiB";
+  ASSERT_EQ(Sh(base + " -o " + tmp_.Join("one")).code, 0);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(Sh(base + " -o " + tmp_.Join("p" + std::to_string(i)) + " --part " +
+                 std::to_string(i) + "/2")
+                  .code,
+              0);
+  const std::string parts = tmp_.Join("p0") + " " + tmp_.Join("p1");
+  auto r = Sh(Shardify() + " merge " + parts + " -o " + tmp_.Join("merged"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Sh(Shardify() + " merge --repack " + parts + " -o " + tmp_.Join("repacked"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto want = ColumnRows(tmp_.Join("one"));
+  ASSERT_EQ(want.size(), 12u);
+  EXPECT_EQ(want[1], "u1 s1|-|6|1.500000");
+  EXPECT_EQ(want[3], "u3 s3|-|6|-");
+  EXPECT_EQ(ColumnRows(tmp_.Join("merged")), want);
+  EXPECT_EQ(ColumnRows(tmp_.Join("repacked")), want);
+
+  // A part written with other columns does not merge.
+  ASSERT_EQ(Sh(Shardify() + " audio -q -m " + tmp_.Join("m.jsonl") + " --shard-size 40KiB -o " +
+               tmp_.Join("q1") + " --part 1/2")
+                .code,
+            0);
+  r = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("q1") + " -o " +
+         tmp_.Join("mixed"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("columns"), std::string::npos) << r.out;
+}
+
 TEST_F(ShardifyImport, ArgumentErrorsSayWhatToPass) {
   struct Case {
     std::string args, says;

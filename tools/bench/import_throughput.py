@@ -4,12 +4,13 @@
 1. tools/make-sample-corpus writes --count espeak clips (WAV and FLAC, some 44.1 kHz stereo).
 2. The same clips are written in each format by its producer: a NeMo JSONL manifest (no
    "duration", so every clip is read whole), lhotse's cuts.jsonl.gz (trim_to_supervisions of
-   whole-recording supervisions), a Kaldi data directory (wav.scp of paths + text) and one
-   webdataset TarWriter tar.
+   whole-recording supervisions), lhotse Shar (to_shar of those cuts, FLAC members), a Kaldi
+   data directory (wav.scp of paths + text), one webdataset TarWriter tar and two parquet
+   files of datasets' to_parquet (an Audio column of the files' bytes).
 3. `shardify audio [--from F] INPUT -j 1` runs --repeat times per format; the best run's CPU
    time (user + sys) and wall time give hours of audio per CPU-second (per core) and per second.
 
-Run with the venv of the tests' references (lhotse, webdataset; ./run.sh makes it):
+Run with the venv of the tests' references (lhotse, webdataset, datasets; ./run.sh makes it):
   build/venv-tools/bin/python tools/bench/import_throughput.py --shardify build/tools/shardify \
       --work /tmp/import-bench
 """
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import time
 
+import datasets
 from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet
 import webdataset
 
@@ -48,9 +50,22 @@ def prepare(work, count, corpus_tool):
             text.write(f"{j['id']} {j['text']}\n")
             tar.write({"__key__": j["id"], os.path.splitext(path)[1][1:]: open(path, "rb").read(),
                        "txt": j["text"]})
-    CutSet.from_manifests(recordings=RecordingSet.from_recordings(recs),
-                          supervisions=SupervisionSet.from_segments(sups)) \
-        .trim_to_supervisions().to_file(os.path.join(work, "cuts.jsonl.gz"))
+    cuts = CutSet.from_manifests(recordings=RecordingSet.from_recordings(recs),
+                                 supervisions=SupervisionSet.from_segments(sups)) \
+        .trim_to_supervisions()
+    cuts.to_file(os.path.join(work, "cuts.jsonl.gz"))
+    shar = os.path.join(work, "shar")
+    if not os.path.isdir(shar):
+        os.makedirs(shar)
+        cuts.to_shar(shar, fields={"recording": "flac"}, shard_size=1000)
+    datasets.disable_progress_bars()
+    ds = datasets.Dataset.from_dict(
+        {"id": [e["id"] for e in nemo], "text": [e["text"] for e in nemo],
+         "audio": [{"bytes": open(e["audio_filepath"], "rb").read(),
+                    "path": os.path.basename(e["audio_filepath"])} for e in nemo]}
+    ).cast_column("audio", datasets.Audio(decode=False))
+    for k in range(2):
+        ds.shard(2, k, contiguous=True).to_parquet(os.path.join(work, f"train-{k}.parquet"))
     with open(os.path.join(work, "nemo.jsonl"), "w") as f:
         f.writelines(json.dumps(e) + "\n" for e in nemo)
     return sum(r.duration for r in recs) / 3600
@@ -72,8 +87,15 @@ def main():
         "nemo": ["-m", os.path.join(a.work, "nemo.jsonl")],
         "lhotse": ["--from", "lhotse", os.path.join(a.work, "cuts.jsonl.gz")],
         "kaldi": ["--from", "kaldi", os.path.join(a.work, "kaldi")],
+        "shar": ["--from", "lhotse", os.path.join(a.work, "shar")],
         "wds": ["--from", "wds", os.path.join(a.work, "all.tar")],
+        # The parquet rows are read by this Python's pyarrow (its CPU time counts: shardify
+        # waits for the reader, so it is among the children's).
+        "hf": ["--from", "hf", "--python", sys.executable,
+               os.path.join(a.work, "train-0.parquet"), os.path.join(a.work, "train-1.parquet")],
     }
+    print("| format | CPU s | wall s | h of audio per CPU-second | h of audio per second |")
+    print("| --- | --- | --- | --- | --- |")
     for name, args in inputs.items():
         best_cpu = best_wall = float("inf")
         for _ in range(a.repeat):
@@ -86,8 +108,8 @@ def main():
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             best_cpu, best_wall = min(best_cpu, cpu), min(best_wall, wall)
-        print(f"{name:7s} {best_cpu:6.2f} s CPU {best_wall:6.2f} s wall: "
-              f"{hours / best_cpu:.3f} h of audio per CPU-second, {hours / best_wall:.3f} h/s")
+        print(f"| {name} | {best_cpu:.2f} | {best_wall:.2f} | {hours / best_cpu:.3f} | "
+              f"{hours / best_wall:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

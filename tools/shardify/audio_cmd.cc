@@ -27,6 +27,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "manifest_line.h"
 #include "part.h"
+#include "record_columns.h"
 #include "shards/fields.h"
 #include "shards/format.h"
 #include "shards/record.h"
@@ -52,6 +53,10 @@ struct AudioArgs {
   std::string hf_audio = "audio";
   std::string hf_text = "text";
   std::string hf_id = "id";
+  std::string hf_speaker;   // --from hf: the speaker column ("": none)
+  std::string hf_language;  // --from hf: the language column ("": none)
+  // --keep-field NAME[:TYPE]: extra metadata columns (record_columns.h).
+  std::vector<std::string> keep_fields;
   int sample_rate = 16000;
   std::string codec = "pcm16";
   double max_duration = 600;
@@ -76,6 +81,7 @@ struct AudioConfig {
   const features::SpectrogramComputer* spectrogram = nullptr;
   bool drop_audio = false;
   double pipe_timeout = 60;  // seconds a wav.scp or Lhotse command may run
+  std::vector<shards::ColumnSpec> keep;  // --keep-field's columns, after the built-in ones
 };
 
 // Per-thread scratch, reused across items so decoding allocates little.
@@ -122,13 +128,37 @@ bool Reject(ItemResult* r, std::string why) {
   return false;
 }
 
+// The interleaved frames of `audio` (DecodeOptions::keep_channels) made mono: the one channel of
+// `channels`, or the average of several (a Lhotse cut of some channels of a file). False (r
+// rejected) for a channel the file does not have.
+bool SelectChannels(const std::vector<int>& channels, const std::string& path,
+                    features::DecodedAudio* audio, ItemResult* r) {
+  const int n = audio->channels_in;
+  for (int c : channels)
+    if (c < 0 || c >= n)
+      return Reject(r, path + ": the cut selects channel " + std::to_string(c) + " of a " +
+                           std::to_string(n) + "-channel file");
+  std::vector<float>& x = audio->samples;
+  const size_t frames = x.size() / static_cast<size_t>(n);
+  const float scale = 1.0f / static_cast<float>(channels.size());
+  for (size_t f = 0; f < frames; ++f) {
+    float sum = 0;
+    for (int c : channels) sum += x[f * n + c];
+    x[f] = channels.size() == 1 ? sum : sum * scale;
+  }
+  x.resize(frames);
+  return true;
+}
+
 // Decodes the clip of `line` into s.decoded and checks its samples; false when the item ends
 // here (r rejected, or r->fault for a machine fault). Clipped samples are kept with a warning.
 // `bytes`, when given, hold the encoded file (a tar member, a command's output) and `path` names
 // it.
 bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& path,
-                const std::string* bytes, Scratch& s, ItemResult* r) {
+                const std::string* bytes, const std::vector<int>& channels, Scratch& s,
+                ItemResult* r) {
   line->decode.allow_truncated = cfg.allow_truncated_audio;
+  line->decode.keep_channels = !channels.empty();
   // Checked against the header before decoding: a long recording costs its header, not its size
   // in memory (the check after decoding stays for formats whose header has no exact length).
   line->decode.max_seconds = cfg.max_duration;
@@ -143,6 +173,7 @@ bool DecodeClip(const AudioConfig& cfg, ManifestLine* line, const std::string& p
     return false;
   }
   if (!st.ok()) return Reject(r, st.message());
+  if (!channels.empty() && !SelectChannels(channels, path, &s.decoded, r)) return false;
   if (s.decoded.samples.empty()) return Reject(r, path + ": zero-length audio");
   if (!features::AllFinite(s.decoded.samples.data(), s.decoded.samples.size()))
     return Reject(r, path + ": NaN or Inf samples");
@@ -286,7 +317,9 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
     const std::string& rel = line.audio_filepath;
     path = rel[0] == '/' ? rel : cfg.base_dir + "/" + rel;
   }
-  if (!DecodeClip(cfg, &line, path, bytes, s, r)) return;
+  static const std::vector<int> kAllChannels;
+  const std::vector<int>& channels = item.imported ? item.imported->channels : kAllChannels;
+  if (!DecodeClip(cfg, &line, path, bytes, channels, s, r)) return;
   const double seconds = double(s.decoded.samples.size()) / s.decoded.sample_rate;
   // Each reason names the path: never empty.
   if (why = CheckLengths(cfg, s, path, seconds); why.empty())
@@ -294,6 +327,16 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   if (!why.empty()) {
     Reject(r, std::move(why));
     return;
+  }
+  {
+    // The metadata columns: an imported item's own fields, or the NeMo line's keys.
+    const importers::ImportItem* in = item.imported.get();
+    if (!RecordColumnValues(
+            cfg.keep, in ? in->speaker : line.speaker, in ? in->language : line.language, line.text,
+            in ? std::string_view(in->fields) : std::string_view(item.text), &r->columns, &why)) {
+      Reject(r, "\"" + line.key + "\": " + why);
+      return;
+    }
   }
   if (cfg.tokenizer) r->tokens = static_cast<uint32_t>(s.ids.size());
   r->ok = true;
@@ -315,6 +358,9 @@ Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
   o.hf_audio = a.hf_audio;
   o.hf_text = a.hf_text;
   o.hf_id = a.hf_id;
+  o.hf_speaker = a.hf_speaker;
+  o.hf_language = a.hf_language;
+  for (const std::string& f : a.keep_fields) o.fields.push_back(f.substr(0, f.find(':')));
   ImporterFactory factory;
   SLUICE_RETURN_IF_ERROR(MakeImporterFactory(a.from, a.inputs, o, &factory));
   *out = std::make_unique<ImportSource>(std::move(factory));
@@ -390,8 +436,8 @@ Status CheckAudioArgs(const AudioArgs& a) {
   if (a.allow_pipes && a.from == "nemo")
     return Status::InvalidArgument(
         "--allow-pipes runs the commands of Kaldi and Lhotse inputs; a NeMo manifest has none");
-  if (a.from != "hf" &&
-      (a.python != "python3" || a.hf_audio != "audio" || a.hf_text != "text" || a.hf_id != "id"))
+  if (a.from != "hf" && (a.python != "python3" || a.hf_audio != "audio" || a.hf_text != "text" ||
+                         a.hf_id != "id" || !a.hf_speaker.empty() || !a.hf_language.empty()))
     return Status::InvalidArgument(
         "--python and --hf-* read HF parquet files: they need --from hf");
   std::error_code ec;
@@ -460,6 +506,12 @@ Status PrepareAudio(const AudioArgs& a, IngestOptions* opt, AudioConfig* cfg, Au
   cfg->min_duration = a.min_duration;
   cfg->max_tokens_per_second = a.max_tokens_per_second;
   cfg->allow_truncated_audio = a.allow_truncated_audio;
+  for (const std::string& f : a.keep_fields) {
+    shards::ColumnSpec spec;
+    SLUICE_RETURN_IF_ERROR(ParseKeepField(f, &spec));
+    cfg->keep.push_back(spec);
+  }
+  SLUICE_RETURN_IF_ERROR(AudioColumns(cfg->keep, &opt->writer.shard.columns));
   if (!a.tokenizer.spec.empty()) SLUICE_RETURN_IF_ERROR(LoadTokenizer(a, models, cfg, opt));
   SLUICE_RETURN_IF_ERROR(MakeFeatureComputer(a, models, cfg));
   cfg->drop_audio = a.drop_audio;
@@ -470,6 +522,9 @@ Status PrepareAudio(const AudioArgs& a, IngestOptions* opt, AudioConfig* cfg, Au
 // The inputs and options --resume and a part's marker compare (fingerprint.h).
 nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
                                 const tools::FeatureConfig& fconf) {
+  nlohmann::json columns = nlohmann::json::array();
+  for (const shards::ColumnSpec& c : opt.writer.shard.columns)
+    columns.push_back(c.name + ":" + shards::ColumnTypeName(c.type));
   std::error_code ec;
   nlohmann::json f = {
       {"command", "audio"},
@@ -479,7 +534,8 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
       {"min_duration", a.min_duration},
       {"tokenizer", TokenizerFingerprint(a.tokenizer)},
       {"features", a.features.kind.empty() ? nlohmann::json() : tools::FeatureConfigToJson(fconf)},
-      {"drop_audio", a.drop_audio}};
+      {"drop_audio", a.drop_audio},
+      {"columns", std::move(columns)}};
   AddWriteFingerprint(opt, &f);
   // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
   if (a.max_tokens_per_second > 0) f["max_tokens_per_second"] = a.max_tokens_per_second;
@@ -500,14 +556,17 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
     f["allow_pipes"] = a.allow_pipes;
     if (a.allow_pipes) f["pipe_timeout"] = a.pipe_timeout;
     if (a.from == "hf")
-      f["hf"] = {{"python", a.python}, {"audio", a.hf_audio}, {"text", a.hf_text}, {"id", a.hf_id}};
+      f["hf"] = {{"python", a.python}, {"audio", a.hf_audio},     {"text", a.hf_text},
+                 {"id", a.hf_id},      {"speaker", a.hf_speaker}, {"language", a.hf_language}};
   }
   return f;
 }
 
 // The dataset-level fields of the manifest; RunIngest adds the shards and counts.
-shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models) {
+shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models,
+                               const IngestOptions& opt) {
   shards::Manifest m;
+  m.columns = opt.writer.shard.columns;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
   m.codec = a.drop_audio ? "none" : a.codec;
@@ -541,7 +600,7 @@ int Run(AudioArgs a) {
   IngestSummary summary;
   st = RunIngest(
       source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); },
-      opt, AudioManifest(a, models), &summary);
+      opt, AudioManifest(a, models, opt), &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -604,6 +663,17 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_option("--hf-id", args->hf_id,
                   "--from hf: the record key's column; without it the audio's path is the key")
       ->capture_default_str();
+  sub->add_option("--hf-speaker", args->hf_speaker,
+                  "--from hf: the speaker column (stored as the speaker metadata column)");
+  sub->add_option("--hf-language", args->hf_language,
+                  "--from hf: the language column (stored as the language metadata column)");
+  sub->add_option(
+      "--keep-field", args->keep_fields,
+      "NAME[:int|float|string] (string by default; repeat for more): also store this field of "
+      "each item as an index column the loader's filter can test (NeMo: the line's key; Lhotse: "
+      "the cut's or its supervision's custom field; WebDataset: the .json member's key; HF: the "
+      "column; Kaldi: the file utt2NAME). An item without it has null there; one whose value "
+      "has another type is rejected. speaker, language and chars are always stored");
   sub->add_option("-r,--sample-rate", args->sample_rate, "Resample every clip to this rate (Hz)")
       ->check(CLI::Range(1000, 384000))
       ->capture_default_str();

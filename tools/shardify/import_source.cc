@@ -63,7 +63,8 @@ Status ImportSource::Count(uint64_t* n, uint64_t* digest) {
     char span[64];
     std::snprintf(span, sizeof span, "%lu %.17g %.17g", static_cast<unsigned long>(item.line),
                   item.offset_seconds, item.duration_seconds);
-    const std::string numbers = span;
+    std::string numbers = span;
+    for (int c : item.channels) numbers += " c" + std::to_string(c);
     for (const std::string* s : std::initializer_list<const std::string*>{
              &item.source, &numbers, &item.input, &item.reason, &item.key, &item.text,
              &item.audio_path, &item.pipe_command, &item.audio_bytes, &item.speaker,

@@ -528,7 +528,7 @@ void IngestRun::WriteStage(Work* raw) {
     clipped_files_ += r.clipped_samples > 0;
     clipped_samples_ += r.clipped_samples;
     next_item_after_shard_ = w->item.index + 1;
-    st = writer_->Add({r.key, r.duration, r.tokens, r.aux}, r.payload);
+    st = writer_->Add({r.key, r.duration, r.tokens, r.aux, r.columns}, r.payload);
     written_++;
   } else {
     st = rejects_.Add(w->item.source, w->item.line, r.reason, w->item.text);

@@ -45,6 +45,8 @@ struct ItemResult {
   uint32_t tokens = 0;
   std::string payload;     // record fields (shards/record.h)
   std::string aux;         // the record's bytes in the index's aux area (shards/format.h)
+  // One value per column of IngestOptions::writer.shard.columns (shards/columns.h).
+  std::vector<shards::ColumnValue> columns;
   uint64_t input_bytes = 0;
   // Kept, but worth a word: printed to stderr as "shardify: warning: ..." in input order.
   std::string warning;

@@ -78,6 +78,24 @@ bool ParseManifestLine(const std::string& line, const features::Tokenizer* token
   }
   if (key.size() > shards::kMaxKeySize)
     return reject("key longer than " + std::to_string(shards::kMaxKeySize) + " bytes");
+  // The metadata columns: "speaker" (NeMo's TTS manifests number speakers: an integer is kept as
+  // its decimal text) and "lang" or "language".
+  out->speaker.clear();
+  out->language.clear();
+  if (auto it = j.find("speaker"); it != j.end() && !it->is_null()) {
+    if (it->is_string()) out->speaker = it->get<std::string>();
+    else if (it->is_number_integer()) out->speaker = it->dump();
+    else return reject("\"speaker\" must be a string or an integer");
+  }
+  for (const char* field : {"language", "lang"}) {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string()) return reject(std::string("\"") + field + "\" must be a string");
+    if (!out->language.empty() && out->language != it->get_ref<const std::string&>())
+      return reject("\"language\" and \"lang\" disagree (\"" + out->language + "\" and " +
+                    it->dump() + ")");
+    out->language = it->get<std::string>();
+  }
   out->audio_filepath = path_it->get<std::string>();
   out->text = text_it->get<std::string>();
   out->decode = dopt;

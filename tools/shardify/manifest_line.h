@@ -3,7 +3,8 @@
 // (tests/fuzz/input_manifest_fuzzer.cc) and the tests can drive exactly what shardify runs.
 //
 // Each line: {"audio_filepath": "a.wav", "text": "...", "duration": 3.2, "offset": 0.0,
-// "id": "utt1"}; duration, offset and id are optional.
+// "id": "utt1"}; duration, offset and id are optional, and so are the metadata columns
+// "speaker", "lang"/"language".
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,8 @@ struct ManifestLine {
   std::string text;                // the transcript
   features::DecodeOptions decode;  // "offset" and "duration"
   std::string key;                 // "id", else the path (with @offset+duration when given)
+  std::string speaker;             // "speaker" ("" if absent)
+  std::string language;            // "language" or "lang" ("" if absent)
 };
 
 // Parses `line`; with a tokenizer also encodes the transcript into *ids (cleared first). False,

@@ -49,6 +49,15 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
   if (*a.features != *b.features) return differ("features", a.features->dump(), b.features->dump());
   if (*a.tokenizer != *b.tokenizer)
     return differ("tokenizer", a.tokenizer->dump(), b.tokenizer->dump());
+  if (a.columns != b.columns) {
+    auto list = [](const std::vector<shards::ColumnSpec>& cols) {
+      std::string s;
+      for (const shards::ColumnSpec& c : cols)
+        s += (s.empty() ? "" : ",") + c.name + ":" + shards::ColumnTypeName(c.type);
+      return s;
+    };
+    return differ("columns", list(a.columns), list(b.columns));
+  }
   return Status::OK();
 }
 
@@ -180,11 +189,8 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
   fs::create_directories(a.out, ec);
   if (ec) return Status::IOError(a.out + ": " + ec.message());
   std::unique_ptr<shards::DatasetWriter> writer;
-  if (a.repack) {
-    shards::DatasetWriterOptions wopt;
-    SLUICE_RETURN_IF_ERROR(RepackOptions(parts[0].marker, &wopt));
-    writer = std::make_unique<shards::DatasetWriter>(a.out, wopt);
-  }
+  shards::DatasetWriterOptions wopt;
+  if (a.repack) SLUICE_RETURN_IF_ERROR(RepackOptions(parts[0].marker, &wopt));
   std::string rejects;
   std::unordered_set<std::string> keys;
   uint64_t duplicate_keys = 0;
@@ -197,21 +203,29 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
       *out = m;
       out->shards.clear();
       out->records = out->rejected = out->tokens = 0;
+      // The repacked shards keep the parts' metadata columns (Compatible: every part's).
+      wopt.shard.columns = m.columns;
+      if (a.repack) writer = std::make_unique<shards::DatasetWriter>(a.out, wopt);
     } else {
       SLUICE_RETURN_IF_ERROR(Compatible(*out, m, dir));
     }
     for (const auto& e : m.shards) {
       std::unique_ptr<shards::ShardReader> r;
       SLUICE_RETURN_IF_ERROR(shards::ShardReader::Open(dir + "/" + e.file, {}, &r));
+      if (r->columns().specs() != m.columns)
+        return Status::Corruption(dir + "/" + e.file +
+                                  ": its index columns are not its manifest.json's \"columns\"");
       for (size_t i = 0; i < r->num_records(); ++i)
         duplicate_keys += !keys.emplace(r->key(i)).second;
       if (writer) {
         std::string payload;
+        std::vector<shards::ColumnValue> columns;
         for (size_t i = 0; i < r->num_records(); ++i) {
           SLUICE_RETURN_IF_ERROR(r->ReadRecord(i, &payload));
           const shards::RecordEntry& re = r->record(i);
+          shards::RowValues(r->columns(), i, &columns);
           SLUICE_RETURN_IF_ERROR(
-              writer->Add({r->key(i), re.duration, re.tokens, r->aux(i)}, payload));
+              writer->Add({r->key(i), re.duration, re.tokens, r->aux(i), columns}, payload));
         }
         continue;
       }
