@@ -38,6 +38,9 @@ struct ImportItem {
   double duration_seconds = -1;  // < 0: to the end
   std::string text;
   std::string key;      // the record's key: cut id, utterance id, sample key
+  // The recording the clip is cut from (Lhotse recording id, Kaldi recording id; "" when the
+  // format has none): `--segments stored` writes each recording's audio once under this name.
+  std::string recording;
   std::string speaker;  // kept for the metadata columns to come; not stored yet
   std::string language;
 };

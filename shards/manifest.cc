@@ -127,6 +127,9 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   j["sample_rate"] = m.sample_rate;
   j["codec"] = m.codec;
   j["fields"] = m.fields;
+  // Only when stored, so that the manifests (and fingerprints) of other datasets keep their bytes.
+  if (!m.segments.empty())
+    j["segments"] = {{"layout", m.segments}, {"chunk_samples", m.chunk_samples}};
   j["features"] = *m.features;
   j["tokenizer"] = *m.tokenizer;
   j["records"] = m.records;
@@ -160,6 +163,23 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
     m->sample_rate = j.at("sample_rate").get<int>();
     m->codec = j.at("codec").get<std::string>();
     m->fields = j.at("fields").get<std::vector<std::string>>();
+    m->segments.clear();
+    m->chunk_samples = 0;
+    if (auto seg = j.find("segments"); seg != j.end()) {
+      if (!seg->is_object() || !seg->contains("layout") || !(*seg)["layout"].is_string() ||
+          !seg->contains("chunk_samples") || !(*seg)["chunk_samples"].is_number_unsigned())
+        return Status::Corruption(where +
+                                  ": \"segments\" must be {\"layout\": \"stored\", "
+                                  "\"chunk_samples\": N}");
+      m->segments = (*seg)["layout"].get<std::string>();
+      m->chunk_samples = (*seg)["chunk_samples"].get<uint64_t>();
+      if (m->segments != "stored")
+        return Status::Unsupported(where + ": segments layout '" + m->segments +
+                                   "', this build knows \"stored\". HINT: read the dataset with "
+                                   "the sluice that wrote it");
+      if (m->chunk_samples == 0)
+        return Status::Corruption(where + ": segments: chunk_samples is 0");
+    }
     *m->features = j.value("features", nlohmann::json());
     *m->tokenizer = j.value("tokenizer", nlohmann::json());
     m->records = j.at("records").get<uint64_t>();

@@ -43,6 +43,13 @@ struct Manifest {
   int sample_rate = 0;              // audio datasets: Hz of every record
   std::string codec;                // audio datasets: "pcm16" or "flac"
   std::vector<std::string> fields;  // field names present in records, e.g. ["audio", "text"]
+  // Audio datasets: how segments of long recordings are stored. "" (absent from the JSON): each
+  // segment was cut at ingest into a record of its own. "stored": each recording is stored once as
+  // chunk records of chunk_samples samples and each segment is a record that refers to them
+  // (shards/recording.h, docs/formats/shard.md "Stored recordings").
+  std::string segments;
+  uint64_t chunk_samples = 0;       // segments "stored": samples per chunk (a recording's last:
+                                    // fewer)
   JsonValue features;               // null, or the options of precomputed features
   JsonValue tokenizer;              // null, or the tokenizer description
   uint64_t records = 0;
@@ -57,6 +64,7 @@ struct Manifest {
   uint64_t raw_bytes() const;
   uint64_t duration() const;
   bool has_field(const std::string& name) const;  // `name` is in `fields`
+  bool stored_segments() const { return segments == "stored"; }
 };
 
 // The JSON forms below: callers include <nlohmann/json.hpp> to use them.
