@@ -28,6 +28,11 @@ Status ForEachClip(const std::string& option, const std::string& location,
     return Status::InvalidArgument(name + ": a " + m.kind +
                                    " dataset; it must hold audio clips. HINT: shardify audio "
                                    "the clips' manifest");
+  if (m.stored_segments())
+    return Status::InvalidArgument(name +
+                                   ": its segments are stored recordings' (shardify "
+                                   "--segments stored); noise and RIR clips are records of their "
+                                   "own. HINT: shardify audio the clips without --segments stored");
   if (m.sample_rate != sample_rate)
     return Status::InvalidArgument(name + ": clips at " + std::to_string(m.sample_rate) +
                                    " Hz, the training data is at " + std::to_string(sample_rate) +

@@ -11,6 +11,7 @@
 #include "loader/dataset_tokenizer.h"
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
+#include "loader/stored_segments.h"
 #include "shards/checksum.h"
 
 namespace sluice::loader {
@@ -75,7 +76,9 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                    &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
-  // Before order and rank split: every epoch, rank and resume plans the same records.
+  // Before order and rank split: every epoch, rank and resume plans the same records. Chunks of
+  // stored recordings first: they are audio, not samples, and no filter counts them.
+  SLUICE_RETURN_IF_ERROR(DeselectChunks(*l->dataset_, &l->index_));
   SLUICE_RETURN_IF_ERROR(SelectRecords(
       dir, options.filter, options.select,
       [&l](uint64_t r) {

@@ -31,7 +31,7 @@ Status SelectRecords(const std::string& where, const std::string& filter,
                      const std::function<std::string_view(uint64_t)>& key_of, int sample_rate,
                      IndexColumns* index, std::vector<FilterCount>* counts) {
   counts->clear();
-  if (filter.empty() && !select) return Status::OK();
+  if (filter.empty() && !select) return Status::OK();  // index->selected as it was
   std::unique_ptr<FilterExpr> expr;
   if (!filter.empty()) {
     Status st = FilterExpr::Parse(filter, Columns(), &expr);
@@ -39,6 +39,8 @@ Status SelectRecords(const std::string& where, const std::string& filter,
     for (const std::string& reason : expr->reasons()) counts->push_back({reason, 0});
   }
   const uint64_t n = index->num_records();
+  // Records already left out (the chunks of stored recordings) stay out and are not counted.
+  const std::vector<uint8_t> prior = std::move(index->selected);
   index->selected.assign(n, 0);
   FilterRow row;
   row.numbers.assign(kColumns, 0);
@@ -46,6 +48,7 @@ Status SelectRecords(const std::string& where, const std::string& filter,
   const bool need_key = select || (expr && expr->uses(kKey));
   uint64_t kept = 0, selected_out = 0;
   for (uint64_t r = 0; r < n; ++r) {
+    if (!prior.empty() && !prior[r]) continue;
     const std::string_view key = need_key ? key_of(r) : std::string_view();
     if (select && !select(key)) {
       ++selected_out;
