@@ -57,6 +57,11 @@ struct DecodeScratch {
   shards::Buffer chunk_raw;
   std::vector<int16_t> chunk_pcm;    // a FLAC chunk decoded
   std::vector<int16_t> segment_pcm;  // the segment's samples, cut from its chunks
+  const void* text_shard = nullptr;  // windows: the block of segment records decoded last
+  uint32_t text_block = 0;
+  shards::Buffer text_raw;
+  std::string window_text;  // windows: the text and ids of the segments they hold
+  std::string window_ids;
 
  private:
   static std::array<uint64_t, kTokenSlots> MakeEmptySlots() {

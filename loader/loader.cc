@@ -79,6 +79,20 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   // Before order and rank split: every epoch, rank and resume plans the same records. Chunks of
   // stored recordings first: they are audio, not samples, and no filter counts them.
   SLUICE_RETURN_IF_ERROR(DeselectChunks(*l->dataset_, &l->index_));
+  if (!(options.window_seconds >= 0 && options.window_seconds <= 86400))
+    return Status::InvalidArgument(dir + ": window_seconds " +
+                                   std::to_string(options.window_seconds) +
+                                   ": expected seconds from 0 (off) to 86400");
+  if (options.window_seconds > 0) {
+    if (!fx->audio() || options.speed_perturb)
+      return Status::InvalidArgument(
+          dir +
+          ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
+          "and no speed_perturb (windows are planned at their unperturbed length)");
+    SLUICE_RETURN_IF_ERROR(SelectWindows(
+        *l->dataset_, WindowSamples(options.window_seconds, fx->sample_rate()),
+        [fx](const shards::RecordEntry& e) { return fx->Length(e); }, &l->index_));
+  }
   SLUICE_RETURN_IF_ERROR(SelectRecords(
       dir, options.filter, options.select,
       [&l](uint64_t r) {

@@ -202,6 +202,7 @@ void EpochPipeline::DecodeStage(Token* t) {
   if (step.block == kBarrierBlock) return;
   // A chunk block is kept within one step only, so what a step reads is the same on any thread.
   s.chunk_shard = nullptr;
+  s.text_shard = nullptr;
   const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
   if (t->status.ok())
     t->status =
@@ -246,9 +247,18 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   shards::RecordView rv;
   Status st = shards::ParseRecord(payload.data(), payload.size(), shard.name(), &rv);
   if (!st.ok()) return lose(Status::Corruption(st.message()));
+  shards::RecordEntry window_entry;
+  const shards::RecordEntry* entry = &e;
   if (ctx_.index->stored_segments(item.record)) {
     uint64_t blocks = 0;
-    st = AddSegmentAudio(shard, local, s, &rv, &blocks);
+    if (ctx_.options->window_seconds > 0) {
+      st = MakeWindow(shard, local, item.record, plan_->seed, plan_->epoch,
+                      WindowSamples(ctx_.options->window_seconds, ctx_.extractor->sample_rate()), s,
+                      &rv, &window_entry, &blocks);
+      entry = &window_entry;
+    } else {
+      st = AddSegmentAudio(shard, local, s, &rv, &blocks);
+    }
     segment_blocks_read_.fetch_add(blocks, std::memory_order_relaxed);
     if (st.IsIOError()) {  // the machine's, not the record's: stops the epoch
       mark_lost();
@@ -257,7 +267,7 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
     }
     if (!st.ok()) return lose(st);
   }
-  st = ctx_.collator->Decode(item, rv, e, shard.name(), s, b);
+  st = ctx_.collator->Decode(item, rv, *entry, shard.name(), s, b);
   if (!st.ok()) return lose(st);
 }
 

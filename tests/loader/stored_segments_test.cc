@@ -11,6 +11,7 @@
 #include "assert_ok.h"
 #include "loader/digest.h"
 #include "loader/loader.h"
+#include "loader/stored_segments.h"
 #include "shards/dataset_writer.h"
 #include "shards/manifest.h"
 #include "shards/record.h"
@@ -165,7 +166,7 @@ class StoredSegmentsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     stored_ = new sluice::testing::TempDir();
     cut_ = new sluice::testing::TempDir();
-    std::vector<std::vector<int16_t>> recs;
+    std::vector<std::vector<int16_t>>& recs = recs_;
     for (int r = 0; r < 4; ++r) recs.push_back(Recording((40 + 7 * r) * kRate + 123 * r, r));
     // Segments of 0.3 .. 3.9 s at uneven places, some across chunk and block boundaries, one
     // ending at its recording's last sample.
@@ -197,8 +198,10 @@ class StoredSegmentsTest : public ::testing::Test {
     return o;
   }
   static sluice::testing::TempDir *stored_, *cut_;
+  static std::vector<std::vector<int16_t>> recs_;
   static std::vector<Segment> segs_;
 };
+std::vector<std::vector<int16_t>> StoredSegmentsTest::recs_;
 sluice::testing::TempDir* StoredSegmentsTest::stored_ = nullptr;
 sluice::testing::TempDir* StoredSegmentsTest::cut_ = nullptr;
 std::vector<Segment> StoredSegmentsTest::segs_;
@@ -246,6 +249,80 @@ TEST_F(StoredSegmentsTest, AFilterChoosesAmongSegmentsOnly) {
   for (const Segment& s : segs_) want += s.samples < 2 * kRate;
   EXPECT_EQ(keys.size(), want);
   for (const std::string& k : keys) EXPECT_EQ(k.find("chunk"), std::string::npos) << k;
+}
+
+// window_seconds: one row per recording per epoch, its samples from WindowStart's start, its text
+// the segments it holds whole (a segment partly inside gives none), in order.
+TEST_F(StoredSegmentsTest, WindowsAreRecordingSpansWithTheTextOfTheSegmentsTheyHold) {
+  LoaderOptions o = Options();
+  o.kind = FeatureKind::kRaw;  // rows are the samples themselves
+  o.window_seconds = 8;
+  o.batching.max_frames = 1 << 22;
+  const uint64_t w = 8 * kRate;
+  std::vector<std::vector<uint64_t>> starts(2);
+  size_t with_text = 0, partial = 0;
+  for (uint64_t epoch = 0; epoch < 2; ++epoch) {
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(stored_->path(), o, &l));
+    ASSERT_OK(l->Start(epoch));
+    const Batch* b;
+    size_t rows = 0;
+    while (l->Next(&b).ok() && b != nullptr) {
+      for (size_t i = 0; i < b->size(); ++i, ++rows) {
+        const std::string key(b->keys()[i]);
+        ASSERT_EQ(key.substr(4), "/chunk-0") << key;
+        const size_t r = key[3] - '0';
+        const std::vector<int16_t>& rec = recs_[r];
+        const uint64_t start = WindowStart(o.seed, epoch, b->record_ids()[i], rec.size(), w);
+        starts[epoch].push_back(start);
+        ASSERT_EQ(b->lengths()[i], static_cast<int32_t>(w));
+        const float* row = b->features_f32() + i * b->frames();
+        for (uint64_t k = 0; k < w; k += 997)
+          ASSERT_EQ(row[k], static_cast<float>(rec[start + k])) << key << " sample " << k;
+        ASSERT_EQ(row[w - 1], static_cast<float>(rec[start + w - 1]));
+        std::string want;
+        for (const Segment& sg : segs_) {
+          if (sg.recording != r) continue;
+          const bool inside = sg.start >= start && sg.start + sg.samples <= start + w;
+          const bool overlaps = sg.start < start + w && sg.start + sg.samples > start;
+          partial += overlaps && !inside;
+          if (!inside) continue;
+          if (!want.empty()) want += ' ';
+          want += sg.text;
+        }
+        with_text += !want.empty();
+        EXPECT_EQ(b->texts()[i], want) << key << " at " << start;
+      }
+    }
+    EXPECT_EQ(rows, recs_.size());
+    EXPECT_LE(l->stats().segment_blocks_read, 4 * rows);  // <= 3 audio blocks and 1 of text each
+  }
+  EXPECT_GT(with_text, 0u);
+  EXPECT_GT(partial, 0u);           // the rule for partial overlaps was exercised
+  EXPECT_NE(starts[0], starts[1]);  // keyed by the epoch
+}
+
+TEST_F(StoredSegmentsTest, WindowsSameWithOneOrThreeThreadsAndResumeExact) {
+  LoaderOptions o = Options();
+  o.window_seconds = 3;
+  o.batching.max_frames = 700;  // a batch of two 3 s windows
+  o.threads = 1;
+  const std::vector<uint64_t> one = Epoch(stored_->path(), o, 4);
+  o.threads = 3;
+  EXPECT_EQ(one, Epoch(stored_->path(), o, 4));
+  ASSERT_GE(one.size(), 2u);
+  const std::vector<uint64_t> rest = Epoch(stored_->path(), o, 4, 1);
+  EXPECT_EQ(rest, std::vector<uint64_t>(one.begin() + 1, one.end()));
+  EXPECT_NE(one, Epoch(stored_->path(), o, 5));
+}
+
+TEST_F(StoredSegmentsTest, WindowsNeedStoredRecordings) {
+  LoaderOptions o = Options();
+  o.window_seconds = 5;
+  std::unique_ptr<Loader> l;
+  const Status st = Loader::Open(cut_->path(), o, &l);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("segments were cut at ingest"), std::string::npos) << st.message();
 }
 
 }  // namespace
