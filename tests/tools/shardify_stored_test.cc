@@ -167,6 +167,44 @@ TEST_F(ShardifyStored, SameBytesForAnyThreadCountAndAfterAResume) {
   EXPECT_EQ(testing::DirContents(tmp_.Join("t1")), testing::DirContents(tmp_.Join("ds")));
 }
 
+// Every record of a dataset in order: key and payload (refs are shard-local: a part's shards hold
+// other record indices).
+std::vector<std::string> Records(const std::string& dir) {
+  std::unique_ptr<shards::Dataset> ds;
+  EXPECT_OK(shards::Dataset::Open(dir, {}, &ds));
+  std::vector<std::string> out;
+  for (size_t s = 0; ds && s < ds->num_shards(); ++s)
+    for (size_t i = 0; i < ds->shard(s).num_records(); ++i) {
+      std::string p;
+      EXPECT_OK(ds->shard(s).ReadRecord(i, &p));
+      out.push_back(std::string(ds->shard(s).key(i)) + "=" + p);
+    }
+  return out;
+}
+
+TEST_F(ShardifyStored, PartsSplitBetweenRecordingsAndMerge) {
+  const std::string base = Base();
+  ASSERT_EQ(Sh(base + " -o " + tmp_.Join("single")).code, 0);
+  for (int i = 0; i < 2; ++i) {
+    auto r = Sh(base + " -o " + tmp_.Join("p" + std::to_string(i)) + " --part " +
+                std::to_string(i) + "/2");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  // Two recordings, one per part: the segments of one recording never go to two parts.
+  EXPECT_EQ(Records(tmp_.Join("p0")).size(), 5u);
+  auto r = Sh(Shardify() + " merge " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " -o " +
+              tmp_.Join("merged"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Records(tmp_.Join("single")), Records(tmp_.Join("merged")));
+  EXPECT_EQ(EpochDigests(tmp_.Join("single")), EpochDigests(tmp_.Join("merged")));
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("merged/manifest.json")));
+  EXPECT_EQ(m["segments"]["layout"], "stored");
+  r = Sh(Shardify() + " merge --repack " + tmp_.Join("p0") + " " + tmp_.Join("p1") + " -o " +
+         tmp_.Join("repacked"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("which --repack cannot move yet"), std::string::npos) << r.out;
+}
+
 TEST_F(ShardifyStored, LhotseSegmentsOfARecordingMustFollowEachOther) {
   auto cut = [&](const std::string& id, const std::string& rec, double start) {
     return R"({"id": ")" + id + R"(", "start": )" + std::to_string(start) +
