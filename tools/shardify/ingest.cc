@@ -311,7 +311,7 @@ class IngestRun {
   void WriteStage(Work* raw);
   // A recording's group (--segments stored): its chunks and segments in one shard, its chunks'
   // blocks holding no other record, and its rejected items.
-  Status WriteGroup(const Work& w);
+  Status WriteGroup(Work& w);
   // After each durable shard: the rejects before it made durable too, then its journal line.
   Status OnShardDone(const shards::ShardEntry& e);
   // manifest.json (and the extra files before it); InvalidArgument when every item was rejected.
@@ -550,8 +550,9 @@ void IngestRun::WriteStage(Work* raw) {
   }
 }
 
-Status IngestRun::WriteGroup(const Work& w) {
-  std::vector<GroupEntry> entries = w.result.group;  // the write stage may reject some
+Status IngestRun::WriteGroup(Work& w) {
+  // In place (a recording's chunks hold all of its audio): the write stage may reject some.
+  std::vector<GroupEntry>& entries = w.result.group;
   const auto [shard, base] = writer_->NextPosition();
   auto where = [&, shard = shard](uint64_t record) {
     return "record " + std::to_string(record) + " of " + shards::ShardFileName(shard);
