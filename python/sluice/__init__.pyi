@@ -80,6 +80,7 @@ class Loader:
         split_long: bool = ...,
         too_long: Literal["truncate", "skip"] = ...,
         filter: str = ...,
+        window_seconds: float = ...,
         chat_template: str = ...,
         encoder_frames: str = ...,
         corrupt: Literal["fail", "skip"] = ...,
