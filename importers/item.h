@@ -41,6 +41,9 @@ struct ImportItem {
   double duration_seconds = -1;  // < 0: to the end
   std::string text;
   std::string key;      // the record's key: cut id, utterance id, sample key
+  // The recording the clip is cut from (Lhotse recording id, Kaldi recording id; "" when the
+  // format has none): `--segments stored` writes each recording's audio once under this name.
+  std::string recording;
   // The metadata columns (docs/shardify-inputs.md, "Metadata columns"); "" where the format or
   // the item has none (stored as null).
   std::string speaker;

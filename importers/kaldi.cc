@@ -228,10 +228,12 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
       }
       rec->used = true;
       wav_value = rec->value;
+      item.recording = f[0];
       item.offset_seconds = start;
       item.duration_seconds = end == -1 ? -1 : end - start;
     } else {
       wav_value = u.value;
+      item.recording = utt;
     }
     if (std::string why = WavEntry(wav_value, opt, &item); !why.empty()) {
       fail(segments.present() ? "its recording's wav.scp entry: " + why : why);

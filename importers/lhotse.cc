@@ -78,6 +78,8 @@ void Recording(const json& rec, const std::set<int64_t>& cut_channels, const std
     throw Reject{where + " has transforms (" + t->dump().substr(0, 80) +
                  "), which sluice does not apply. HINT: write the transformed audio to files "
                  "(e.g. with lhotse's save_audios) and import those cuts"};
+  if (auto id = rec.find("id"); id != rec.end() && id->is_string())
+    out->recording = id->get<std::string>();
   const json& sources = Field(rec, "sources", where);
   if (!sources.is_array() || sources.empty())
     throw Reject{where + ": \"sources\" must be a non-empty list"};

@@ -76,6 +76,11 @@ Status OpenClips(const std::string& name, const std::string& location, const Loa
     return Status::InvalidArgument(name + ": a " + m.kind +
                                    " dataset; it must hold audio clips. HINT: shardify audio "
                                    "the clips' manifest");
+  if (m.stored_segments())
+    return Status::InvalidArgument(name +
+                                   ": its segments are stored recordings' (shardify "
+                                   "--segments stored); clips are records of their own. HINT: "
+                                   "shardify audio the clips without --segments stored");
   if (m.sample_rate != sample_rate)
     return Status::InvalidArgument(name + ": clips at " + std::to_string(m.sample_rate) +
                                    " Hz, the training data is at " + std::to_string(sample_rate) +
@@ -135,6 +140,11 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
     return Status::OK();
   }
   const std::string name = "waveform_augment.babble (the training data " + data.dir() + ")";
+  for (size_t s = 0; s < data.size(); ++s)
+    if (data.source(s).manifest().stored_segments())
+      return Status::InvalidArgument(
+          name + ": its segments are stored recordings', whose records are not utterances. HINT: "
+                 "--babble-data DIR, a dataset of utterances");
   uint64_t total = 0;
   for (size_t g = 0; g < data.num_shards(); ++g) total += data.shard(g).num_records();
   const std::vector<uint64_t> ids = BabblePoolIds(total, pool_size);

@@ -49,6 +49,19 @@ struct DecodeScratch {
   std::vector<float> perturbed; // speed-perturbed samples
   features::Resampler resampler;  // keeps soxr engines for the speed factors
   features::WaveformWorkspace waveform;  // the augmentation chain's buffers and soxr engines
+  // Stored recordings (stored_segments.h): the chunk block decoded last (kept within one read
+  // step: neighbouring segments of a recording share it) and the segment's samples.
+  const void* chunk_shard = nullptr;  // the ShardReader of chunk_block; null: none
+  uint32_t chunk_block = 0;
+  shards::Buffer chunk_compressed;
+  shards::Buffer chunk_raw;
+  std::vector<int16_t> chunk_pcm;    // a FLAC chunk decoded
+  std::vector<int16_t> segment_pcm;  // the segment's samples, cut from its chunks
+  const void* text_shard = nullptr;  // windows: the block of segment records decoded last
+  uint32_t text_block = 0;
+  shards::Buffer text_raw;
+  std::string window_text;  // windows: the text and ids of the segments they hold
+  std::string window_ids;
 
  private:
   static std::array<uint64_t, kTokenSlots> MakeEmptySlots() {

@@ -12,6 +12,7 @@
 #include "loader/pipeline.h"
 #include "loader/record_filter.h"
 #include "loader/speed_spelling.h"
+#include "loader/stored_segments.h"
 #include "shards/checksum.h"
 
 namespace sluice::loader {
@@ -81,6 +82,23 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                    &l->index_);
   if (l->index_.num_records() == 0)
     return Status::InvalidArgument(dir + ": the dataset has no records");
+  // Before order and rank split: every epoch, rank and resume plans the same records. Chunks of
+  // stored recordings first: they are audio, not samples, and no filter counts them.
+  SLUICE_RETURN_IF_ERROR(DeselectChunks(*l->dataset_, &l->index_));
+  if (!(options.window_seconds >= 0 && options.window_seconds <= 86400))
+    return Status::InvalidArgument(dir + ": window_seconds " +
+                                   std::to_string(options.window_seconds) +
+                                   ": expected seconds from 0 (off) to 86400");
+  if (options.window_seconds > 0) {
+    if (!fx->audio() || fx->speed_perturb())
+      return Status::InvalidArgument(
+          dir +
+          ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
+          "and no speed_perturb (windows are planned at their unperturbed length)");
+    SLUICE_RETURN_IF_ERROR(SelectWindows(
+        *l->dataset_, WindowSamples(options.window_seconds, fx->sample_rate()),
+        [fx](const shards::RecordEntry& e) { return fx->Length(e); }, &l->index_));
+  }
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.

@@ -329,6 +329,11 @@ struct LoaderOptions {
   RecordFilter select;                     // empty: every record (see RecordFilter)
   std::string filter;  // keep the records for which this expression over index columns holds
                        // (loader/filter_expr.h, docs/loader.md "Filters"); "": every record
+  double window_seconds = 0;  // > 0: stored recordings (shardify --segments stored) give random
+                              // windows of this many seconds (a shorter recording: all of it),
+                              // one per recording per epoch, start keyed by (seed, epoch,
+                              // recording), with the text of the segments each fully contains;
+                              // 0: their segments (docs/loader.md, "Stored recordings")
   CorruptPolicy corrupt = CorruptPolicy::kFail;
   uint64_t seed = 0;                       // with the epoch, keys every shuffle, dither and mask
   int rank = 0;                            // this process's rank in [0, world)
@@ -440,6 +445,11 @@ void VisitFields(O& o, V&& v) {
               "text_tokens, encoder_frames, llm_tokens; audio also speaker, language (or lang), "
               "chars_per_second and --keep-field columns; docs/loader.md, Filters)"},
     o.filter);
+  v(FieldInfo{"window_seconds", "--window-seconds",
+              "stored recordings: random windows of this many seconds, with the text of the "
+              "segments each fully contains, instead of the segments (0 = the segments)",
+              kWhat, 0, 86400},
+    o.window_seconds);
   v(FieldInfo{"conversation", nullptr, "conversation datasets: template, encoder frames"},
     o.conversation);
   v(FieldInfo{"corrupt", "--corrupt", "a corrupt block: fail, or skip its records"}, o.corrupt);

@@ -8,6 +8,8 @@
 
 #include <oneapi/tbb/parallel_pipeline.h>
 
+#include "loader/stored_segments.h"
+
 namespace sluice::loader {
 namespace {
 
@@ -199,6 +201,9 @@ void EpochPipeline::DecodeStage(Token* t) {
   DecodeScratch& s = ctx_.scratch->local();
   const ReadStep& step = schedule_->steps[t->step];
   if (step.block == kBarrierBlock) return;
+  // A chunk block is kept within one step only, so what a step reads is the same on any thread.
+  s.chunk_shard = nullptr;
+  s.text_shard = nullptr;
   const shards::ShardReader& shard = ctx_.dataset->shard(ctx_.index->block_shard[step.block]);
   if (t->status.ok())
     t->status =
@@ -243,7 +248,27 @@ void EpochPipeline::DecodeItem(const ReadItem& item, DecodeScratch* s, Token* t)
   shards::RecordView rv;
   Status st = shards::ParseRecord(payload.data(), payload.size(), shard.name(), &rv);
   if (!st.ok()) return lose(Status::Corruption(st.message()));
-  st = ctx_.collator->Decode(item, rv, e, shard.name(), s, b);
+  shards::RecordEntry window_entry;
+  const shards::RecordEntry* entry = &e;
+  if (ctx_.index->stored_segments(item.record)) {
+    uint64_t blocks = 0;
+    if (ctx_.options->window_seconds > 0) {
+      st = MakeWindow(shard, local, item.record, plan_->seed, plan_->epoch,
+                      WindowSamples(ctx_.options->window_seconds, ctx_.extractor->sample_rate()), s,
+                      &rv, &window_entry, &blocks);
+      entry = &window_entry;
+    } else {
+      st = AddSegmentAudio(shard, local, s, &rv, &blocks);
+    }
+    segment_blocks_read_.fetch_add(blocks, std::memory_order_relaxed);
+    if (st.IsIOError()) {  // the machine's, not the record's: stops the epoch
+      mark_lost();
+      if (t->status.ok()) t->status = Status::IOError(where() + st.message());
+      return;
+    }
+    if (!st.ok()) return lose(st);
+  }
+  st = ctx_.collator->Decode(item, rv, *entry, shard.name(), s, b);
   if (!st.ok()) return lose(st);
 }
 
@@ -348,6 +373,7 @@ void EpochPipeline::Snapshot(EpochStats* s) const {
   const int rate = ctx_.extractor->sample_rate();
   s->audio_seconds = rate > 0 ? static_cast<double>(duration_.load()) / rate : 0.0;
   s->blocks_read = blocks_read_;
+  s->segment_blocks_read = segment_blocks_read_;
   s->bytes_read = bytes_read_;
   s->read_busy_seconds = sec(read_ns_);
   s->decode_busy_seconds = sec(decode_ns_);

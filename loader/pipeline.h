@@ -106,7 +106,7 @@ class EpochPipeline {
 
   // Counters (relaxed atomics: read by Snapshot while running).
   std::atomic<int64_t> read_ns_{0}, decode_ns_{0}, collate_ns_{0};
-  std::atomic<uint64_t> blocks_read_{0}, bytes_read_{0}, allocations_{0};
+  std::atomic<uint64_t> blocks_read_{0}, bytes_read_{0}, allocations_{0}, segment_blocks_read_{0};
   std::atomic<uint64_t> batches_{0}, utterances_{0}, skipped_{0}, repeated_{0}, frames_{0},
       padded_frames_{0}, duration_{0}, token_ids_{0}, padding_tokens_{0}, input_columns_{0};
   std::atomic<int64_t> in_flight_{0}, open_{0};

@@ -54,11 +54,16 @@ struct IndexColumns {
   std::vector<uint8_t> selected;             // per record: 1 if it is in the epochs
                                              // (LoaderOptions::select); empty: every record
   std::vector<uint64_t> source_first_record; // per source + 1 (sources.h; the Loader fills it)
+  std::vector<uint8_t> shard_stored;         // per shard: 1 when its records are segments of
+                                             // stored recordings (stored_segments.h); empty: none
 
   size_t num_records() const { return length.size(); }
   bool in_epochs(uint64_t record) const { return selected.empty() || selected[record] != 0; }
   size_t num_blocks() const { return block_shard.size(); }
   uint32_t shard_of(uint64_t record) const { return block_shard[block_of[record]]; }
+  bool stored_segments(uint64_t record) const {
+    return !shard_stored.empty() && shard_stored[shard_of(record)] != 0;
+  }
   uint64_t local_index(uint64_t record) const {
     return record - shard_first_record[shard_of(record)];
   }

@@ -111,6 +111,8 @@ Status SelectRecords(const std::string& where, const std::string& filter,
     return Status::InvalidArgument(where + ": conversation columns for " +
                                    std::to_string(conversation->llm_tokens.size()) +
                                    " records, the index has " + std::to_string(n));
+  // Records already left out (the chunks of stored recordings) stay out and are not counted.
+  const std::vector<uint8_t> prior = std::move(index->selected);
   index->selected.assign(n, 0);
   FilterRow row;
   row.numbers.assign(sources.size(), 0);
@@ -123,6 +125,7 @@ Status SelectRecords(const std::string& where, const std::string& filter,
   const bool need_key = select || (expr && expr->uses(kKey));
   uint64_t kept = 0, selected_out = 0;
   for (uint64_t r = 0; r < n; ++r) {
+    if (!prior.empty() && !prior[r]) continue;
     const std::string_view key = need_key ? key_of(r) : std::string_view();
     if (select && !select(key)) {
       ++selected_out;

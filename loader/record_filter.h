@@ -42,7 +42,8 @@ struct MetadataColumns {
 std::vector<std::string> FilterColumnNames(const std::vector<shards::ColumnSpec>& specs = {},
                                            bool conversation = false);
 
-// Marks index->selected: a record stays when `select` (may be empty) accepts its key and
+// Marks index->selected: a record stays when it was selected before (index->selected empty: every
+// record was) and `select` (may be empty) accepts its key and
 // `filter` (may be "") holds for it. *counts gets one entry per reason of the filter with the
 // records it left out (a record counts under the first reason it fails; `select`'s are not
 // counted). `sample_rate` turns durations into seconds. `conversation` (nullptr: not a

@@ -21,6 +21,7 @@ nlohmann::json EpochStats::ToJson() const {
                       {"input_columns", input_columns},
                       {"padding_waste", padding_waste()},
                       {"blocks_read", blocks_read},
+                      {"segment_blocks_read", segment_blocks_read},
                       {"reread_blocks", reread_blocks},
                       {"bytes_read", bytes_read},
                       {"wall_seconds", wall_seconds},

@@ -42,7 +42,9 @@ struct EpochStats {
                                    // the +1 target is the next row's first input)
   uint64_t padding_tokens = 0;     // packing: input columns of padding in those batches
   uint64_t input_columns = 0;      // packing: rows x L of those batches
-  uint64_t blocks_read = 0;
+  uint64_t blocks_read = 0;        // blocks the read stage read (records' own blocks)
+  uint64_t segment_blocks_read = 0;  // stored recordings: chunk blocks read for segments' audio
+                                     // (docs/loader.md, "Stored recordings")
   uint64_t reread_blocks = 0;      // reads of a block already read this epoch (open_batches)
   uint64_t bytes_read = 0;         // compressed bytes read from the shards
   double wall_seconds = 0;         // Start to the end of the epoch as the consumer saw it

@@ -32,9 +32,19 @@ Status DatasetWriter::Add(const RecordMeta& meta, std::string_view payload) {
         ShardWriter::Create(dir_ + "/" + current_name_, options_.shard, &current_));
   }
   SLUICE_RETURN_IF_ERROR(current_->Add(meta, payload));
-  if (current_->EstimatedFileBytes() >= options_.shard_size) SLUICE_RETURN_IF_ERROR(CloseShard());
+  if (!in_group_ && current_->EstimatedFileBytes() >= options_.shard_size)
+    SLUICE_RETURN_IF_ERROR(CloseShard());
   return Status::OK();
 }
+
+Status DatasetWriter::EndGroup() {
+  in_group_ = false;
+  if (current_ && current_->EstimatedFileBytes() >= options_.shard_size)
+    SLUICE_RETURN_IF_ERROR(CloseShard());
+  return Status::OK();
+}
+
+Status DatasetWriter::EndBlock() { return current_ ? current_->EndBlock() : Status::OK(); }
 
 Status DatasetWriter::CloseShard() {
   ShardStats st;

@@ -33,6 +33,13 @@ class DatasetWriter {
   ~DatasetWriter();
 
   Status Add(const RecordMeta& meta, std::string_view payload);
+  // Records added between BeginGroup and EndGroup go to one shard: the move to a new shard waits
+  // for EndGroup. A stored recording's segments refer to its chunks by shard-local record index
+  // (shards/recording.h), so a recording never spans two shards.
+  void BeginGroup() { in_group_ = true; }
+  Status EndGroup();
+  // ShardWriter::EndBlock of the open shard (nothing when none is open).
+  Status EndBlock();
   // Finishes the open shard, if any. The entries of all shards written.
   Status Finish();
   const std::vector<ShardEntry>& shards() const { return shards_; }
@@ -51,6 +58,7 @@ class DatasetWriter {
   std::unique_ptr<ShardWriter> current_;
   std::string current_name_;
   std::vector<ShardEntry> shards_;
+  bool in_group_ = false;
 };
 
 }  // namespace sluice::shards

@@ -133,6 +133,9 @@ nlohmann::json ManifestToJson(const Manifest& m) {
       cols.push_back({{"name", c.name}, {"type", ColumnTypeName(c.type)}});
     j["columns"] = cols;
   }
+  // Only when stored, so that the manifests (and fingerprints) of other datasets keep their bytes.
+  if (!m.segments.empty())
+    j["segments"] = {{"layout", m.segments}, {"chunk_samples", m.chunk_samples}};
   j["features"] = *m.features;
   j["tokenizer"] = *m.tokenizer;
   j["records"] = m.records;
@@ -177,6 +180,23 @@ Status ManifestFromJson(const nlohmann::json& j, const std::string& where, Manif
                                     "'; expected int, float or string");
         m->columns.push_back(std::move(spec));
       }
+    }
+    m->segments.clear();
+    m->chunk_samples = 0;
+    if (auto seg = j.find("segments"); seg != j.end()) {
+      if (!seg->is_object() || !seg->contains("layout") || !(*seg)["layout"].is_string() ||
+          !seg->contains("chunk_samples") || !(*seg)["chunk_samples"].is_number_unsigned())
+        return Status::Corruption(where +
+                                  ": \"segments\" must be {\"layout\": \"stored\", "
+                                  "\"chunk_samples\": N}");
+      m->segments = (*seg)["layout"].get<std::string>();
+      m->chunk_samples = (*seg)["chunk_samples"].get<uint64_t>();
+      if (m->segments != "stored")
+        return Status::Unsupported(where + ": segments layout '" + m->segments +
+                                   "', this build knows \"stored\". HINT: read the dataset with "
+                                   "the sluice that wrote it");
+      if (m->chunk_samples == 0)
+        return Status::Corruption(where + ": segments: chunk_samples is 0");
     }
     *m->features = j.value("features", nlohmann::json());
     *m->tokenizer = j.value("tokenizer", nlohmann::json());

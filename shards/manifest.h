@@ -47,6 +47,13 @@ struct Manifest {
   // The metadata columns every shard's index holds (shards/columns.h), in their order; empty:
   // none ("columns" is then absent from the JSON).
   std::vector<ColumnSpec> columns;
+  // Audio datasets: how segments of long recordings are stored. "" (absent from the JSON): each
+  // segment was cut at ingest into a record of its own. "stored": each recording is stored once as
+  // chunk records of chunk_samples samples and each segment is a record that refers to them
+  // (shards/recording.h, docs/formats/shard.md "Stored recordings").
+  std::string segments;
+  uint64_t chunk_samples = 0;       // segments "stored": samples per chunk (a recording's last:
+                                    // fewer)
   JsonValue features;               // null, or the options of precomputed features
   JsonValue tokenizer;              // null, or the tokenizer description
   uint64_t records = 0;
@@ -61,6 +68,7 @@ struct Manifest {
   uint64_t raw_bytes() const;
   uint64_t duration() const;
   bool has_field(const std::string& name) const;  // `name` is in `fields`
+  bool stored_segments() const { return segments == "stored"; }
 };
 
 // The JSON forms below: callers include <nlohmann/json.hpp> to use them.

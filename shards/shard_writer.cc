@@ -145,6 +145,11 @@ uint64_t ShardWriter::EstimatedFileBytes() const {
 
 uint64_t ShardWriter::num_records() const { return rep_->stats.records; }
 
+Status ShardWriter::EndBlock() {
+  if (rep_->finished) return Status::InvalidArgument(rep_->path + ": EndBlock after Finish");
+  return rep_->FlushBlock();
+}
+
 Status ShardWriter::Finish(ShardStats* stats) {
   Rep& r = *rep_;
   if (r.finished) return Status::InvalidArgument(r.path + ": Finish called twice");

@@ -61,6 +61,9 @@ class ShardWriter {
   // Bytes the finished file would have if the pending block compressed to its raw size.
   uint64_t EstimatedFileBytes() const;
   uint64_t num_records() const;
+  // Closes the block being filled (if any), so the next record starts a block of its own: a
+  // stored recording's segment records (shards/recording.h) then share no block with its audio.
+  Status EndBlock();
   Status Finish(ShardStats* stats);
 
  private:

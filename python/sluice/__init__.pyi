@@ -91,6 +91,7 @@ class Loader:
         too_long: Literal["truncate", "skip"] = ...,
         balance_ranks: bool = ...,
         filter: str = ...,
+        window_seconds: float = ...,
         chat_template: str = ...,
         encoder_frames: str = ...,
         corrupt: Literal["fail", "skip"] = ...,

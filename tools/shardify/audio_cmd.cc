@@ -65,7 +65,14 @@ struct AudioArgs {
   double min_duration = kDefaultMinDuration;
   double max_tokens_per_second = 0;  // 0: no check
   bool allow_truncated_audio = false;
+  // --segments: "cut" (each segment its own record) or "stored" (each recording once, segments
+  // refer to it: shards/recording.h), with chunks of chunk_seconds.
+  std::string segments = "cut";
+  double chunk_seconds = 10;
 };
+
+// A stored recording is decoded whole: this bounds one in memory (24 h of float at 16 kHz: 5.5 GB).
+constexpr double kMaxRecordingSeconds = 24 * 3600;
 
 struct AudioConfig {
   std::string base_dir;  // the manifest's folder
@@ -82,6 +89,7 @@ struct AudioConfig {
   bool drop_audio = false;
   double pipe_timeout = 60;  // seconds a wav.scp or Lhotse command may run
   std::vector<shards::ColumnSpec> keep;  // --keep-field's columns, after the built-in ones
+  uint64_t chunk_samples = 0;  // --segments stored: samples per chunk record; 0: cut at ingest
 };
 
 // Per-thread scratch, reused across items so decoding allocates little.
@@ -278,6 +286,33 @@ bool FromImported(const AudioConfig& cfg, const importers::ImportItem& in, Manif
   return true;
 }
 
+// Where an imported item's audio is: *path, and *bytes when they are in memory (a tar member, a
+// command's output, run here). False when the item ends here (r rejected, or r->fault).
+bool AudioSource(const AudioConfig& cfg, const importers::ImportItem& in, Scratch& s,
+                 std::string* path, const std::string** bytes, ItemResult* r) {
+  *bytes = nullptr;
+  if (!in.audio_bytes.empty()) {
+    *path = in.audio_name;
+    *bytes = &in.audio_bytes;
+  } else if (!in.pipe_command.empty()) {
+    *path = in.audio_name;
+    Status st = importers::RunPipe(*path, in.pipe_command, cfg.pipe_timeout, &s.piped);
+    if (st.IsIOError()) {
+      r->fault = st;
+      return false;
+    }
+    if (!st.ok()) return Reject(r, st.message());
+    *bytes = &s.piped;
+  } else if (in.audio_path.empty()) {
+    // Every importer sets one source (the fuzzers check it); never an empty path to open.
+    return Reject(r, "\"" + in.key + "\": no audio source");
+  } else {
+    const std::string& rel = in.audio_path;
+    *path = rel[0] == '/' || in.base_dir.empty() ? rel : in.base_dir + "/" + rel;
+  }
+  return true;
+}
+
 void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   thread_local Scratch s;
   ManifestLine line;
@@ -286,29 +321,7 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   const std::string* bytes = nullptr;
   if (const importers::ImportItem* in = item.imported.get()) {
     if (!FromImported(cfg, *in, &line, s, r)) return;
-    if (!in->audio_bytes.empty()) {
-      path = in->audio_name;
-      bytes = &in->audio_bytes;
-    } else if (!in->pipe_command.empty()) {
-      path = in->audio_name;
-      Status st = importers::RunPipe(path, in->pipe_command, cfg.pipe_timeout, &s.piped);
-      if (st.IsIOError()) {
-        r->fault = st;
-        return;
-      }
-      if (!st.ok()) {
-        Reject(r, st.message());
-        return;
-      }
-      bytes = &s.piped;
-    } else if (in->audio_path.empty()) {
-      // Every importer sets one source (the fuzzers check it); never an empty path to open.
-      Reject(r, "\"" + in->key + "\": no audio source");
-      return;
-    } else {
-      const std::string& rel = in->audio_path;
-      path = rel[0] == '/' || in->base_dir.empty() ? rel : in->base_dir + "/" + rel;
-    }
+    if (!AudioSource(cfg, *in, s, &path, &bytes, r)) return;
   } else {
     if (!ParseManifestLine(item.text, cfg.tokenizer, &line, &s.ids, &why)) {
       Reject(r, std::move(why));
@@ -345,6 +358,156 @@ void ProcessLine(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
   r->payload = s.record.data();
 }
 
+// --segments stored: where segment `in` lies in its recording of `total` samples at the dataset's
+// rate, rounded as DecodeFile rounds a clip's offset and duration, and held to its end tolerance.
+// Why not, or "".
+std::string SegmentSamples(const AudioConfig& cfg, const importers::ImportItem& in,
+                           const std::string& rec, uint64_t total, uint64_t* first,
+                           uint64_t* samples) {
+  const double rate = cfg.sample_rate;
+  const std::string name = "\"" + in.key + "\": segment at " + FormatSeconds(in.offset_seconds) +
+                           " s of recording '" + rec + "' (" + FormatSeconds(total / rate) + " s)";
+  if (!std::isfinite(in.offset_seconds) || in.offset_seconds < 0)
+    return name + ": offset must be a finite number of seconds >= 0";
+  const auto start = static_cast<uint64_t>(std::llround(in.offset_seconds * rate));
+  if (start >= total) return name + " starts at or beyond the recording's end";
+  uint64_t want = total - start;
+  if (in.duration_seconds >= 0) {
+    want = static_cast<uint64_t>(std::llround(std::min(in.duration_seconds, 1e9) * rate));
+    if (want == 0) return name + ": duration is shorter than one sample";
+    const uint64_t tolerance = static_cast<uint64_t>(std::llround(0.01 * rate));
+    if (start + want > total + tolerance && !cfg.allow_truncated_audio)
+      return name + " ends " + FormatSeconds((start + want - total) / rate) +
+             " s past the recording's end: it lies outside its recording. HINT: correct the "
+             "segment's times; --allow-truncated-audio keeps what the recording holds";
+    want = std::min(want, total - start);
+  }
+  *first = start;
+  *samples = want;
+  return "";
+}
+
+// --segments stored: a recording (InputItem::recording) decoded once, stored as chunk records,
+// and each of its segments a record of its transcript referring to them (shards/recording.h).
+// Each item is written or rejected with its reason; a recording no segment keeps is not written.
+void ProcessRecording(const AudioConfig& cfg, const InputItem& item, ItemResult* r) {
+  thread_local Scratch s;
+  const std::vector<importers::ImportItem>& items = *item.recording;
+  auto reject = [&](const importers::ImportItem& in, std::string why) {
+    GroupEntry e;
+    e.source = in.source;
+    e.line = in.line;
+    e.input = in.input;
+    e.reason = std::move(why);
+    r->group.push_back(std::move(e));
+  };
+  auto reject_all = [&](const std::string& why) {
+    for (const importers::ImportItem& in : items)
+      reject(in, in.reason.empty() ? "\"" + in.key + "\": " + why : in.reason);
+  };
+  const importers::ImportItem& first = items.front();
+  if (!first.reason.empty()) return reject_all("");
+  std::string path;
+  const std::string* bytes = nullptr;
+  ItemResult src;
+  if (!AudioSource(cfg, first, s, &path, &bytes, &src)) {
+    if (!src.fault.ok()) r->fault = src.fault;
+    return reject_all(src.reason);
+  }
+  // The whole recording: its length limit is a recording's, the segments' is --max-duration.
+  AudioConfig whole = cfg;
+  whole.max_duration = kMaxRecordingSeconds;
+  ManifestLine line;
+  ItemResult decoded;
+  if (!DecodeClip(whole, &line, path, bytes, s, &decoded)) {
+    if (!decoded.fault.ok()) r->fault = decoded.fault;
+    return reject_all(decoded.reason);
+  }
+  r->input_bytes = decoded.input_bytes;
+  r->warning = decoded.warning;
+  r->clipped_samples = decoded.clipped_samples;
+  Status st = features::Resample(s.decoded.samples.data(), s.decoded.samples.size(),
+                                 s.decoded.sample_rate, cfg.sample_rate, &s.resampled);
+  if (!st.ok()) return reject_all(path + ": resample: " + st.message());
+  if (s.resampled.empty()) return reject_all(path + ": zero-length audio after resampling");
+  s.pcm.resize(s.resampled.size());
+  features::FloatToPcm16(s.resampled.data(), s.resampled.size(), s.pcm.data());
+  const uint64_t total = s.pcm.size();
+  const std::string rec = first.recording.empty() ? first.audio_path : first.recording;
+
+  std::vector<GroupEntry> segments;
+  for (const importers::ImportItem& in : items) {
+    ManifestLine seg;
+    ItemResult why;
+    if (!FromImported(cfg, in, &seg, s, &why)) {
+      reject(in, why.reason);
+      continue;
+    }
+    uint64_t start = 0, samples = 0;
+    std::string bad = SegmentSamples(cfg, in, rec, total, &start, &samples);
+    if (bad.empty())
+      bad = CheckLengths(cfg, s, path + ": \"" + in.key + "\"", double(samples) / cfg.sample_rate);
+    GroupEntry e;
+    if (bad.empty() && !RecordColumnValues(cfg.keep, in.speaker, in.language, in.text, in.fields,
+                                           &e.columns, &bad))
+      bad = "\"" + in.key + "\": " + bad;
+    if (!bad.empty()) {
+      reject(in, std::move(bad));
+      continue;
+    }
+    s.record.Clear();
+    s.record.AddField(shards::FieldType::kText, in.text);
+    if (cfg.tokenizer)
+      s.record.AddField(shards::FieldType::kTokens, s.ids.data(), s.ids.size() * sizeof(int32_t));
+    e.ok = true;
+    e.key = in.key;
+    e.duration = samples;
+    e.tokens = cfg.tokenizer ? static_cast<uint32_t>(s.ids.size()) : 0;
+    e.payload = s.record.data();
+    e.ref.kind = shards::RefKind::kSegment;
+    e.ref.chunk = static_cast<uint32_t>(start / cfg.chunk_samples);
+    e.ref.offset = start % cfg.chunk_samples;
+    e.ref.samples = samples;
+    // Rejections so far stay in input order with the segments: both go after the chunks.
+    segments.push_back(std::move(e));
+    r->group.push_back(GroupEntry());  // a placeholder, replaced below
+    r->group.back().ok = true;
+  }
+  if (segments.empty()) return;  // every segment rejected: the audio is not written
+
+  // The chunks, then the entries in input order (placeholders are the segments, in order).
+  std::vector<GroupEntry> group;
+  const size_t kChunkColumns = segments.front().columns.size();
+  char name[32];
+  for (uint64_t c = 0, at = 0; at < total; ++c, at += cfg.chunk_samples) {
+    const uint64_t n = std::min<uint64_t>(cfg.chunk_samples, total - at);
+    s.record.Clear();
+    if (cfg.flac) {
+      st = features::EncodeFlac(s.pcm.data() + at, n, cfg.sample_rate, &s.flac);
+      if (!st.ok()) {
+        r->group.clear();
+        return reject_all(path + ": FLAC encode: " + st.message());
+      }
+      s.record.AddField(shards::FieldType::kAudioFlac, s.flac.data(), s.flac.size());
+    } else {
+      s.record.AddField(shards::FieldType::kAudioPcm16, s.pcm.data() + at, n * sizeof(int16_t));
+    }
+    std::snprintf(name, sizeof name, "/chunk-%06llu", static_cast<unsigned long long>(c));
+    GroupEntry e;
+    e.ok = true;
+    e.key = rec + name;
+    e.duration = n;
+    e.payload = s.record.data();
+    e.ref = {shards::RefKind::kChunk, static_cast<uint32_t>(c), at, n};
+    e.columns.resize(kChunkColumns);  // all null
+    group.push_back(std::move(e));
+  }
+  size_t next_segment = 0;
+  for (GroupEntry& e : r->group)
+    group.push_back(e.ok ? std::move(segments[next_segment++]) : std::move(e));
+  r->group = std::move(group);
+}
+
 // The items of the input: NeMo lines, or an importer's items (--from).
 Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
   if (a.from == "nemo") {
@@ -363,7 +526,7 @@ Status MakeSource(const AudioArgs& a, std::unique_ptr<ItemSource>* out) {
   for (const std::string& f : a.keep_fields) o.fields.push_back(f.substr(0, f.find(':')));
   ImporterFactory factory;
   SLUICE_RETURN_IF_ERROR(MakeImporterFactory(a.from, a.inputs, o, &factory));
-  *out = std::make_unique<ImportSource>(std::move(factory));
+  *out = std::make_unique<ImportSource>(std::move(factory), a.segments == "stored");
   return Status::OK();
 }
 
@@ -374,6 +537,11 @@ Status CollectTranscripts(const AudioArgs& a, std::vector<std::string>* texts) {
   InputItem item;
   Status st;
   while (source->Next(&item, &st)) {
+    if (item.recording) {
+      for (const importers::ImportItem& in : *item.recording)
+        if (in.reason.empty()) texts->push_back(in.text);
+      continue;
+    }
     if (item.imported) {
       if (item.imported->reason.empty()) texts->push_back(item.imported->text);
       continue;
@@ -451,6 +619,21 @@ Status CheckAudioArgs(const AudioArgs& a) {
   if (a.max_tokens_per_second > 0 && a.tokenizer.spec.empty())
     return Status::InvalidArgument(
         "--max-tokens-per-second counts token ids: it needs --tokenizer");
+  if (a.segments != "stored" && a.chunk_seconds != 10)
+    return Status::InvalidArgument("--chunk-seconds sizes the chunks of --segments stored");
+  if (a.segments == "stored") {
+    if (a.from != "lhotse" && a.from != "kaldi")
+      return Status::InvalidArgument(
+          "--segments stored stores the recordings segments point into: it reads --from lhotse "
+          "or --from kaldi, whose segments name their recording");
+    if (!a.features.kind.empty() || a.drop_audio)
+      return Status::InvalidArgument(
+          "--segments stored keeps audio only: precomputed --features (and --drop-audio) need "
+          "segments cut at ingest. HINT: leave out --segments, or the --features");
+    if (!(a.chunk_seconds * a.sample_rate >= 1) || a.chunk_seconds > 3600)
+      return Status::InvalidArgument("--chunk-seconds " + FormatSeconds(a.chunk_seconds) +
+                                     ": expected at least one sample and at most 3600 s");
+  }
   return Status::OK();
 }
 
@@ -512,6 +695,8 @@ Status PrepareAudio(const AudioArgs& a, IngestOptions* opt, AudioConfig* cfg, Au
     cfg->keep.push_back(spec);
   }
   SLUICE_RETURN_IF_ERROR(AudioColumns(cfg->keep, &opt->writer.shard.columns));
+  if (a.segments == "stored")
+    cfg->chunk_samples = static_cast<uint64_t>(std::llround(a.chunk_seconds * a.sample_rate));
   if (!a.tokenizer.spec.empty()) SLUICE_RETURN_IF_ERROR(LoadTokenizer(a, models, cfg, opt));
   SLUICE_RETURN_IF_ERROR(MakeFeatureComputer(a, models, cfg));
   cfg->drop_audio = a.drop_audio;
@@ -540,6 +725,8 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
   // Only when set, so runs without them keep the fingerprint (and --resume) of earlier versions.
   if (a.max_tokens_per_second > 0) f["max_tokens_per_second"] = a.max_tokens_per_second;
   if (a.allow_truncated_audio) f["allow_truncated_audio"] = true;
+  if (a.segments == "stored")
+    f["segments"] = {{"layout", "stored"}, {"chunk_seconds", a.chunk_seconds}};
   if (a.from == "nemo") {
     f["manifest"] = fs::absolute(a.manifest).string();
     f["manifest_bytes"] = fs::file_size(a.manifest, ec);
@@ -563,12 +750,16 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
 }
 
 // The dataset-level fields of the manifest; RunIngest adds the shards and counts.
-shards::Manifest AudioManifest(const AudioArgs& a, const AudioModels& models,
+shards::Manifest AudioManifest(const AudioArgs& a, const AudioConfig& cfg, const AudioModels& models,
                                const IngestOptions& opt) {
   shards::Manifest m;
   m.columns = opt.writer.shard.columns;
   m.kind = "audio";
   m.sample_rate = a.sample_rate;
+  if (cfg.chunk_samples > 0) {
+    m.segments = "stored";
+    m.chunk_samples = cfg.chunk_samples;
+  }
   m.codec = a.drop_audio ? "none" : a.codec;
   m.fields = {"text"};
   if (!a.drop_audio) m.fields.insert(m.fields.begin(), "audio");
@@ -599,8 +790,12 @@ int Run(AudioArgs a) {
   if (!st.ok()) return ReportError(st);
   IngestSummary summary;
   st = RunIngest(
-      source.get(), [&cfg](const InputItem& item, ItemResult* r) { ProcessLine(cfg, item, r); },
-      opt, AudioManifest(a, models, opt), &summary);
+      source.get(),
+      [&cfg](const InputItem& item, ItemResult* r) {
+        if (item.recording) ProcessRecording(cfg, item, r);
+        else ProcessLine(cfg, item, r);
+      },
+      opt, AudioManifest(a, cfg, models, opt), &summary);
   if (!st.ok()) return ReportError(st);
   PrintSummary(summary, a.write.json);
   return 0;
@@ -708,6 +903,19 @@ void RegisterAudio(CLI::App* app, int* exit_code) {
   sub->add_flag(
       "--drop-audio", args->drop_audio,
       "With --features: store no audio (less disk; speed perturbation is then unavailable)");
+  sub->add_option("--segments", args->segments,
+                  "Segments of long recordings (--from lhotse|kaldi): cut (each segment decoded "
+                  "into a record of its own) or stored (each recording stored once in chunks; a "
+                  "segment is a record of its transcript that refers to them, and the loader "
+                  "reads only the chunks it covers: docs/formats/shard.md, \"Stored recordings\")")
+      ->check(CLI::IsMember({"cut", "stored"}))
+      ->capture_default_str();
+  sub->add_option("--chunk-seconds", args->chunk_seconds,
+                  "--segments stored: seconds of audio per chunk record (a block holds whole "
+                  "chunks)")
+      ->check(kFiniteNumber)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   tools::AddFeatureOptions(sub, &args->features);
   AddTokenizerOptions(sub, &args->tokenizer);
   AddWriteOptions(sub, &args->write);

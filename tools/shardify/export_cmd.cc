@@ -230,6 +230,11 @@ Status CheckExport(const ExportArgs& a, const shards::Manifest& m, const std::st
     return Status::InvalidArgument(location + ": a " + m.kind +
                                    " dataset; export writes audio datasets (audio files and a "
                                    "manifest of them)");
+  if (m.stored_segments())
+    return Status::Unsupported(location +
+                               ": its segments refer to stored recordings (shardify audio "
+                               "--segments stored), which export does not write yet. HINT: "
+                               "export a dataset written with --segments cut");
   if (!m.has_field("audio"))
     return Status::InvalidArgument(
         location +

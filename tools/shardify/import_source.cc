@@ -56,8 +56,17 @@ Status ImportSource::Count(uint64_t* n, uint64_t* digest) {
   importers::ImportItem item;
   Status st;
   *n = 0;
+  std::string last;
   while (in->Next(&item, &st)) {
-    ++*n;
+    if (recordings_) {
+      std::string key = RecordingKey(item);
+      *n += key.empty() || key != last;
+      last = std::move(key);
+      sum.Update(item.recording.data(), item.recording.size());
+      sum.Update("\0", 1);
+    } else {
+      ++*n;
+    }
     // Everything the item carries (a tar's transcript is not in its input summary), each part
     // ended by "\0", so moving bytes between parts changes the digest.
     char span[64];
@@ -78,11 +87,54 @@ Status ImportSource::Count(uint64_t* n, uint64_t* digest) {
   return Status::OK();
 }
 
+std::string RecordingKey(const importers::ImportItem& item) {
+  if (!item.reason.empty()) return "";
+  std::string key;
+  for (const std::string* s :
+       {&item.recording, &item.audio_path, &item.base_dir, &item.pipe_command, &item.audio_name}) {
+    key += *s;
+    key.push_back('\0');
+  }
+  return key;
+}
+
+bool ImportSource::NextRecording(InputItem* item, Status* status) {
+  auto items = std::make_shared<std::vector<importers::ImportItem>>();
+  if (pending_) {
+    items->push_back(std::move(*pending_));
+    pending_.reset();
+  } else {
+    items->emplace_back();
+    if (!in_->Next(&items->back(), status)) return false;
+  }
+  const std::string key = RecordingKey(items->front());
+  while (!key.empty()) {
+    auto next = std::make_unique<importers::ImportItem>();
+    if (!in_->Next(next.get(), status)) {
+      if (!status->ok()) return false;
+      break;
+    }
+    if (RecordingKey(*next) != key) {
+      pending_ = std::move(next);
+      break;
+    }
+    items->push_back(std::move(*next));
+  }
+  item->index = index_++;
+  item->source = items->front().source;
+  item->line = items->front().line;
+  item->text = items->front().input;
+  item->imported = std::shared_ptr<const importers::ImportItem>(items, &items->front());
+  item->recording = std::move(items);
+  return true;
+}
+
 bool ImportSource::Next(InputItem* item, Status* status) {
   if (!in_) {
     *status = factory_(&in_);
     if (!status->ok()) return false;
   }
+  if (recordings_) return NextRecording(item, status);
   auto imported = std::make_shared<importers::ImportItem>();
   if (!in_->Next(imported.get(), status)) return false;
   item->index = index_++;

@@ -28,15 +28,27 @@ Status MakeImporterFactory(const std::string& format, const std::vector<std::str
 
 class ImportSource : public ItemSource {
  public:
-  explicit ImportSource(ImporterFactory factory) : factory_(std::move(factory)) {}
-  // Items, and a digest of each item's source, line, input, reason and audio bytes.
+  // `recordings` (--segments stored): consecutive items of one recording (the same recording id
+  // and audio source) are one input item, InputItem::recording; a rejected item is one of its own.
+  explicit ImportSource(ImporterFactory factory, bool recordings = false)
+      : factory_(std::move(factory)), recordings_(recordings) {}
+  // Items (recordings), and a digest of each item's source, line, input, reason and audio bytes
+  // (and recording id).
   Status Count(uint64_t* n, uint64_t* digest) override;
   bool Next(InputItem* item, Status* status) override;
 
  private:
+  bool NextRecording(InputItem* item, Status* status);
+
   ImporterFactory factory_;
+  const bool recordings_;
   std::unique_ptr<importers::Importer> in_;
+  std::unique_ptr<importers::ImportItem> pending_;  // read ahead: the next recording's first item
   uint64_t index_ = 0;
 };
+
+// Items with the same non-empty key are one recording (--segments stored); a rejected item's key
+// is empty.
+std::string RecordingKey(const importers::ImportItem& item);
 
 }  // namespace sluice::shardify

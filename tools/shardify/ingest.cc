@@ -309,6 +309,9 @@ class IngestRun {
   Work* ReadStage(tbb::flow_control& fc);
   Work* ProcessStage(Work* w) const;
   void WriteStage(Work* raw);
+  // A recording's group (--segments stored): its chunks and segments in one shard, its chunks'
+  // blocks holding no other record, and its rejected items.
+  Status WriteGroup(Work& w);
   // After each durable shard: the rejects before it made durable too, then its journal line.
   Status OnShardDone(const shards::ShardEntry& e);
   // manifest.json (and the extra files before it); InvalidArgument when every item was rejected.
@@ -514,7 +517,10 @@ void IngestRun::WriteStage(Work* raw) {
     return;
   }
   Status st;
-  if (r.ok) {
+  if (!r.group.empty()) {
+    if (!r.warning.empty()) std::fprintf(stderr, "shardify: warning: %s\n", r.warning.c_str());
+    st = WriteGroup(*w);
+  } else if (r.ok) {
     const auto [shard, record] = writer_->NextPosition();
     auto [it, inserted] = seen_keys_.emplace(
         r.key, "record " + std::to_string(record) + " of " + shards::ShardFileName(shard));
@@ -523,7 +529,10 @@ void IngestRun::WriteStage(Work* raw) {
       r.reason = "duplicate key '" + r.key + "', already written as " + it->second;
     }
   }
-  if (r.ok) {
+  if (!r.group.empty()) {
+    clipped_files_ += r.clipped_samples > 0;
+    clipped_samples_ += r.clipped_samples;
+  } else if (r.ok) {
     if (!r.warning.empty()) std::fprintf(stderr, "shardify: warning: %s\n", r.warning.c_str());
     clipped_files_ += r.clipped_samples > 0;
     clipped_samples_ += r.clipped_samples;
@@ -539,6 +548,79 @@ void IngestRun::WriteStage(Work* raw) {
     failure_ = st;
     stop_ = true;
   }
+}
+
+Status IngestRun::WriteGroup(Work& w) {
+  // In place (a recording's chunks hold all of its audio): the write stage may reject some.
+  std::vector<GroupEntry>& entries = w.result.group;
+  const auto [shard, base] = writer_->NextPosition();
+  auto where = [&, shard = shard](uint64_t record) {
+    return "record " + std::to_string(record) + " of " + shards::ShardFileName(shard);
+  };
+  // Segments first: a duplicate key rejects its segment; a recording written before (its
+  // segments were not consecutive in the input) rejects every segment, as nothing could refer
+  // to its audio twice.
+  std::string written_before;
+  size_t chunks = 0, segments = 0;
+  for (const GroupEntry& e : entries) {
+    if (!e.ok || e.ref.kind != shards::RefKind::kChunk) continue;
+    ++chunks;
+    if (written_before.empty())
+      if (auto it = seen_keys_.find(e.key); it != seen_keys_.end())
+        written_before = "its recording's audio was written already (chunk '" + e.key + "', " +
+                         it->second +
+                         "): the segments of one recording must follow each other in the "
+                         "input. HINT: sort the cuts or segments by recording";
+  }
+  uint64_t next = base + chunks;
+  for (GroupEntry& e : entries) {
+    if (!e.ok || e.ref.kind != shards::RefKind::kSegment) continue;
+    if (!written_before.empty()) {
+      e.ok = false;
+      e.reason = "\"" + e.key + "\": " + written_before;
+      continue;
+    }
+    auto [it, inserted] = seen_keys_.emplace(e.key, where(next));
+    if (!inserted) {
+      e.ok = false;
+      e.reason = "duplicate key '" + e.key + "', already written as " + it->second;
+      continue;
+    }
+    ++next;
+    ++segments;
+  }
+  next_item_after_shard_ = w.item.index + 1;
+  if (segments > 0) {
+    writer_->BeginGroup();
+    SLUICE_RETURN_IF_ERROR(writer_->EndBlock());
+  }
+  uint64_t record = base;
+  bool chunks_done = false;
+  for (const GroupEntry& e : entries) {
+    if (!e.ok) {
+      SLUICE_RETURN_IF_ERROR(rejects_.Add(e.source, e.line, e.reason, e.input));
+      continue;
+    }
+    if (segments == 0) continue;  // no segment left: its audio is not written
+    shards::RecordingRef ref = e.ref;
+    if (ref.kind == shards::RefKind::kChunk) {
+      seen_keys_.emplace(e.key, where(record));
+    } else {
+      if (!chunks_done) SLUICE_RETURN_IF_ERROR(writer_->EndBlock());
+      chunks_done = true;
+      ref.chunk += static_cast<uint32_t>(base);
+    }
+    std::string aux;
+    ref.EncodeTo(&aux);
+    SLUICE_RETURN_IF_ERROR(writer_->Add({e.key, e.duration, e.tokens, aux, e.columns}, e.payload));
+    ++record;
+    written_++;
+  }
+  if (segments > 0) {
+    SLUICE_RETURN_IF_ERROR(writer_->EndBlock());
+    SLUICE_RETURN_IF_ERROR(writer_->EndGroup());
+  }
+  return Status::OK();
 }
 
 Status IngestRun::WriteManifest(shards::Manifest* manifest) {

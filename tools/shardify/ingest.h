@@ -24,6 +24,7 @@
 #include "importers/item.h"
 #include "shards/dataset_writer.h"
 #include "shards/manifest.h"
+#include "shards/recording.h"
 
 namespace sluice::shardify {
 
@@ -35,6 +36,30 @@ struct InputItem {
   // Set by ImportSource (shardify audio --from lhotse|kaldi|wds): the item as its importer
   // parsed it, in the serial stage; `text` then holds what rejects.jsonl shows of it.
   std::shared_ptr<const importers::ImportItem> imported;
+  // Set with --segments stored (ImportSource grouping): every item of one recording, in input
+  // order (`imported` is the first). The item is then the recording: its result is a group.
+  std::shared_ptr<const std::vector<importers::ImportItem>> recording;
+};
+
+// One entry of a recording's group (--segments stored, shards/recording.h): a record to write or
+// an input item rejected. Records: the recording's chunks, then its segments.
+struct GroupEntry {
+  bool ok = false;
+  std::string key;
+  uint64_t duration = 0;
+  uint32_t tokens = 0;
+  std::string payload;
+  // The record's aux bytes. A segment's ref.chunk counts from the recording's first chunk: the
+  // write stage adds that chunk's shard-local record index, known only there.
+  shards::RecordingRef ref;
+  // One value per column of IngestOptions::writer.shard.columns: a segment's metadata; a chunk,
+  // which is audio and no utterance, has them all null.
+  std::vector<shards::ColumnValue> columns;
+  // A rejected item (ok false): where it came from and why, for rejects.jsonl.
+  std::string source;
+  uint64_t line = 0;
+  std::string input;
+  std::string reason;
 };
 
 struct ItemResult {
@@ -47,6 +72,9 @@ struct ItemResult {
   std::string aux;         // the record's bytes in the index's aux area (shards/format.h)
   // One value per column of IngestOptions::writer.shard.columns (shards/columns.h).
   std::vector<shards::ColumnValue> columns;
+  // Non-empty: the item was a recording (InputItem::recording) and this is what it gave; the
+  // fields above but for input_bytes, warning, clipped_samples and fault are unused then.
+  std::vector<GroupEntry> group;
   uint64_t input_bytes = 0;
   // Kept, but worth a word: printed to stderr as "shardify: warning: ..." in input order.
   std::string warning;

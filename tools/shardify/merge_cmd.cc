@@ -58,6 +58,9 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
     };
     return differ("columns", list(a.columns), list(b.columns));
   }
+  if (a.segments != b.segments || a.chunk_samples != b.chunk_samples)
+    return differ("segments", a.segments + " " + std::to_string(a.chunk_samples),
+                  b.segments + " " + std::to_string(b.chunk_samples));
   return Status::OK();
 }
 
@@ -199,6 +202,12 @@ Status Merge(const MergeArgs& a, shards::Manifest* out, size_t* num_parts) {
     const std::string& dir = parts[p].dir;
     shards::Manifest m;
     SLUICE_RETURN_IF_ERROR(shards::LoadManifest(dir, &m));
+    // Segments refer to their recording's chunks by shard-local record index, which a repack
+    // would move; the hard-linked shards keep them.
+    if (a.repack && m.stored_segments())
+      return Status::Unsupported(dir +
+                                 ": its segments are stored recordings' (--segments stored), "
+                                 "which --repack cannot move yet. HINT: merge without --repack");
     if (p == 0) {
       *out = m;
       out->shards.clear();
