@@ -5,6 +5,7 @@
 // of the same segments cut at ingest.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -147,6 +148,51 @@ TEST_F(ShardifyStored, KaldiRecordingsStoredOnceAndASegmentOutsideItsRecordingRe
   const std::vector<uint64_t> stored = EpochDigests(tmp_.Join("ds"));
   EXPECT_FALSE(stored.empty());
   EXPECT_EQ(stored, EpochDigests(tmp_.Join("cut")));
+}
+
+// Segments keep their metadata columns as cut records do (a chunk, audio only, has none), so a
+// filter on them keeps the same segments in both layouts.
+TEST_F(ShardifyStored, SegmentsCarryTheirMetadataColumnsAndFilterAsCutRecordsDo) {
+  WriteFile(data_ + "/utt2spk", "u0 alice\nu1 bob\nu2 bob\nu3 alice\nu4 carol\n");
+  WriteFile(data_ + "/utt2lang", "u0 en\nu1 de\nu2 de\nu3 en\nu4 en\n");
+  auto r = Sh(Base() + " -o " + tmp_.Join("ds"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Sh(Shardify() + " audio -q --from kaldi " + data_ + " -o " + tmp_.Join("cut"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::unique_ptr<shards::Dataset> ds;
+  ASSERT_OK(shards::Dataset::Open(tmp_.Join("ds"), {}, &ds));
+  const shards::ShardReader& s = ds->shard(0);
+  const shards::ColumnTable& t = s.columns();
+  ASSERT_GE(t.columns.size(), 2u);
+  ASSERT_EQ(t.columns[0].spec.name, "speaker");
+  ASSERT_EQ(t.columns[1].spec.name, "language");
+  std::vector<std::string> got;
+  for (size_t i = 0; i < s.num_records(); ++i)
+    got.push_back(std::string(s.key(i)) + ":" +
+                  (t.columns[0].is_null(i) ? "-" : std::string(t.columns[0].string_at(i))) + ":" +
+                  (t.columns[1].is_null(i) ? "-" : std::string(t.columns[1].string_at(i))));
+  EXPECT_EQ(got, (std::vector<std::string>{"r0/chunk-000000:-:-", "r0/chunk-000001:-:-",
+                                           "r0/chunk-000002:-:-", "u0:alice:en", "u1:bob:de",
+                                           "r1/chunk-000000:-:-", "r1/chunk-000001:-:-",
+                                           "u3:alice:en", "u4:carol:en"}));
+  for (const char* filter : {"lang == \"en\"", "speaker != \"alice\""}) {
+    std::vector<std::vector<std::string>> keys;
+    for (const char* dir : {"ds", "cut"}) {
+      loader::LoaderOptions o;
+      o.batching.shuffle = false;
+      o.filter = filter;
+      std::unique_ptr<loader::Loader> l;
+      ASSERT_OK(loader::Loader::Open(tmp_.Join(dir), o, &l));
+      ASSERT_OK(l->Start(0));
+      keys.emplace_back();
+      const loader::Batch* b;
+      while (l->Next(&b).ok() && b != nullptr)
+        for (std::string_view k : b->keys()) keys.back().emplace_back(k);
+      std::sort(keys.back().begin(), keys.back().end());
+    }
+    EXPECT_EQ(keys[0], keys[1]) << filter;
+    EXPECT_FALSE(keys[0].empty()) << filter;
+  }
 }
 
 TEST_F(ShardifyStored, SameBytesForAnyThreadCountAndAfterAResume) {

@@ -419,7 +419,7 @@ void ProcessRecording(const AudioConfig& cfg, const InputItem& item, ItemResult*
   whole.max_duration = kMaxRecordingSeconds;
   ManifestLine line;
   ItemResult decoded;
-  if (!DecodeClip(whole, &line, path, bytes, s, &decoded)) {
+  if (!DecodeClip(whole, &line, path, bytes, first.channels, s, &decoded)) {
     if (!decoded.fault.ok()) r->fault = decoded.fault;
     return reject_all(decoded.reason);
   }
@@ -445,6 +445,11 @@ void ProcessRecording(const AudioConfig& cfg, const InputItem& item, ItemResult*
     }
     uint64_t start = 0, samples = 0;
     std::string bad = SegmentSamples(cfg, in, rec, total, &start, &samples);
+    // The recording is decoded once, with its first segment's channels.
+    if (bad.empty() && in.channels != first.channels)
+      bad = "\"" + in.key + "\": selects other channels of recording '" + rec +
+            "' than its first segment, and --segments stored keeps one channel selection per "
+            "recording. HINT: shardify the other channels' cuts without --segments stored";
     if (bad.empty())
       bad = CheckLengths(cfg, s, path + ": \"" + in.key + "\"", double(samples) / cfg.sample_rate);
     GroupEntry e;
@@ -477,7 +482,7 @@ void ProcessRecording(const AudioConfig& cfg, const InputItem& item, ItemResult*
 
   // The chunks, then the entries in input order (placeholders are the segments, in order).
   std::vector<GroupEntry> group;
-  const size_t kChunkColumns = segments.front().columns.size();
+  const size_t num_columns = segments.front().columns.size();
   char name[32];
   for (uint64_t c = 0, at = 0; at < total; ++c, at += cfg.chunk_samples) {
     const uint64_t n = std::min<uint64_t>(cfg.chunk_samples, total - at);
@@ -499,7 +504,7 @@ void ProcessRecording(const AudioConfig& cfg, const InputItem& item, ItemResult*
     e.duration = n;
     e.payload = s.record.data();
     e.ref = {shards::RefKind::kChunk, static_cast<uint32_t>(c), at, n};
-    e.columns.resize(kChunkColumns);  // all null
+    e.columns.resize(num_columns);  // all null
     group.push_back(std::move(e));
   }
   size_t next_segment = 0;
