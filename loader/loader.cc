@@ -48,6 +48,16 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                                    " is outside world size " + std::to_string(options.world));
   if (options.ready_batches < 1 || options.consumer_batches < 1)
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
+  // Options of the other batching are refused rather than ignored.
+  if (options.packing.seq_len > 0 && (options.batching.bucket_2d || options.batching.max_padded_sum))
+    return Status::InvalidArgument(
+        "batching.bucket_2d and max_padded_sum shape padded batches; packed rows (seq_len " +
+        std::to_string(options.packing.seq_len) +
+        ") have neither. HINT: --seq-len 0 for padded batches, or leave them out");
+  if (options.packing.seq_len == 0 && options.packing.balance_ranks)
+    return Status::InvalidArgument(
+        "packing.balance_ranks deals packed rows to the ranks; padded batches (seq_len 0) have "
+        "none. HINT: --seq-len N, or leave out --balance-ranks");
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
   // One spelling of speed perturbation from here on (the chain's), whichever was given.

@@ -233,6 +233,17 @@ TEST_F(ConversationLoaderTest, OptionsThatDoNotApplyAreRefused) {
   o.packing.split_long = true;
   refused(dir_->Join("data"), o, "HINT: --split-long false");
   // seq_len 0 is no refusal: a row per conversation, padded (PaddedTwoDimensionalBuckets...).
+  // The other batching's options are refused, not ignored.
+  o = Options();
+  o.batching.bucket_2d = true;
+  refused(dir_->Join("data"), o, "HINT: --seq-len 0 for padded batches");
+  o = Options();
+  o.batching.max_padded_sum = 4096;
+  refused(dir_->Join("data"), o, "HINT: --seq-len 0 for padded batches");
+  o = Options();
+  o.packing.seq_len = 0;
+  o.packing.balance_ranks = true;
+  refused(dir_->Join("data"), o, "HINT: --seq-len N, or leave out --balance-ranks");
   o = Options();
   o.conversation.encoder_frames = "nosuchpreset";
   refused(dir_->Join("data"), o, "encoder_frames: ");
