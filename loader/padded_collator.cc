@@ -57,6 +57,8 @@ class PaddedCollator final : public Collator {
     const bool audio = ctx_.extractor->audio();
     BatchFields& f = b->fields();
     b->row_tokens.resize(pb.rows);
+    f.row_loss_mask = ctx_.conversation != nullptr;
+    if (f.row_loss_mask) b->row_loss.resize(pb.rows);
     int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
     for (uint32_t row = 0; row < pb.rows; ++row) {
       const uint64_t r = plan_->records[pb.first + row];
@@ -64,6 +66,7 @@ class PaddedCollator final : public Collator {
       f.keys[row] = shard.key(index_->local_index(r));
       f.record_ids[row] = r;
       ClearRowText(&f.texts[row], &b->row_tokens[row]);
+      if (f.row_loss_mask) b->row_loss[row].clear();
       lengths[row] = audio ? static_cast<int32_t>(index_->length[r]) : 0;
     }
     return OpenAudio(j, b, allocations);
@@ -120,6 +123,7 @@ class PaddedCollator final : public Collator {
     lengths[to] = lengths[from];
     f.texts[to] = f.texts[from];
     b->row_tokens[to] = b->row_tokens[from];
+    if (f.row_loss_mask) b->row_loss[to] = b->row_loss[from];
     if (f.num_audio > 0) b->audio_source[to] = static_cast<int32_t>(from);
   }
 
@@ -129,6 +133,7 @@ class PaddedCollator final : public Collator {
     std::memset(static_cast<char*>(f.features.data()) + row * row_bytes, 0, row_bytes);
     static_cast<int32_t*>(f.lengths.data())[row] = 0;
     ClearRowText(&f.texts[row], &b->row_tokens[row]);
+    if (f.row_loss_mask) b->row_loss[row].clear();
     if (f.num_audio > 0) b->audio_source[row] = -1;
   }
 
@@ -168,6 +173,7 @@ class PaddedCollator final : public Collator {
         std::memset(tokens + i * max_tokens + ids.size(), 0,
                     (max_tokens - ids.size()) * sizeof(int32_t));
       }
+      if (f.row_loss_mask) SLUICE_RETURN_IF_ERROR(FinishLossMask(b, max_tokens, allocations));
     }
     const int32_t* lengths = static_cast<const int32_t*>(f.lengths.data());
     int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
@@ -205,8 +211,40 @@ class PaddedCollator final : public Collator {
       f.texts[item.row].assign(text->data, text->size);
     std::vector<int32_t>& ids = b->row_tokens[item.row];
     ids.assign(rendered.ids.begin(), rendered.ids.end());
+    // As packed rows: input k's loss is its target's, the id at k + 1; the last predicts nothing.
+    std::vector<uint8_t>& mask = b->row_loss[item.row];
+    const size_t n = rendered.ids.size();
+    mask.resize(n);
+    for (size_t k = 0; k < n; ++k) mask[k] = k + 1 < n && rendered.loss[k + 1] != 0;
     return FillPaddedConversationAudio(ctx_.audio, rv, turns, rendered, item.row, item.record,
                                        plan_->seed, plan_->epoch, where, s, b);
+  }
+
+  // The loss mask [rows, max_tokens] from the rows' masks, zero on padding, in memory Loader::Start
+  // reserved (a byte per id of the pool's token reserve); an outlier batch's growth goes back at
+  // the next ordinary one, as its ids' do.
+  static Status FinishLossMask(BatchBuffer* b, size_t max_tokens, uint64_t* allocations) {
+    BatchFields& f = b->fields();
+    const size_t rows = f.size, need = rows * max_tokens;
+    const size_t reserve = b->token_reserve / sizeof(int32_t);
+    bool grew = false;
+    if (need <= reserve &&
+        f.loss_mask.capacity() >= 2 * std::max<size_t>(reserve, kBatchArrayUnit)) {
+      f.loss_mask.Reset();
+      if (!f.loss_mask.Reserve(reserve, &grew))
+        return Status::IOError("batch allocator: out of memory for the loss mask");
+      *allocations += grew;
+    }
+    if (!f.loss_mask.Reserve(need, &grew))
+      return Status::IOError("batch allocator: out of memory for the loss mask");
+    *allocations += grew;
+    uint8_t* mask = static_cast<uint8_t*>(f.loss_mask.data());
+    for (size_t i = 0; i < rows; ++i) {
+      const std::vector<uint8_t>& m = b->row_loss[i];
+      std::memcpy(mask + i * max_tokens, m.data(), m.size());
+      std::memset(mask + i * max_tokens + m.size(), 0, max_tokens - m.size());
+    }
+    return Status::OK();
   }
 
   // Batch j's audio slots: row after row, each row's conversation's audio turns in span order
