@@ -24,7 +24,10 @@
 //              row's padding) over the flattened [size * L] inputs, then size * L, as
 //              variable-length attention takes them; row_cu_seqlens [size, L + 1] int32: each
 //              row's own, from 0, padded with L
-// Packed batches of a conversation dataset with audio turns also carry the audio
+// Padded batches of a conversation dataset (seq_len 0, a conversation per row) also carry
+//   loss_mask  [size, max_tokens] uint8: as packed, per row: 1 on input i of the conversation
+//              when its target i + 1 carries loss (the template's); 0 on its last id and padding
+// Conversation batches with audio turns, packed or padded, also carry the audio
 // (loader/conversation_audio.h): per audio turn of the rows, in row order then span order,
 //   audio_features [num_audio, audio_frames, audio_dim] in dtype: the turn's features (fbank,
 //                  spectrogram, or raw samples with dim 1), zeros past its length
@@ -73,6 +76,7 @@ struct BatchFields {
   AlignedArray cu_seqlens;
   AlignedArray row_cu_seqlens;
   size_t segments = 0;  // entries of cu_seqlens less one
+  bool row_loss_mask = false;  // padded conversation rows: loss_mask is [size, max_tokens]
   // Conversation audio (see above; num_audio 0 without); pooled like the arrays above.
   AlignedArray audio_features;
   AlignedArray audio_lengths;
@@ -124,7 +128,11 @@ class Batch {
   // Packed batches only (nullptr / empty otherwise): the per-column arrays described above.
   const int32_t* positions() const { return Packed<int32_t>(f_.positions); }
   const int64_t* doc_ids() const { return Packed<int64_t>(f_.doc_ids); }
-  const uint8_t* loss_mask() const { return Packed<uint8_t>(f_.loss_mask); }
+  // Packed batches, and padded batches of a conversation dataset ([size, max_tokens]).
+  const uint8_t* loss_mask() const {
+    return f_.row_loss_mask ? static_cast<const uint8_t*>(f_.loss_mask.data())
+                            : Packed<uint8_t>(f_.loss_mask);
+  }
   std::span<const int32_t> cu_seqlens() const {
     if (f_.seq_len == 0) return {};
     return {static_cast<const int32_t*>(f_.cu_seqlens.data()), f_.segments + 1};

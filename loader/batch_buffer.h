@@ -17,6 +17,7 @@ class BatchBuffer : public Batch {
 
   // Collate state, owned by the pipeline while the batch is being filled.
   std::vector<std::vector<int32_t>> row_tokens;  // padded batches: each row's ids until Finish
+  std::vector<std::vector<uint8_t>> row_loss;    // padded conversations: each row's loss mask
   std::vector<uint8_t> row_ok;  // per row: 0 when its record was lost (corrupt block)
   uint32_t remaining = 0;       // read items not yet collated
   size_t token_reserve = 0;     // bytes of token ids BatchPool::ReserveMemory gave every batch

@@ -84,6 +84,16 @@ bool BatchPool::ReserveAudio(size_t count, size_t feature_bytes, uint64_t* alloc
   return true;
 }
 
+bool BatchPool::ReserveLossMask(size_t bytes, uint64_t* allocations) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::unique_ptr<BatchBuffer>& b : all_) {
+    bool grew = false;
+    if (!b->fields().loss_mask.Reserve(std::max<size_t>(bytes, 1), &grew)) return false;
+    *allocations += grew;
+  }
+  return true;
+}
+
 BatchBuffer* BatchPool::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return interrupted_ || !free_.empty(); });

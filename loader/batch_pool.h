@@ -37,6 +37,9 @@ class BatchPool {
   // Conversation audio (batch.h): room in every batch for `count` audios and `feature_bytes` of
   // their features. Same contract.
   bool ReserveAudio(size_t count, size_t feature_bytes, uint64_t* allocations);
+  // Padded conversation rows: room in every batch for `bytes` of loss mask (one per token id of
+  // the batch's [rows, longest]). Same contract.
+  bool ReserveLossMask(size_t bytes, uint64_t* allocations);
 
   // A free batch; waits while none is free. nullptr once Interrupt() was called.
   BatchBuffer* Acquire();

@@ -125,7 +125,8 @@ Status ConversationAudio::Write(const shards::RecordView& rv,
   if (n != total)
     return Status::Corruption(std::string(where) + ": " + std::to_string(n) +
                               " samples of audio, its turn table " + std::to_string(total));
-  const uint64_t L = static_cast<uint64_t>(f->seq_len);
+  const uint64_t L = f->seq_len > 0 ? static_cast<uint64_t>(f->seq_len)
+                                    : column + static_cast<uint64_t>(rendered.ids.size());
   const size_t dsize = DTypeSize(f->dtype);
   const size_t slot_values = static_cast<size_t>(f->audio_frames) * static_cast<size_t>(dim_);
   const float scale = kind_ == FeatureKind::kSpectrogram ? 1.0f / 32768 : 1.0f;
@@ -180,6 +181,53 @@ Status ConversationAudio::Write(const shards::RecordView& rv,
     spans[3 * slot + 1] = static_cast<int32_t>(column + span.start);
     spans[3 * slot + 2] = static_cast<int32_t>(span.length);
   }
+  return Status::OK();
+}
+
+Status ConversationAudio::RefillRows(std::span<const uint32_t> row_first,
+                                     std::span<const int32_t> source, BatchFields* f,
+                                     uint64_t* allocations) {
+  const size_t slot_bytes = static_cast<size_t>(f->audio_frames) *
+                            static_cast<size_t>(f->audio_dim) * DTypeSize(f->dtype);
+  const std::string features(static_cast<const char*>(f->audio_features.data()),
+                             f->num_audio * slot_bytes);
+  const std::vector<int32_t> lengths(
+      static_cast<const int32_t*>(f->audio_lengths.data()),
+      static_cast<const int32_t*>(f->audio_lengths.data()) + f->num_audio);
+  const std::vector<int32_t> spans(
+      static_cast<const int32_t*>(f->audio_spans.data()),
+      static_cast<const int32_t*>(f->audio_spans.data()) + 3 * f->num_audio);
+  size_t count = 0;
+  for (size_t row = 0; row < f->size; ++row) {
+    const int32_t src = source[row];
+    if (src >= 0) count += row_first[src + 1] - row_first[src];
+  }
+  const std::pair<AlignedArray*, size_t> arrays[] = {
+      {&f->audio_features, std::max<size_t>(count * slot_bytes, 1)},
+      {&f->audio_lengths, std::max<size_t>(count, 1) * sizeof(int32_t)},
+      {&f->audio_spans, std::max<size_t>(count, 1) * 3 * sizeof(int32_t)}};
+  for (const auto& [a, bytes] : arrays) {
+    bool grew = false;
+    if (!a->Reserve(bytes, &grew))
+      return Status::IOError("batch allocator: out of memory for the audio of batch " +
+                             std::to_string(f->index));
+    *allocations += grew;
+  }
+  size_t slot = 0;
+  for (size_t row = 0; row < f->size; ++row) {
+    const int32_t src = source[row];
+    if (src < 0) continue;
+    for (uint32_t k = row_first[src]; k < row_first[src + 1]; ++k, ++slot) {
+      std::memcpy(static_cast<char*>(f->audio_features.data()) + slot * slot_bytes,
+                  features.data() + k * slot_bytes, slot_bytes);
+      static_cast<int32_t*>(f->audio_lengths.data())[slot] = lengths[k];
+      int32_t* span = static_cast<int32_t*>(f->audio_spans.data()) + 3 * slot;
+      span[0] = static_cast<int32_t>(row);
+      span[1] = spans[3 * k + 1];
+      span[2] = spans[3 * k + 2];
+    }
+  }
+  f->num_audio = count;
   return Status::OK();
 }
 

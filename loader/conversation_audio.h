@@ -14,6 +14,9 @@
 //   SLUICE_RETURN_IF_ERROR(ConversationAudio::Create(manifest, options, shards, &audio));
 //   AudioShape shape = audio->Shape(records_of_the_batch);      // plan time: reserve
 //   audio->Write(record, turns, rendered, row, column, first_slot, ...);  // decode time
+//
+// Packed rows hold several conversations (column: where each starts); a padded row holds one
+// at column 0, as wide as its rendering.
 #pragma once
 
 #include <cstdint>
@@ -68,12 +71,20 @@ class ConversationAudio {
   // record's decoded turns (shards::DecodeConversation), `rendered` their rendering. The dither
   // of turn t is keyed by Mix64(StreamKey(seed, epoch, record) + t). Corruption naming `where`
   // when the record's audio disagrees with its turn table, or a span with the frames counted for
-  // it at plan time; an audio span cut at the row's end cannot happen (whole conversations
-  // only) and is an InvalidArgument.
+  // it at plan time; an audio span cut at the row's end (f's seq_len; a padded row's end is
+  // its conversation's) cannot happen (whole conversations only) and is an InvalidArgument.
   Status Write(const shards::RecordView& record, std::span<const shards::ConversationTurn> turns,
                const RenderedConversation& rendered, size_t row, uint64_t column,
                uint64_t first_slot, uint64_t seed, uint64_t epoch, uint64_t record_id,
                std::string_view where, DecodeScratch* s, BatchFields* f) const;
+
+  // After kSkip refilled rows (CopyRow, ClearRow): row i of `f` now holds the conversations of
+  // row source[i] (itself, the intact row a lost one copies, or -1 for a cleared row), so it
+  // gets that row's audio as written, slots [row_first[source[i]], row_first[source[i] + 1]),
+  // in row order as before. The old arrays are copied aside; a batch whose copies hold more
+  // audio than planned grows (counted in *allocations): IOError when the allocator fails.
+  static Status RefillRows(std::span<const uint32_t> row_first, std::span<const int32_t> source,
+                           BatchFields* f, uint64_t* allocations);
 
  private:
   ConversationAudio() = default;

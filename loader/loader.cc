@@ -308,9 +308,11 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
                           (L + 1) * sizeof(int32_t)) +
                   sizeof(int32_t)
             : 0;
+  // Padded conversation rows: a loss mask byte per token id.
+  const uint64_t mask_bytes = conversation_ && L == 0 ? token_bytes / sizeof(int32_t) : 0;
   // Conversation audio: its features, lengths and spans (batch.h).
-  const uint64_t max_bytes =
-      feature_bytes + token_bytes + packed_bytes + audio_bytes + audio_count * 4 * sizeof(int32_t);
+  const uint64_t max_bytes = feature_bytes + token_bytes + packed_bytes + mask_bytes + audio_bytes +
+                             audio_count * 4 * sizeof(int32_t);
   // At most pool_size batches are alive at once, so at most that many outliers, each in a
   // buffer grown from token_bytes to its ids.
   const size_t alive = std::min(outliers.size(), pool_size);
@@ -344,7 +346,8 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
   // All batch memory is taken here, at the plan's largest batch, so Next() never allocates.
   if (!pool_->ReserveMemory(feature_bytes, max_rows, token_bytes, allocations) ||
       (plan_.seq_len > 0 && !pool_->ReservePacked(max_rows, plan_.seq_len, allocations)) ||
-      (audio_count > 0 && !pool_->ReserveAudio(audio_count, audio_bytes, allocations)))
+      (audio_count > 0 && !pool_->ReserveAudio(audio_count, audio_bytes, allocations)) ||
+      (mask_bytes > 0 && !pool_->ReserveLossMask(mask_bytes, allocations)))
     return Status::IOError(
         "batch allocator: out of memory reserving " + std::to_string(pool_size) + " batches of " +
         std::to_string(max_bytes) +

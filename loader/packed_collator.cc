@@ -414,8 +414,7 @@ Status PackedCollator::OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocatio
 
 // kSkip refilled rows (CopyRow, ClearRow): each row now holds its source row's conversations, so
 // it gets that row's audio (a cleared row none), in row order as before. Only after a corrupt
-// block: the old arrays are copied aside, and a batch whose copies hold more audio than planned
-// grows (counted in *allocations).
+// block.
 Status PackedCollator::RefillAudio(BatchBuffer* b, uint64_t* allocations) const {
   BatchFields& f = b->fields();
   const PlannedBatch& pb = plan_->batches[f.index];
@@ -425,48 +424,7 @@ Status PackedCollator::RefillAudio(BatchBuffer* b, uint64_t* allocations) const 
   for (uint64_t e = 0; e < pb.entries; ++e)
     row_first[plan_->row_of(pb.first + e, pb) + 1] += b->audio_first[e + 1] - b->audio_first[e];
   for (size_t row = 0; row < f.size; ++row) row_first[row + 1] += row_first[row];
-  const size_t slot_bytes =
-      static_cast<size_t>(f.audio_frames) * static_cast<size_t>(f.audio_dim) * DTypeSize(f.dtype);
-  const std::string features(static_cast<const char*>(f.audio_features.data()),
-                             f.num_audio * slot_bytes);
-  const std::vector<int32_t> lengths(
-      static_cast<const int32_t*>(f.audio_lengths.data()),
-      static_cast<const int32_t*>(f.audio_lengths.data()) + f.num_audio);
-  const std::vector<int32_t> spans(
-      static_cast<const int32_t*>(f.audio_spans.data()),
-      static_cast<const int32_t*>(f.audio_spans.data()) + 3 * f.num_audio);
-  size_t count = 0;
-  for (size_t row = 0; row < f.size; ++row) {
-    const int32_t src = b->audio_source[row];
-    if (src >= 0) count += row_first[src + 1] - row_first[src];
-  }
-  const std::pair<AlignedArray*, size_t> arrays[] = {
-      {&f.audio_features, std::max<size_t>(count * slot_bytes, 1)},
-      {&f.audio_lengths, std::max<size_t>(count, 1) * sizeof(int32_t)},
-      {&f.audio_spans, std::max<size_t>(count, 1) * 3 * sizeof(int32_t)}};
-  for (const auto& [a, bytes] : arrays) {
-    bool grew = false;
-    if (!a->Reserve(bytes, &grew))
-      return Status::IOError("batch allocator: out of memory for the audio of packed batch " +
-                             std::to_string(f.index));
-    *allocations += grew;
-  }
-  size_t slot = 0;
-  for (size_t row = 0; row < f.size; ++row) {
-    const int32_t src = b->audio_source[row];
-    if (src < 0) continue;
-    for (uint32_t k = row_first[src]; k < row_first[src + 1]; ++k, ++slot) {
-      std::memcpy(static_cast<char*>(f.audio_features.data()) + slot * slot_bytes,
-                  features.data() + k * slot_bytes, slot_bytes);
-      static_cast<int32_t*>(f.audio_lengths.data())[slot] = lengths[k];
-      int32_t* span = static_cast<int32_t*>(f.audio_spans.data()) + 3 * slot;
-      span[0] = static_cast<int32_t>(row);
-      span[1] = spans[3 * k + 1];
-      span[2] = spans[3 * k + 2];
-    }
-  }
-  f.num_audio = count;
-  return Status::OK();
+  return ConversationAudio::RefillRows(row_first, b->audio_source, &f, allocations);
 }
 
 // A packed document's ids: the record's own, or the tokenizer's (cached per thread). Either way

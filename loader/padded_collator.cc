@@ -1,5 +1,7 @@
 // Padded batches: row i of batch j is record plan.records[first + i]; features [rows, T, F] and
-// token ids [rows, longest] padded with zeros (batch.h).
+// token ids [rows, longest] padded with zeros (batch.h). A conversation dataset's rows are its
+// renderings, and with audio turns the batch carries their audio (conversation_audio.h) as packed
+// batches do, each row's audio turns in its slots.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -42,13 +44,21 @@ class PaddedCollator final : public Collator {
     return longest;
   }
 
+  AudioShape BatchAudio(uint32_t j) const override {
+    if (ctx_.audio == nullptr) return {};
+    const PlannedBatch& pb = plan_->batches[j];
+    return ctx_.audio->Shape({plan_->records.data() + pb.first, pb.rows});
+  }
+
   uint32_t OpenBatchCap(int) const override { return ctx_.options->open_batches; }
 
-  Status OpenRows(uint32_t j, BatchBuffer* b, uint64_t*) const override {
+  Status OpenRows(uint32_t j, BatchBuffer* b, uint64_t* allocations) const override {
     const PlannedBatch& pb = plan_->batches[j];
     const bool audio = ctx_.extractor->audio();
     BatchFields& f = b->fields();
     b->row_tokens.resize(pb.rows);
+    f.row_loss_mask = ctx_.conversation != nullptr;
+    if (f.row_loss_mask) b->row_loss.resize(pb.rows);
     int32_t* lengths = static_cast<int32_t*>(f.lengths.data());
     for (uint32_t row = 0; row < pb.rows; ++row) {
       const uint64_t r = plan_->records[pb.first + row];
@@ -56,14 +66,15 @@ class PaddedCollator final : public Collator {
       f.keys[row] = shard.key(index_->local_index(r));
       f.record_ids[row] = r;
       ClearRowText(&f.texts[row], &b->row_tokens[row]);
+      if (f.row_loss_mask) b->row_loss[row].clear();
       lengths[row] = audio ? static_cast<int32_t>(index_->length[r]) : 0;
     }
-    return Status::OK();
+    return OpenAudio(j, b, allocations);
   }
 
   Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry& e,
                 std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
-    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, b);
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, s, b);
     BatchFields& f = b->fields();
     const size_t row = item.row;
     const FeatureExtractor& fx = *ctx_.extractor;
@@ -112,6 +123,8 @@ class PaddedCollator final : public Collator {
     lengths[to] = lengths[from];
     f.texts[to] = f.texts[from];
     b->row_tokens[to] = b->row_tokens[from];
+    if (f.row_loss_mask) b->row_loss[to] = b->row_loss[from];
+    if (f.num_audio > 0) b->audio_source[to] = static_cast<int32_t>(from);
   }
 
   void ClearRow(BatchBuffer* b, size_t row) const override {
@@ -120,12 +133,20 @@ class PaddedCollator final : public Collator {
     std::memset(static_cast<char*>(f.features.data()) + row * row_bytes, 0, row_bytes);
     static_cast<int32_t*>(f.lengths.data())[row] = 0;
     ClearRowText(&f.texts[row], &b->row_tokens[row]);
+    if (f.row_loss_mask) b->row_loss[row].clear();
+    if (f.num_audio > 0) b->audio_source[row] = -1;
   }
 
   // Tokens [rows, longest], zero-padded.
   Status Finish(BatchBuffer* b, uint64_t* allocations, CollatedCounts* counts) const override {
     BatchFields& f = b->fields();
     const size_t rows = f.size;
+    for (size_t row = 0; f.num_audio > 0 && row < rows; ++row)
+      if (b->audio_source[row] != static_cast<int32_t>(row)) {
+        SLUICE_RETURN_IF_ERROR(
+            ConversationAudio::RefillRows(b->audio_first, b->audio_source, &f, allocations));
+        break;
+      }
     size_t max_tokens = 0;
     for (size_t i = 0; i < rows; ++i) max_tokens = std::max(max_tokens, b->row_tokens[i].size());
     f.max_tokens = static_cast<int64_t>(max_tokens);
@@ -152,6 +173,7 @@ class PaddedCollator final : public Collator {
         std::memset(tokens + i * max_tokens + ids.size(), 0,
                     (max_tokens - ids.size()) * sizeof(int32_t));
       }
+      if (f.row_loss_mask) SLUICE_RETURN_IF_ERROR(FinishLossMask(b, max_tokens, allocations));
     }
     const int32_t* lengths = static_cast<const int32_t*>(f.lengths.data());
     int32_t* token_lengths = static_cast<int32_t*>(f.token_lengths.data());
@@ -161,6 +183,10 @@ class PaddedCollator final : public Collator {
       counts->frames += static_cast<uint64_t>(lengths[i]);
       counts->duration += index_->duration[f.record_ids[i]];
     }
+    // Conversation audio handed out (EpochStats::frames): every audio turn of the rows.
+    const int32_t* audio_lengths = static_cast<const int32_t*>(f.audio_lengths.data());
+    for (size_t a = 0; a < f.num_audio; ++a)
+      counts->frames += static_cast<uint64_t>(audio_lengths[a]);
     return Status::OK();
   }
 
@@ -168,7 +194,7 @@ class PaddedCollator final : public Collator {
   // A conversation's row: its rendering's ids (their count the plan's, from the index) and, at
   // the audio call point, its audio.
   Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                               std::string_view shard, BatchBuffer* b) const {
+                               std::string_view shard, DecodeScratch* s, BatchBuffer* b) const {
     // Per decode thread, keeping their capacity: no allocation per record once warm.
     thread_local std::vector<shards::ConversationTurn> turns;
     thread_local RenderedConversation rendered;
@@ -185,7 +211,75 @@ class PaddedCollator final : public Collator {
       f.texts[item.row].assign(text->data, text->size);
     std::vector<int32_t>& ids = b->row_tokens[item.row];
     ids.assign(rendered.ids.begin(), rendered.ids.end());
-    return FillPaddedConversationAudio(*ctx_.conversation, rv, turns, rendered, item.row, b);
+    // As packed rows: input k's loss is its target's, the id at k + 1; the last predicts nothing.
+    std::vector<uint8_t>& mask = b->row_loss[item.row];
+    const size_t n = rendered.ids.size();
+    mask.resize(n);
+    for (size_t k = 0; k < n; ++k) mask[k] = k + 1 < n && rendered.loss[k + 1] != 0;
+    return FillPaddedConversationAudio(ctx_.audio, rv, turns, rendered, item.row, item.record,
+                                       plan_->seed, plan_->epoch, where, s, b);
+  }
+
+  // The loss mask [rows, max_tokens] from the rows' masks, zero on padding, in memory Loader::Start
+  // reserved (a byte per id of the pool's token reserve); an outlier batch's growth goes back at
+  // the next ordinary one, as its ids' do.
+  static Status FinishLossMask(BatchBuffer* b, size_t max_tokens, uint64_t* allocations) {
+    BatchFields& f = b->fields();
+    const size_t rows = f.size, need = rows * max_tokens;
+    const size_t reserve = b->token_reserve / sizeof(int32_t);
+    bool grew = false;
+    if (need <= reserve &&
+        f.loss_mask.capacity() >= 2 * std::max<size_t>(reserve, kBatchArrayUnit)) {
+      f.loss_mask.Reset();
+      if (!f.loss_mask.Reserve(reserve, &grew))
+        return Status::IOError("batch allocator: out of memory for the loss mask");
+      *allocations += grew;
+    }
+    if (!f.loss_mask.Reserve(need, &grew))
+      return Status::IOError("batch allocator: out of memory for the loss mask");
+    *allocations += grew;
+    uint8_t* mask = static_cast<uint8_t*>(f.loss_mask.data());
+    for (size_t i = 0; i < rows; ++i) {
+      const std::vector<uint8_t>& m = b->row_loss[i];
+      std::memcpy(mask + i * max_tokens, m.data(), m.size());
+      std::memset(mask + i * max_tokens + m.size(), 0, max_tokens - m.size());
+    }
+    return Status::OK();
+  }
+
+  // Batch j's audio slots: row after row, each row's conversation's audio turns in span order
+  // (audio_first: each row's first slot, then the count), in memory that Loader::Start reserved
+  // for the plan's largest (this only guards it).
+  Status OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocations) const {
+    BatchFields& f = b->fields();
+    f.num_audio = 0;
+    if (ctx_.audio == nullptr) return Status::OK();
+    const PlannedBatch& pb = plan_->batches[j];
+    b->audio_first.resize(pb.rows + 1);
+    b->audio_source.resize(pb.rows);
+    uint32_t slot = 0;
+    for (uint32_t row = 0; row < pb.rows; ++row) {
+      b->audio_first[row] = slot;
+      b->audio_source[row] = static_cast<int32_t>(row);
+      slot += ctx_.audio->audio_turns(plan_->records[pb.first + row]);
+    }
+    b->audio_first[pb.rows] = slot;
+    const AudioShape shape = BatchAudio(j);
+    f.num_audio = shape.count;
+    f.audio_frames = static_cast<int64_t>(shape.max_frames);
+    f.audio_dim = ctx_.audio->dim();
+    const std::pair<AlignedArray*, size_t> arrays[] = {
+        {&f.audio_features, std::max<size_t>(b->audio_features_bytes(), 1)},
+        {&f.audio_lengths, std::max<size_t>(shape.count, 1) * sizeof(int32_t)},
+        {&f.audio_spans, std::max<size_t>(shape.count, 1) * 3 * sizeof(int32_t)}};
+    for (const auto& [a, bytes] : arrays) {
+      bool grew = false;
+      if (!a->Reserve(bytes, &grew))
+        return Status::IOError("batch allocator: out of memory for the audio of batch " +
+                               std::to_string(j));
+      *allocations += grew;
+    }
+    return Status::OK();
   }
 
   // A row's text and ids keep their capacity for the row's next record, except an outlier's:

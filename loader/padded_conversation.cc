@@ -26,10 +26,18 @@ Status RenderConversationRecord(const ConversationSpec& spec, const shards::Reco
   return Status::OK();
 }
 
-Status FillPaddedConversationAudio(const ConversationSpec&, const shards::RecordView&,
-                                   std::span<const shards::ConversationTurn>,
-                                   const RenderedConversation&, size_t, BatchBuffer*) {
-  return Status::OK();
+Status FillPaddedConversationAudio(const ConversationAudio* audio, const shards::RecordView& rv,
+                                   std::span<const shards::ConversationTurn> turns,
+                                   const RenderedConversation& rendered, size_t row,
+                                   uint64_t record, uint64_t seed, uint64_t epoch,
+                                   const std::string& where, DecodeScratch* s, BatchBuffer* b) {
+  if (audio == nullptr) return Status::OK();
+  const uint32_t first = b->audio_first[row], slots = b->audio_first[row + 1] - first;
+  if (rendered.spans.size() != slots)
+    return Status::Corruption(where + ": " + std::to_string(rendered.spans.size()) +
+                              " audio turns, its turn table in the index " + std::to_string(slots));
+  return audio->Write(rv, turns, rendered, row, 0, first, seed, epoch, record, where, s,
+                      &b->fields());
 }
 
 }  // namespace sluice::loader

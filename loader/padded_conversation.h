@@ -6,12 +6,14 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "loader/batch_buffer.h"
 #include "loader/chat_template.h"
+#include "loader/conversation_audio.h"
 #include "loader/conversation_plan.h"
 #include "shards/conversation.h"
 #include "shards/record.h"
@@ -26,13 +28,16 @@ Status RenderConversationRecord(const ConversationSpec& spec, const shards::Reco
                                 std::vector<shards::ConversationTurn>* turns,
                                 RenderedConversation* out);
 
-// The padded path's one call point for a conversation's audio: fills row `row` of `b`'s audio
-// arrays (the features of each audio turn of `turns` with their lengths, and the map from each
-// placeholder span of `rendered` to its audio turn; loader/conversation_audio.h) from the record
-// `rv`. Batches of the padded path carry no audio arrays yet: it fills nothing and returns OK.
-Status FillPaddedConversationAudio(const ConversationSpec& spec, const shards::RecordView& rv,
+// The padded path's one call point for a conversation's audio: writes the audio turns of the
+// conversation in row `row` of `b` (decoded `turns` of record `rv`, id `record`, rendered as
+// `rendered`) into the row's audio slots, b->audio_first[row] on (loader/conversation_audio.h),
+// its placeholder spans at their columns of the row (the conversation starts at column 0).
+// Nothing without `audio` (no audio turns in the dataset). Corruption naming `where` when the
+// rendering's audio turns are not the slots the index gave the row, and as Write's.
+Status FillPaddedConversationAudio(const ConversationAudio* audio, const shards::RecordView& rv,
                                    std::span<const shards::ConversationTurn> turns,
                                    const RenderedConversation& rendered, size_t row,
-                                   BatchBuffer* b);
+                                   uint64_t record, uint64_t seed, uint64_t epoch,
+                                   const std::string& where, DecodeScratch* s, BatchBuffer* b);
 
 }  // namespace sluice::loader

@@ -25,6 +25,7 @@ class Batch:
     # Packed batches (seq_len > 0) only, else None; inputs are tokens[:, :-1] (loader/batch.h).
     positions: Optional[Array]  # [size, seq_len] int32, from 0 per document part
     doc_ids: Optional[Array]  # [size, seq_len] int64 record ids, -1 for padding
+    # loss_mask also on padded conversation batches: [size, max_tokens] (docs/conversations.md).
     loss_mask: Optional[Array]  # [size, seq_len] uint8, for targets tokens[:, 1:]
     cu_seqlens: Optional[Array]  # [segments + 1] int32 over the flattened inputs
     row_cu_seqlens: Optional[Array]  # [size, seq_len + 1] int32, each row's, padded with seq_len

@@ -314,6 +314,9 @@ py::object CoreLoader::Next() {
                        {static_cast<int64_t>(b->cu_seqlens().size())}, ElementType::kInt32));
     out.row_cu_seqlens =
         py::cast(Array(lease, b->row_cu_seqlens(), {rows, L + 1}, ElementType::kInt32));
+  } else if (b->loss_mask() != nullptr) {  // padded conversation rows: per token id
+    out.loss_mask =
+        py::cast(Array(lease, b->loss_mask(), {rows, b->max_tokens()}, ElementType::kUInt8));
   }
   if (b->num_audio() > 0) {
     const auto n = static_cast<int64_t>(b->num_audio());
@@ -378,6 +381,8 @@ per input column of [size, seq_len]: positions (int32, from 0 per document), doc
 record ids, -1 for padding), loss_mask (uint8, 1 where tokens[:, 1:] is the same document's next
 id), and cu_seqlens (int32 segment starts over the flattened inputs, then size * seq_len) and
 row_cu_seqlens ([size, seq_len + 1], each row's, padded with seq_len); None otherwise.
+Padded batches of a conversation dataset have loss_mask [size, max_tokens] (uint8, 1 where the
+row's next id carries the template's loss; 0 on padding) and the rest None.
 Conversation batches with audio turns also have, per audio turn in row then span order:
 audio_features [num_audio, frames, dim] (the batch's dtype, zero past each length),
 audio_lengths [num_audio] int32, and audio_spans [num_audio, 3] int32 (row, start column,

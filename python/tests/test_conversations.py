@@ -133,3 +133,49 @@ def test_conversation_batches_carry_each_audio_turn_zero_copy(tmp_path):
             assert not feats[a, lengths[a]:].any() and feats[a, :lengths[a]].any()
             seen.add(d)
     assert seen == set(range(10))
+
+
+def test_padded_conversation_rows_carry_their_loss_mask_and_audio(tmp_path):
+    """seq_len 0: a conversation per row; loss_mask [size, max_tokens] zero-copy, 1 on the inputs
+    whose next id is the answer's or the assistant's end of turn, 0 on padding; each row's audio
+    turn with its span at the row's placeholder columns."""
+    rng = np.random.default_rng(2)
+    samples, answers, lines = {}, {}, []
+    for i in range(8):
+        n = 3000 + 900 * i
+        write_wav(tmp_path / f"a{i}.wav", rng.uniform(-0.3, 0.3, n))
+        samples[i] = n
+        answers[i] = "answer " + "z" * (i + 1)
+        lines.append(json.dumps({"id": f"c{i}", "turns": [
+            {"role": "user", "audio": {"path": f"a{i}.wav"}},
+            {"role": "assistant", "text": answers[i]}]}))
+    (tmp_path / "chats.jsonl").write_text("\n".join(lines) + "\n")
+    sluice.shardify("conversations", tmp_path / "chats.jsonl", out=tmp_path / "ds",
+                    tokenizer="char", binary=tool("shardify"))
+    template = {"roles": {"user": {"prefix": {"ids": [PREFIX_USER]}, "suffix": {"ids": [END]}},
+                          "assistant": {"prefix": {"ids": [PREFIX_ASSISTANT]},
+                                        "suffix": {"ids": [END]}}},
+                "placeholder": {"ids": [PLACEHOLDER]}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    loader = sluice.Loader(str(tmp_path / "ds"), max_frames=0, max_batch_size=3, seed=1,
+                           features="fbank", chat_template=str(tmp_path / "t.json"),
+                           encoder_frames="fastconformer")
+    seen = set()
+    for batch in loader:
+        assert batch.positions is None and batch.cu_seqlens is None
+        a = batch.loss_mask
+        assert np.from_dlpack(a).ctypes.data == a.data_ptr
+        mask, tokens = np.from_dlpack(a), np.from_dlpack(batch.tokens)
+        lengths = np.from_dlpack(batch.token_lengths)
+        spans = np.from_dlpack(batch.audio_spans)
+        assert mask.shape == tokens.shape and mask.dtype == np.uint8
+        assert len(spans) == batch.size
+        for row, d in enumerate(batch.record_ids):
+            n = lengths[row]
+            assert mask[row].sum() == len(answers[d]) + 1, f"conversation {d}"
+            assert not mask[row, n - 1:].any()
+            span_row, start, length = spans[row]
+            assert span_row == row and (tokens[row, start:start + length] == PLACEHOLDER).all()
+            assert tokens[row, start - 1] == PREFIX_USER and tokens[row, start + length] == END
+            seen.add(d)
+    assert seen == set(range(8))

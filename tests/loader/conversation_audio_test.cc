@@ -113,17 +113,45 @@ class ConversationAudioTest : public ::testing::Test {
     return out;
   }
 
-  // Checks the audio of `b` against the direct decodes; counts each conversation's audio turns
-  // it holds (rows past fit_rows repeat earlier ones: not counted).
+  // Checks audio slot `a` of `b` against turn `t` of the conversation in columns [c, c + n) of
+  // row `row`, whose ids are `ids`: its span (in the conversation, after the row's previous
+  // span, placeholders, the turn's encoder frames), its length and its features.
+  static void CheckTurn(const Batch& b, size_t a, size_t row, size_t c, size_t n,
+                        const int32_t* ids, const TurnAudio& t, int dim, int64_t r) {
+    features::EncoderFramesSpec spec;
+    ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
+    const float* feats = static_cast<const float*>(b.audio_features());
+    const size_t slot = static_cast<size_t>(b.audio_frames()) * dim;
+    ASSERT_LT(a, b.num_audio()) << "batch " << b.index() << ": conversation " << r;
+    const int32_t* span = b.audio_spans().data() + 3 * a;
+    EXPECT_EQ(span[0], static_cast<int32_t>(row));
+    EXPECT_GE(span[1], static_cast<int32_t>(c));
+    EXPECT_LE(span[1] + span[2], static_cast<int32_t>(c + n)) << "span outside its conversation";
+    EXPECT_EQ(span[2], features::EncoderFrames(spec, t.samples)) << "conversation " << r;
+    for (int32_t k = 0; k < span[2]; ++k) {
+      ASSERT_EQ(ids[span[1] + k], kPlaceholder);
+    }
+    if (a > 0 && b.audio_spans()[3 * (a - 1)] == span[0]) {
+      EXPECT_LT(b.audio_spans()[3 * (a - 1) + 1], span[1]) << "spans out of order";
+    }
+    const int32_t frames = static_cast<int32_t>(t.features.size() / dim);
+    EXPECT_EQ(b.audio_lengths()[a], frames) << "conversation " << r;
+    EXPECT_GT(frames, 0);
+    for (size_t v = 0; v < t.features.size(); ++v) {
+      ASSERT_EQ(feats[a * slot + v], t.features[v]) << "conversation " << r << " value " << v;
+    }
+    for (size_t v = t.features.size(); v < slot; ++v) {
+      ASSERT_EQ(feats[a * slot + v], 0.0f) << "padding of conversation " << r;
+    }
+  }
+
+  // Checks the audio of packed batch `b` against the direct decodes; counts each conversation's
+  // audio turns it holds (rows past fit_rows repeat earlier ones: not counted).
   static void CheckAudio(const Batch& b, uint64_t fit_rows, bool raw, uint64_t seed,
                          std::map<int64_t, int>* seen) {
     const size_t L = static_cast<size_t>(b.seq_len());
-    features::EncoderFramesSpec spec;
-    ASSERT_OK(features::EncoderFramesPreset("fastconformer", &spec));
     const int dim = raw ? 1 : 80;
     ASSERT_EQ(b.audio_dim(), b.num_audio() > 0 ? dim : 0);
-    const float* feats = static_cast<const float*>(b.audio_features());
-    const size_t slot = static_cast<size_t>(b.audio_frames()) * dim;
     // The audio expected: each row's conversations in column order, their audio turns in order.
     size_t a = 0;
     for (size_t row = 0; row < b.size(); ++row) {
@@ -134,33 +162,37 @@ class ConversationAudioTest : public ::testing::Test {
         while (c + n < L && doc[c + n] == r) ++n;
         const std::vector<TurnAudio>& want = Direct(r, raw, seed, b.epoch());
         for (const TurnAudio& t : want) {
-          ASSERT_LT(a, b.num_audio()) << "batch " << b.index() << ": conversation " << r;
-          const int32_t* span = b.audio_spans().data() + 3 * a;
-          EXPECT_EQ(span[0], static_cast<int32_t>(row));
-          EXPECT_GE(span[1], static_cast<int32_t>(c));
-          EXPECT_LE(span[1] + span[2], static_cast<int32_t>(c + n))
-              << "span outside its conversation";
-          EXPECT_EQ(span[2], features::EncoderFrames(spec, t.samples)) << "conversation " << r;
-          for (int32_t k = 0; k < span[2]; ++k) {
-            ASSERT_EQ(b.tokens()[row * (L + 1) + span[1] + k], kPlaceholder);
-          }
-          if (a > 0 && b.audio_spans()[3 * (a - 1)] == span[0]) {
-            EXPECT_LT(b.audio_spans()[3 * (a - 1) + 1], span[1]) << "spans out of order";
-          }
-          const int32_t frames = static_cast<int32_t>(t.features.size() / dim);
-          EXPECT_EQ(b.audio_lengths()[a], frames) << "conversation " << r;
-          EXPECT_GT(frames, 0);
-          for (size_t v = 0; v < t.features.size(); ++v) {
-            ASSERT_EQ(feats[a * slot + v], t.features[v]) << "conversation " << r << " value " << v;
-          }
-          for (size_t v = t.features.size(); v < slot; ++v) {
-            ASSERT_EQ(feats[a * slot + v], 0.0f) << "padding of conversation " << r;
-          }
+          CheckTurn(b, a, row, c, n, b.tokens() + row * (L + 1), t, dim, r);
+          if (::testing::Test::HasFatalFailure()) return;
           ++a;
         }
         if (b.sequences()[row] < fit_rows) (*seen)[r] += static_cast<int>(want.size());
         c += n;
       }
+    }
+    EXPECT_EQ(a, b.num_audio()) << "batch " << b.index();
+  }
+
+  // The same for padded batch `b`: row i is conversation record_ids[i] at column 0 (none for a
+  // row cleared after a corrupt block: no key); counts the audio turns of the rows that are no
+  // repeats (`repeated`: the plan's batch repeats them).
+  static void CheckPaddedAudio(const Batch& b, bool repeated, uint64_t seed,
+                               std::map<int64_t, int>* seen) {
+    ASSERT_EQ(b.seq_len(), 0);
+    ASSERT_EQ(b.audio_dim(), b.num_audio() > 0 ? 80 : 0);
+    const size_t width = static_cast<size_t>(b.max_tokens());
+    size_t a = 0;
+    for (size_t row = 0; row < b.size(); ++row) {
+      if (b.keys()[row].empty()) continue;
+      const int64_t r = static_cast<int64_t>(b.record_ids()[row]);
+      const std::vector<TurnAudio>& want = Direct(r, false, seed, b.epoch());
+      for (const TurnAudio& t : want) {
+        CheckTurn(b, a, row, 0, static_cast<size_t>(b.token_lengths()[row]),
+                  b.tokens() + row * width, t, 80, r);
+        if (::testing::Test::HasFatalFailure()) return;
+        ++a;
+      }
+      if (!repeated) (*seen)[r] += static_cast<int>(want.size());
     }
     EXPECT_EQ(a, b.num_audio()) << "batch " << b.index();
   }
@@ -401,6 +433,84 @@ TEST_F(ConversationAudioTest, ARefilledRowCarriesItsCopysAudio) {
   }
   ASSERT_OK(st);
   EXPECT_GT(skipped, 0u);
+  EXPECT_GT(audio, 0u);
+}
+
+// Padded rows (seq_len 0) in 2-D buckets: every row's audio turns in its slots, span columns in
+// its own row of ids, features equal to the direct decodes, each conversation's audio once per
+// epoch over two ranks, no allocation while batches flow; the same audio after a mid-epoch resume.
+LoaderOptions PaddedOptions(LoaderOptions o) {
+  o.packing = PackingOptions();  // seq_len 0: padded
+  o.batching.bucket_2d = true;
+  o.batching.num_buckets = 3;
+  o.batching.max_frames = 0;
+  o.batching.max_padded_sum = 1200;
+  return o;
+}
+
+TEST_F(ConversationAudioTest, PaddedRowsCarryTheirAudioAndResumeExactly) {
+  LoaderOptions o = PaddedOptions(Options());
+  o.world = 2;
+  std::map<int64_t, int> seen;
+  size_t audio = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(0));
+    const EpochPlan& plan = ImplOf(*l).plan();
+    const Batch* b;
+    Status st;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      CheckPaddedAudio(*b, plan.batches[b->index()].repeated > 0, o.seed, &seen);
+      audio += b->num_audio();
+    }
+    ASSERT_OK(st);
+    EXPECT_EQ(l->stats().pool_allocations, 0u);  // the pool was sized from the plan
+  }
+  EXPECT_GT(audio, 0u);
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(seen[i], AudioTurns(i)) << "conversation " << i;
+
+  o.world = 1;
+  o.rank = 0;
+  const std::vector<uint64_t> all = AudioHashes(o, EpochStart(1));
+  ASSERT_GT(all.size(), 4u);
+  ResumeState at;
+  {
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir_->Join("data"), o, &l));
+    ASSERT_OK(l->Start(1));
+    const Batch* b;
+    for (int j = 0; j < 3; ++j) ASSERT_OK(l->Next(&b));
+    at = l->state();
+  }
+  EXPECT_EQ(AudioHashes(o, at), std::vector<uint64_t>(all.begin() + 3, all.end()));
+}
+
+// corrupt = kSkip on padded rows: a lost row copies an intact row of its batch with its audio.
+TEST_F(ConversationAudioTest, APaddedRefilledRowCarriesItsCopysAudio) {
+  const std::string data = dir_->Join("corrupt_padded");
+  WriteConversations(data, false);
+  shards::Manifest m;
+  ASSERT_OK(shards::LoadManifest(data, &m));
+  loader::testing::FlipByteInBlock(data, m.shards[0].file, 1);
+  LoaderOptions o = PaddedOptions(Options());
+  o.corrupt = CorruptPolicy::kSkip;
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(data, o, &l));
+  ASSERT_OK(l->Start(0));
+  std::map<int64_t, int> seen;
+  const Batch* b;
+  Status st;
+  size_t copied = 0, audio = 0;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+    CheckPaddedAudio(*b, true, o.seed, &seen);
+    // Lost rows with an intact row to copy (the others are cleared).
+    if (b->skipped() > 0 && b->skipped() < b->size()) copied += b->skipped();
+    audio += b->num_audio();
+  }
+  ASSERT_OK(st);
+  EXPECT_GT(copied, 0u);
   EXPECT_GT(audio, 0u);
 }
 

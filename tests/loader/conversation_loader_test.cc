@@ -538,5 +538,52 @@ TEST_F(ConversationLoaderTest, TextOnlyConversationsNeedOnlyATemplate) {
   refused(o, "placeholder");
 }
 
+// Padded rows (seq_len 0) carry the packed rows' loss mask, [rows, longest]: 1 on input k of a
+// conversation when its target k + 1 carries loss, which the template gives the assistant's
+// turns alone (TextOnlyByHand spells that out per role); 0 on the last id and on padding. The
+// audio dataset's placeholders and prefixes carry none either (its renderings' loss).
+TEST_F(ConversationLoaderTest, PaddedRowsLossMaskIsTheAssistantsTargets) {
+  const std::string data = dir_->Join("instructions_padded");
+  WriteConversations(data, true);
+  sluice::testing::WriteFile(dir_->Join("text_template_padded.json"), kTextTemplate);
+  std::vector<RenderedConversation> by_hand;
+  for (int i = 0; i < kRecords; ++i) by_hand.push_back(TextOnlyByHand(i));
+  auto check = [&](const std::string& dir, LoaderOptions o,
+                   const std::vector<RenderedConversation>& want) {
+    o.packing = PackingOptions();  // seq_len 0: padded
+    o.batching.max_frames = 0;
+    o.batching.max_batch_size = 4;
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(dir, o, &l));
+    ASSERT_OK(l->Start(0));
+    const Batch* b;
+    Status st;
+    uint64_t targets = 0, rows = 0;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      ASSERT_NE(b->loss_mask(), nullptr);
+      const size_t width = static_cast<size_t>(b->max_tokens());
+      for (size_t row = 0; row < b->size(); ++row, ++rows) {
+        const int64_t r = static_cast<int64_t>(b->record_ids()[row]);
+        const RenderedConversation& w = want[r];
+        const size_t n = w.ids.size();
+        ASSERT_EQ(b->token_lengths()[row], static_cast<int32_t>(n));
+        const uint8_t* mask = b->loss_mask() + row * width;
+        for (size_t k = 0; k < width; ++k) {
+          ASSERT_EQ(mask[k], k + 1 < n && w.loss[k + 1]) << "conversation " << r << " " << k;
+          targets += mask[k];
+        }
+      }
+    }
+    ASSERT_OK(st);
+    EXPECT_EQ(rows, static_cast<uint64_t>(kRecords));
+    EXPECT_GT(targets, 0u);
+  };
+  LoaderOptions o = Options();
+  o.conversation.chat_template = dir_->Join("text_template_padded.json");
+  o.conversation.encoder_frames.clear();
+  check(data, o, by_hand);
+  check(dir_->Join("data"), Options(), expected_);
+}
+
 }  // namespace
 }  // namespace sluice::loader
