@@ -82,6 +82,8 @@ def augment_chain(waveform: np.ndarray, sample_rate: int, seed: int, epoch: int,
                   noise: list[np.ndarray], rirs: list[np.ndarray], babble: list[np.ndarray],
                   babble_records: list[int], full_scale: float,
                   options: dict[str, Any]) -> np.ndarray: ...
+def augment_codec_draw(seed: int, epoch: int, record: int,
+                       options: dict[str, Any]) -> tuple[str, float] | None: ...
 LOAD_ALL_CHANNELS: int
 LOAD_MEAN_OF_CHANNELS: int
 def load_file(path: str, offset: float, duration: float, channel: int,

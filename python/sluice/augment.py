@@ -51,6 +51,14 @@ def codec(waveform, sample_rate, name, compression=0.5):
     return _sluice.augment_codec(_x(waveform), int(sample_rate), str(name), float(compression))
 
 
+def codec_draw(*, seed, epoch, record, **options):
+    """The codec and compression level (name, level) the chain draws for this record with these
+    keywords (sluice.Loader's), or None when it applies no codec: codec(x, rate, name, level) on
+    the chain's input to the codec equals the chain's codec step, and so does libsndfile at that
+    level through any binding (docs/augment.md)."""
+    return _sluice.augment_codec_draw(int(seed), int(epoch), int(record), options)
+
+
 def chain(waveform, sample_rate, *, seed, epoch, record, noise=(), rirs=(), babble=(),
           babble_records=(), full_scale=1.0, **options):
     """The loader's chain for one record. full_scale is the value of a full-scale sample in
@@ -68,4 +76,4 @@ def chain(waveform, sample_rate, *, seed, epoch, record, noise=(), rirs=(), babb
                                  float(full_scale), options)
 
 
-__all__ = ["add_noise", "band_limit", "chain", "clipping", "codec", "gain", "reverberate"]
+__all__ = ["add_noise", "band_limit", "chain", "clipping", "codec", "codec_draw", "gain", "reverberate"]

@@ -121,6 +121,23 @@ py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint6
   return y;
 }
 
+// The codec and compression level the chain draws for a record (None when it draws none): what
+// the loader hands libsndfile, so its codec degradation can be redone outside sluice (with
+// soundfile, say) at exactly those settings.
+py::object CodecDraw(uint64_t seed, uint64_t epoch, uint64_t record, const py::dict& kwargs) {
+  feat::WaveformAugmentOptions o;
+  std::set<std::string> unused = KeysOf(kwargs);
+  const auto all = [](const FieldInfo&) { return true; };
+  ApplyKwargs(kwargs, &o, all, &unused);
+  if (!unused.empty()) ThrowIfUnused(unused, "codec_draw", KeywordsOf(&o, all));
+  Check(feat::CheckWaveformAugmentOptions(o, ""));
+  if (o.codec.probability <= 0) return py::none();
+  const feat::CodecDraw d = feat::DrawCodec(
+      o.codec, feat::WaveformTransformKey(seed, epoch, record, feat::WaveformTransform::kCodec));
+  if (!d.apply) return py::none();
+  return py::make_tuple(o.codec.codecs[d.codec], d.compression);
+}
+
 }  // namespace
 
 void RegisterAugment(py::module_& m) {
@@ -138,6 +155,8 @@ void RegisterAugment(py::module_& m) {
         py::arg("epoch"), py::arg("record"), py::arg("noise"), py::arg("rirs"), py::arg("babble"),
         py::arg("babble_records"), py::arg("full_scale"), py::arg("options"),
         "The loader's waveform augmentation chain; see sluice.augment.chain.");
+  m.def("augment_codec_draw", &CodecDraw, py::arg("seed"), py::arg("epoch"), py::arg("record"),
+        py::arg("options"), "The chain's codec draw; see sluice.augment.codec_draw.");
 }
 
 }  // namespace sluice::python
