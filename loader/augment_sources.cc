@@ -119,7 +119,8 @@ std::vector<uint64_t> BabblePoolIds(uint64_t total, uint64_t pool_size) {
 // The babble pool: from babble_data when given, else from the training data itself, whose
 // record ids the clips keep so that a record never babbles over itself.
 Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
-                  features::WaveformSources* clips, AugmentSources* out) {
+                  const std::function<bool(uint64_t)>& in_epochs, features::WaveformSources* clips,
+                  AugmentSources* out) {
   const auto pool_size = static_cast<uint64_t>(o.waveform_augment.babble.pool_size);
   auto add = [&](std::string_view, uint64_t, const std::vector<float>& x) {
     clips->babble.push_back(x);
@@ -145,9 +146,15 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
       return Status::InvalidArgument(
           name + ": its segments are stored recordings', whose records are not utterances. HINT: "
                  "--babble-data DIR, a dataset of utterances");
+  // Evenly spaced among the records the epochs hold, so a record that select or filter leaves
+  // out (a held-out split of the same dataset) never babbles into training audio.
+  std::vector<uint64_t> held;
   uint64_t total = 0;
   for (size_t g = 0; g < data.num_shards(); ++g) total += data.shard(g).num_records();
-  const std::vector<uint64_t> ids = BabblePoolIds(total, pool_size);
+  for (uint64_t id = 0; id < total; ++id)
+    if (in_epochs(id)) held.push_back(id);
+  std::vector<uint64_t> ids = BabblePoolIds(held.size(), pool_size);
+  for (uint64_t& id : ids) id = held[id];
   for (size_t s = 0; s < data.size(); ++s) {
     if (!out->babble_content.empty()) out->babble_content += '+';
     out->babble_content +=
@@ -167,7 +174,7 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
 }  // namespace
 
 Status LoadAugmentSources(const LoaderOptions& o, const Sources& data, int sample_rate,
-                          AugmentSources* out) {
+                          const std::function<bool(uint64_t)>& in_epochs, AugmentSources* out) {
   *out = AugmentSources();
   const features::WaveformAugmentOptions& w = o.waveform_augment;
   const bool noise = w.noise.probability > 0, reverb = w.reverb.probability > 0;
@@ -214,7 +221,7 @@ Status LoadAugmentSources(const LoaderOptions& o, const Sources& data, int sampl
         }));
   }
   if (w.babble.probability > 0)
-    SLUICE_RETURN_IF_ERROR(LoadBabble(o, data, sample_rate, clips.get(), out));
+    SLUICE_RETURN_IF_ERROR(LoadBabble(o, data, sample_rate, in_epochs, clips.get(), out));
   if (o.memory_budget > 0 && out->bytes > o.memory_budget)
     return Status::InvalidArgument(
         "the augmentation clips (noise_data, rir_data, the babble pool) take " +

@@ -6,6 +6,8 @@
 // decode threads. Their content checksums go into the resolved options, hence the run record.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,12 +29,13 @@ struct AugmentSources {
 
 // Opens and decodes the datasets the options' chain uses, at `sample_rate` (the training data's):
 // the babble pool from babble_data, or else from `data` (the training data, through its storage)
-// with each clip's record id.
+// with each clip's record id, drawn only among the records `in_epochs` accepts (those select and
+// filter keep: a held-out record never reaches training audio).
 // InvalidArgument naming the option when a transform with probability > 0 has no dataset, a
 // dataset is given that no transform uses (it would be read and ignored), a dataset is not audio,
 // is at another rate (with the shardify command that fixes it) or holds no clip, or the clips
 // alone exceed memory_budget; the dataset's errors (missing, corrupt) prefixed with the option.
 Status LoadAugmentSources(const LoaderOptions& options, const Sources& data, int sample_rate,
-                          AugmentSources* out);
+                          const std::function<bool(uint64_t)>& in_epochs, AugmentSources* out);
 
 }  // namespace sluice::loader

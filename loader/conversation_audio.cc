@@ -25,7 +25,7 @@ Status ConversationAudio::Create(const shards::Manifest& m, const LoaderOptions&
     return Status::InvalidArgument(
         "kind precomputed: conversation records hold audio, no precomputed features. HINT: kind "
         "fbank, spectrogram or raw");
-  if (options.speed_perturb)
+  if (options.speed_perturb || options.waveform_augment.speed.probability > 0)
     return Status::InvalidArgument(
         "speed_perturb: a perturbed audio turn would no longer have the encoder frames its "
         "placeholder span was counted for. HINT: turn speed_perturb off for conversation datasets");

@@ -27,6 +27,8 @@ void BatchDigest::Add(const Batch& b) {
     sum_.Update(b.doc_ids(), columns * sizeof(int64_t));
     sum_.Update(b.loss_mask(), columns);
     sum_.Update(b.cu_seqlens().data(), b.cu_seqlens().size() * sizeof(int32_t));
+  } else if (b.loss_mask() != nullptr) {  // padded conversation rows
+    sum_.Update(b.loss_mask(), b.size() * static_cast<size_t>(b.max_tokens()));
   }
   if (b.num_audio() > 0) {  // conversation audio: what fills the placeholder spans
     const int64_t shape[3] = {static_cast<int64_t>(b.num_audio()), b.audio_frames(), b.audio_dim()};

@@ -68,25 +68,14 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), l->options_, &l->extractor_));
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
-       !options.rir_data.empty() || !options.babble_data.empty()) &&
+       !options.rir_data.empty() || !options.babble_data.empty() ||
+       l->options_.waveform_augment.speed.probability > 0) &&
       !l->extractor_->audio())
-    return Status::InvalidArgument(
-        dir +
-        ": waveform_augment, noise_data, rir_data and babble_data apply to audio datasets; "
-        "this is a " +
-        l->dataset_->manifest().kind + " dataset. HINT: leave them out");
-  if (l->extractor_->audio()) {
-    // The chain's clips, once for all threads; their identities join the resolved options (the
-    // run record), their memory the budget that Start checks.
-    AugmentSources clips;
-    SLUICE_RETURN_IF_ERROR(
-        LoadAugmentSources(l->options_, *l->dataset_, l->dataset_->manifest().sample_rate, &clips));
-    l->options_.noise_content = clips.noise_content;
-    l->options_.rir_content = clips.rir_content;
-    l->options_.babble_content = clips.babble_content;
-    l->augment_bytes_ = clips.bytes;
-    l->extractor_->set_waveform_sources(std::move(clips.clips));
-  }
+    return Status::InvalidArgument(dir +
+                                   ": waveform_augment (speed_perturb included), noise_data, "
+                                   "rir_data and babble_data apply to "
+                                   "audio datasets; this is a " +
+                                   l->dataset_->manifest().kind + " dataset. HINT: leave them out");
   const FeatureExtractor* fx = l->extractor_.get();
   BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                    &l->index_);
@@ -105,6 +94,15 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
           dir +
           ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
           "and no speed_perturb (windows are planned at their unperturbed length)");
+    // A window stands on its recording's first chunk, whose metadata columns are null and whose
+    // token count is unknown until the window is cut: what reads them would act on nothing.
+    if (!options.filter.empty() || options.batching.bucket_2d || options.batching.max_tokens ||
+        options.batching.max_padded_sum)
+      return Status::InvalidArgument(
+          dir +
+          ": window_seconds: a window's text and tokens are known only when it is cut, so "
+          "filter, bucket_2d, max_tokens and max_padded_sum cannot read them. HINT: leave them "
+          "out, or train on the segments (window_seconds 0)");
     SLUICE_RETURN_IF_ERROR(SelectWindows(
         *l->dataset_, WindowSamples(options.window_seconds, fx->sample_rate()),
         [fx](const shards::RecordEntry& e) { return fx->Length(e); }, &l->index_));
@@ -133,6 +131,20 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                         return l->dataset_->shard(shard).columns();
                       }},
       &l->index_, &l->filtered_));
+  if (l->extractor_->audio()) {
+    // The chain's clips, once for all threads, after the selection (the babble pool is drawn
+    // among the records the epochs hold); their identities join the resolved options (the
+    // run record), their memory the budget that Start checks.
+    AugmentSources clips;
+    SLUICE_RETURN_IF_ERROR(LoadAugmentSources(
+        l->options_, *l->dataset_, l->dataset_->manifest().sample_rate,
+        [&l](uint64_t r) { return l->index_.in_epochs(r); }, &clips));
+    l->options_.noise_content = clips.noise_content;
+    l->options_.rir_content = clips.rir_content;
+    l->options_.babble_content = clips.babble_content;
+    l->augment_bytes_ = clips.bytes;
+    l->extractor_->set_waveform_sources(std::move(clips.clips));
+  }
   // The rows' costs replace the index's token counts, which the packed plan budgets; padded,
   // a conversation's length is its encoder frames (the padded input, bucket_2d's first axis).
   if (l->conversation_) {

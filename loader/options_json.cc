@@ -82,6 +82,12 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& given, int sample_rate) {
   if (o.rir_content.empty()) j.erase("rir_content");
   if (o.babble_content.empty()) j.erase("babble_content");
   if (o.packing.seq_len == 0) j.erase("packing");
+  // Options that came later leave no trace at their defaults, so that run records written before
+  // them still compare equal (a resume from an older checkpoint).
+  if (!o.batching.bucket_2d) j["batching"].erase("bucket_2d");
+  if (o.batching.max_padded_sum == 0) j["batching"].erase("max_padded_sum");
+  if (j.contains("packing") && !o.packing.balance_ranks) j["packing"].erase("balance_ranks");
+  if (o.window_seconds == 0) j.erase("window_seconds");
   // Only conversation datasets take them (Open refuses them elsewhere): other runs' records
   // stay as they were. The paths are "how"; the contents, once Open has read them, "what".
   if (j.contains("conversation")) {

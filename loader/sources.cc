@@ -48,6 +48,17 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
   if (*ma.tokenizer != *mb.tokenizer)
     return differ("their tokenizer", ma.tokenizer->dump(), mb.tokenizer->dump(),
                   "shardify both with the same --tokenizer (one model file)");
+  // A filter reads every source's metadata columns by the first's list (record_filter.h).
+  if (!options.filter.empty() && ma.columns != mb.columns) {
+    const auto list = [](const shards::Manifest& m) {
+      std::string s;
+      for (const shards::ColumnSpec& c : m.columns)
+        s += (s.empty() ? "" : ",") + c.name + ":" + shards::ColumnTypeName(c.type);
+      return "[" + s + "]";
+    };
+    return differ("their metadata columns, which the filter reads", list(ma), list(mb),
+                  "shardify both with the same --keep-field options, or filter each apart");
+  }
   return "";
 }
 

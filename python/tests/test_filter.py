@@ -106,3 +106,13 @@ def test_metadata_filter_equals_a_python_filter_over_the_manifest(corpus, tagged
     female = sluice.Loader(ds, seed=3, filter='gender == "f"', **SMALL)
     assert len([k for b in female for k in b.keys]) == sum(1 for e in rows if e["gender"] == "f")
 
+
+
+def test_a_mixture_whose_metadata_columns_differ_refuses_a_filter(tagged, dataset):
+    # A filter reads every source's columns by the first's list: sources with other columns
+    # (here the tagged dataset's kept gender and snr) would be read as the wrong ones.
+    _, ds = tagged
+    with pytest.raises(sluice.InvalidArgumentError, match="disagree on their metadata columns"):
+        sluice.Loader({ds: 1, dataset: 1}, mix_records=10, filter="duration > 0", **SMALL)
+    # Without a filter nothing reads them, and the mixture opens.
+    sluice.Loader({ds: 1, dataset: 1}, mix_records=10, **SMALL)

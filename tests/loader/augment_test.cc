@@ -226,6 +226,45 @@ TEST_F(AugmentLoaderTest, BabbleFromTheTrainingDataReplaysOnEveryRankAndThreadCo
   EXPECT_NE(s.ToString().find("--babble-pool"), std::string::npos) << s.ToString();
 }
 
+// A record that select or filter leaves out (a held-out split of the same dataset) is never in the
+// babble pool: the pool is spaced over the records the epochs hold.
+TEST_F(AugmentLoaderTest, BabblePoolHoldsOnlyRecordsTheEpochsHold) {
+  LoaderOptions o = Options();
+  o.waveform_augment = {};
+  o.noise_data.clear();
+  o.rir_data.clear();
+  o.waveform_augment.babble.probability = 1;
+  o.waveform_augment.babble.pool_size = 10;
+  auto index_of = [](std::string_view key) { return std::stoi(std::string(key.substr(3))); };
+  o.select = [&](std::string_view key) { return index_of(key) < 20; };
+  features::WaveformSources clips;
+  const std::vector<std::vector<float>> all = Clips(spec_);
+  for (uint64_t id = 0; id < 20; id += 2) {  // 10 of the 20 held, evenly spaced
+    clips.babble.push_back(all[id]);
+    clips.babble_ids.push_back(id);
+  }
+  features::WaveformWorkspace ws;
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), o, &l));
+  ASSERT_OK(l->Start(2));
+  const Batch* b;
+  int checked = 0;
+  while (l->Next(&b).ok() && b != nullptr) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      const int idx = index_of(b->keys()[i]);
+      const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec_, idx);
+      std::vector<float> want(pcm.size());
+      features::Pcm16ToFloat(pcm.data(), pcm.size(), want.data(), 1.0f);
+      ASSERT_OK(features::AugmentWaveform(o.waveform_augment, clips, o.seed, 2, idx, want.data(),
+                                          want.size(), 16000, 32768.0f, &ws));
+      const float* row = b->features_f32() + i * b->frames();
+      ASSERT_EQ(std::vector<float>(row, row + want.size()), want) << b->keys()[i];
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 20);
+}
+
 // Babble from babble_data: its clips are no record of the training data, so any may be picked.
 TEST_F(AugmentLoaderTest, BabbleFromBabbleDataUsesItsClips) {
   LoaderOptions o = Options();

@@ -341,6 +341,9 @@ TEST_F(ConversationAudioTest, OptionsThatWouldChangeTheFramesAreRefused) {
   LoaderOptions o = Options();
   o.speed_perturb = true;
   refused(o, "speed_perturb");
+  o = Options();  // the chain's spelling of the same
+  o.waveform_augment.speed.probability = 0.5;
+  refused(o, "speed_perturb");
   o = Options();
   o.spec_augment = true;
   refused(o, "spec_augment");

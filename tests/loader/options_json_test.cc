@@ -102,6 +102,27 @@ TEST(OptionsJson, LoaderConfigKeepsOnlyTheFeatureKindInUse) {
   EXPECT_TRUE(LoaderConfigJson(o).contains("spec_augment_options"));
 }
 
+// Options added after run records were first written leave no trace at their defaults, so that
+// a checkpoint from before them still resumes; set, they are recorded.
+TEST(OptionsJson, LaterOptionsAtTheirDefaultsLeaveNoTrace) {
+  LoaderOptions o;
+  o.packing.seq_len = 512;
+  const nlohmann::json j = LoaderConfigJson(o);
+  EXPECT_FALSE(j["batching"].contains("bucket_2d")) << j.dump();
+  EXPECT_FALSE(j["batching"].contains("max_padded_sum")) << j.dump();
+  EXPECT_FALSE(j["packing"].contains("balance_ranks")) << j.dump();
+  EXPECT_FALSE(j.contains("window_seconds")) << j.dump();
+  o.packing.balance_ranks = true;
+  o.window_seconds = 30;
+  EXPECT_TRUE(LoaderConfigJson(o)["packing"].contains("balance_ranks"));
+  EXPECT_TRUE(LoaderConfigJson(o).contains("window_seconds"));
+  LoaderOptions padded;
+  padded.batching.bucket_2d = true;
+  padded.batching.max_padded_sum = 4096;
+  EXPECT_TRUE(LoaderConfigJson(padded)["batching"].contains("bucket_2d"));
+  EXPECT_TRUE(LoaderConfigJson(padded)["batching"].contains("max_padded_sum"));
+}
+
 // The feature arguments are recorded as the computer resolves them: the kind's defaults spelled
 // out are the same configuration as left out, and the rate is the dataset's when given.
 TEST(OptionsJson, LoaderConfigResolvesTheFeatureArguments) {

@@ -325,5 +325,21 @@ TEST_F(StoredSegmentsTest, WindowsNeedStoredRecordings) {
   EXPECT_NE(st.message().find("segments were cut at ingest"), std::string::npos) << st.message();
 }
 
+// A window's columns are its first chunk's (null) and its tokens unknown at plan time: what would
+// read them is refused rather than acting on nothing.
+TEST_F(StoredSegmentsTest, WindowsRefuseWhatWouldReadTheirColumnsOrTokens) {
+  for (int k = 0; k < 3; ++k) {
+    LoaderOptions o = Options();
+    o.window_seconds = 3;
+    if (k == 0) o.filter = "duration > 1";
+    if (k == 1) o.batching.bucket_2d = true;
+    if (k == 2) o.batching.max_tokens = 100;
+    std::unique_ptr<Loader> l;
+    const Status st = Loader::Open(stored_->path(), o, &l);
+    EXPECT_TRUE(st.IsInvalidArgument()) << k;
+    EXPECT_NE(st.message().find("known only when it is cut"), std::string::npos) << st.message();
+  }
+}
+
 }  // namespace
 }  // namespace sluice::loader
