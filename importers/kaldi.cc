@@ -278,11 +278,17 @@ Status OpenKaldiDir(const std::string& dir, const ImportOptions& opt,
   for (const std::string& f : opt.fields) names.push_back("utt2" + f);
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
-    const bool required = name == "wav.scp" || name == "text";
+    // A kept field's file too: a misspelt --keep-field would otherwise be a column of nulls.
+    const bool kept = name.rfind("utt2", 0) == 0 && name != "utt2spk" && name != "utt2lang";
+    const bool required = name == "wav.scp" || name == "text" || kept;
     std::error_code ec;
     if (!required && !std::filesystem::exists(path, ec)) continue;
     std::string contents;
     Status st = ReadFileToString(path, &contents);
+    if (st.IsNotFound() && kept)
+      return Status::NotFound(path + ": no such file; --keep-field " + name.substr(4) +
+                              " reads it from each Kaldi directory. HINT: check the field's "
+                              "spelling, or leave the --keep-field out");
     if (st.IsNotFound())
       return Status::NotFound(path +
                               ": no such file; a Kaldi data directory holds wav.scp and "

@@ -256,12 +256,20 @@ TEST_F(ShardifyImport, KaldiAndNemoMetadataBecomeIndexColumns) {
   WriteFile(d + "/utt2spk", "a spk1\nb spk2\nc spk1\n");
   WriteFile(d + "/utt2lang", "a fr\nb en\nc en\n");
   WriteFile(d + "/utt2age", "a 31\nc 40\n");  // b has none: null
-  auto r = Sh(Shardify() + " audio -q --from kaldi " + d +
-              " --keep-field age:int --keep-field snr:float -o " + tmp_.Join("k"));
+  WriteFile(d + "/utt2snr", "b 3.5\n");
+  // A kept field the directory has no file for is refused, not a column of nulls.
+  auto r = Sh(Shardify() + " audio -q --from kaldi " + d + " --keep-field gendr -o " +
+              tmp_.Join("typo"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("utt2gendr: no such file; --keep-field gendr reads it"), std::string::npos)
+      << r.out;
+  r = Sh(Shardify() + " audio -q --from kaldi " + d +
+         " --keep-field age:int --keep-field snr:float -o " + tmp_.Join("k"));
   ASSERT_EQ(r.code, 0) << r.out;
   // chars counts code points: "café" is 4 (5 bytes).
-  EXPECT_EQ(ColumnRows(tmp_.Join("k")),
-            (std::vector<std::string>{"a spk1|fr|4|31|-", "b spk2|en|9|-|-", "c spk1|en|5|40|-"}));
+  EXPECT_EQ(
+      ColumnRows(tmp_.Join("k")),
+      (std::vector<std::string>{"a spk1|fr|4|31|-", "b spk2|en|9|-|3.500000", "c spk1|en|5|40|-"}));
   const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("k/manifest.json")));
   EXPECT_EQ(m["columns"].dump(),
             R"([{"name":"speaker","type":"string"},{"name":"language","type":"string"},)"

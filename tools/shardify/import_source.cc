@@ -76,8 +76,8 @@ Status ImportSource::Count(uint64_t* n, uint64_t* digest) {
     for (int c : item.channels) numbers += " c" + std::to_string(c);
     for (const std::string* s : std::initializer_list<const std::string*>{
              &item.source, &numbers, &item.input, &item.reason, &item.key, &item.text,
-             &item.audio_path, &item.pipe_command, &item.audio_bytes, &item.speaker,
-             &item.language}) {
+             &item.audio_path, &item.pipe_command, &item.audio_bytes, &item.speaker, &item.language,
+             &item.fields}) {
       sum.Update(s->data(), s->size());
       sum.Update("\0", 1);
     }
