@@ -63,27 +63,29 @@ Status LoadChunkBlock(const shards::ShardReader& shard, uint32_t b, DecodeScratc
 }
 
 // Samples [offset, offset + samples) counted from the start of chunk `first_chunk` into
-// s->segment_pcm, read from the chunks' blocks; `what` names the segment or window in errors.
+// s->segment_pcm, read from the chunks' blocks; what() names the segment or window in errors. It
+// and every other name are built on the error paths only: this runs once per record.
+template <class What>
 Status CutSamples(const shards::ShardReader& shard, uint32_t first_chunk, uint64_t offset,
-                  uint64_t samples, const std::string& what, DecodeScratch* s,
-                  uint64_t* blocks_read) {
+                  uint64_t samples, const What& what, DecodeScratch* s, uint64_t* blocks_read) {
   s->segment_pcm.resize(samples);
   uint64_t filled = 0, skip = offset;
   for (uint32_t c = first_chunk; filled < samples; ++c) {
     if (c >= shard.num_records())
-      return Status::Corruption(what + ": its recording ends before its samples");
+      return Status::Corruption(what() + ": its recording ends before its samples");
     if (skip >= shard.record(c).duration) {  // a chunk before the span: its block is not read
       skip -= shard.record(c).duration;
       continue;
     }
     const uint32_t b = shard.record(c).block;
     SLUICE_RETURN_IF_ERROR(LoadChunkBlock(shard, b, s, blocks_read));
-    const std::string where =
-        shard.Where(b) + ": chunk '" + std::string(shard.key(c)) + "' of " + what;
+    auto where = [&] {
+      return shard.Where(b) + ": chunk '" + std::string(shard.key(c)) + "' of " + what();
+    };
     const std::string_view payload = shard.RecordPayload(c, s->chunk_raw);
     shards::RecordView rv;
-    Status st = shards::ParseRecord(payload.data(), payload.size(), where, &rv);
-    if (!st.ok()) return Status::Corruption(st.message());
+    Status st = shards::ParseRecord(payload.data(), payload.size(), shard.name(), &rv);
+    if (!st.ok()) return Status::Corruption(where() + ": " + st.message());
     const int16_t* pcm = nullptr;
     size_t n = 0;
     if (const shards::FieldView* f = rv.Find(shards::FieldType::kAudioPcm16)) {
@@ -91,15 +93,16 @@ Status CutSamples(const shards::ShardReader& shard, uint32_t first_chunk, uint64
       n = f->size / 2;
     } else if (const shards::FieldView* f = rv.Find(shards::FieldType::kAudioFlac)) {
       int rate = 0;
-      SLUICE_RETURN_IF_ERROR(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data),
-                                                  f->size, where, &s->chunk_pcm, &rate));
+      st = features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size, shard.name(),
+                                &s->chunk_pcm, &rate);
+      if (!st.ok()) return Status::Corruption(where() + ": " + st.message());
       pcm = s->chunk_pcm.data();
       n = s->chunk_pcm.size();
     } else {
-      return Status::Corruption(where + ": no audio field");
+      return Status::Corruption(where() + ": no audio field");
     }
     if (n != shard.record(c).duration)
-      return Status::Corruption(where + ": " + std::to_string(n) + " samples, the index says " +
+      return Status::Corruption(where() + ": " + std::to_string(n) + " samples, the index says " +
                                 std::to_string(shard.record(c).duration));
     const uint64_t take = std::min<uint64_t>(n - skip, samples - filled);
     std::memcpy(s->segment_pcm.data() + filled, pcm + skip, take * sizeof(int16_t));
@@ -141,9 +144,9 @@ Status AddSegmentAudio(const shards::ShardReader& shard, size_t local, DecodeScr
   if (ref.kind != shards::RefKind::kSegment)
     return Status::Corruption(RecordName(shard, local) +
                               " is a chunk of a stored recording, not a segment");
-  SLUICE_RETURN_IF_ERROR(CutSamples(shard, span.first_chunk, span.offset, span.samples,
-                                    "segment '" + std::string(shard.key(local)) + "'", s,
-                                    blocks_read));
+  SLUICE_RETURN_IF_ERROR(CutSamples(
+      shard, span.first_chunk, span.offset, span.samples,
+      [&] { return "segment '" + std::string(shard.key(local)) + "'"; }, s, blocks_read));
   if (record->num_fields >= shards::kMaxFields || record->Find(shards::FieldType::kAudioPcm16) ||
       record->Find(shards::FieldType::kAudioFlac))
     return Status::Corruption(RecordName(shard, local) + ": a segment that holds audio of its own");
@@ -213,8 +216,10 @@ Status MakeWindow(const shards::ShardReader& shard, size_t local, uint64_t recor
   SLUICE_RETURN_IF_ERROR(RecordingChunks(shard, local, &end, &total));
   const uint64_t w = std::min(window_samples, total);
   const uint64_t start = WindowStart(seed, epoch, record_id, total, w);
-  const std::string what = "window of recording '" + std::string(shard.key(local)) +
-                           "' at sample " + std::to_string(start);
+  auto what = [&] {
+    return "window of recording '" + std::string(shard.key(local)) + "' at sample " +
+           std::to_string(start);
+  };
   SLUICE_RETURN_IF_ERROR(
       CutSamples(shard, static_cast<uint32_t>(local), start, w, what, s, blocks_read));
   // The segments that follow the chunks: those the window holds whole give their text (and ids),
