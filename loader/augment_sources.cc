@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "features/flac.h"
 #include "features/pcm.h"
+#include "loader/record_audio.h"
 #include "shards/checksum.h"
 #include "shards/record.h"
 #include "storage/open.h"
@@ -17,10 +17,10 @@ namespace {
 
 // Calls clip(where, id, samples) for the records of `shard(0 .. num_shards - 1)` whose index
 // over all of them (their record ids) `keep` accepts, samples in [-1, 1]. Only the blocks that
-// hold such a record are read.
+// hold such a record are read; a FLAC clip at another rate than `sample_rate` is corrupt.
 template <class Shard, class Keep, class Clip>
-Status DecodeClips(const std::string& name, size_t num_shards, Shard&& shard, Keep&& keep,
-                   Clip&& clip) {
+Status DecodeClips(const std::string& name, int sample_rate, size_t num_shards, Shard&& shard,
+                   Keep&& keep, Clip&& clip) {
   shards::Buffer scratch, raw;
   std::vector<int16_t> pcm;
   std::vector<float> samples;
@@ -43,18 +43,8 @@ Status DecodeClips(const std::string& name, size_t num_shards, Shard&& shard, Ke
             Prefixed(shards::ParseRecord(payload.data(), payload.size(), s.name(), &rv), name));
         const int16_t* p = nullptr;
         size_t n = 0;
-        if (const shards::FieldView* f = rv.Find(shards::FieldType::kAudioPcm16)) {
-          p = reinterpret_cast<const int16_t*>(f->data);
-          n = f->size / 2;
-        } else if (const shards::FieldView* f = rv.Find(shards::FieldType::kAudioFlac)) {
-          int rate = 0;
-          SLUICE_RETURN_IF_ERROR(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data),
-                                                      f->size, where, &pcm, &rate));
-          p = pcm.data();
-          n = pcm.size();
-        } else {
-          return Status::InvalidArgument(where + ": no audio (shardify --drop-audio?)");
-        }
+        SLUICE_RETURN_IF_ERROR(RecordPcm(
+            rv, sample_rate, [&] { return where; }, &pcm, &p, &n));
         samples.resize(n);
         features::Pcm16ToFloat(p, n, samples.data(), 1.0f / 32768);
         SLUICE_RETURN_IF_ERROR(clip(where, first_id + r, samples));
@@ -101,7 +91,8 @@ Status ForEachClip(const std::string& option, const std::string& location,
   std::unique_ptr<shards::Dataset> ds;
   SLUICE_RETURN_IF_ERROR(OpenClips(name, location, options, sample_rate, &ds, content));
   return DecodeClips(
-      name, ds->num_shards(), [&](size_t s) -> const shards::ShardReader& { return ds->shard(s); },
+      name, sample_rate, ds->num_shards(),
+      [&](size_t s) -> const shards::ShardReader& { return ds->shard(s); },
       [](uint64_t) { return true; }, clip);
 }
 
@@ -134,7 +125,7 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
         OpenClips(name, o.babble_data, o, sample_rate, &ds, &out->babble_content));
     const std::vector<uint64_t> ids = BabblePoolIds(ds->num_records(), pool_size);
     SLUICE_RETURN_IF_ERROR(DecodeClips(
-        name, ds->num_shards(),
+        name, sample_rate, ds->num_shards(),
         [&](size_t s) -> const shards::ShardReader& { return ds->shard(s); },
         [&](uint64_t id) { return std::binary_search(ids.begin(), ids.end(), id); }, add));
     clips->babble_ids.assign(clips->babble.size(), features::kNotATrainingRecord);
@@ -162,7 +153,7 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
   }
   // The shards in the loader's order (Sources), hence the ids the plan gives the records.
   return DecodeClips(
-      name, data.num_shards(),
+      name, sample_rate, data.num_shards(),
       [&](size_t g) -> const shards::ShardReader& { return data.shard(g); },
       [&](uint64_t id) { return std::binary_search(ids.begin(), ids.end(), id); },
       [&](std::string_view where, uint64_t id, const std::vector<float>& x) {

@@ -6,11 +6,11 @@
 
 #include "base/random.h"
 #include "features/cmvn.h"
-#include "features/flac.h"
 #include "features/half.h"
 #include "features/pcm.h"
 #include "features/waveform_augment.h"
 #include "loader/feature_args.h"
+#include "loader/record_audio.h"
 
 namespace sluice::loader {
 
@@ -105,21 +105,8 @@ Status ConversationAudio::Write(const shards::RecordView& rv,
   if (rendered.spans.empty()) return Status::OK();
   const int16_t* pcm = nullptr;
   size_t n = 0;
-  if (const shards::FieldView* a = rv.Find(shards::FieldType::kAudioPcm16)) {
-    pcm = reinterpret_cast<const int16_t*>(a->data);  // fields are 8-byte aligned in the block
-    n = a->size / 2;
-  } else if (const shards::FieldView* a = rv.Find(shards::FieldType::kAudioFlac)) {
-    int rate = 0;
-    SLUICE_RETURN_IF_ERROR(features::DecodeFlac(reinterpret_cast<const uint8_t*>(a->data), a->size,
-                                                std::string(where), &s->pcm, &rate));
-    if (rate != sample_rate_)
-      return Status::Corruption(std::string(where) + ": FLAC at " + std::to_string(rate) +
-                                " Hz in a " + std::to_string(sample_rate_) + " Hz dataset");
-    pcm = s->pcm.data();
-    n = s->pcm.size();
-  } else {
-    return Status::Corruption(std::string(where) + ": audio turns and no audio field");
-  }
+  SLUICE_RETURN_IF_ERROR(RecordPcm(
+      rv, sample_rate_, [&] { return std::string(where); }, &s->pcm, &pcm, &n));
   uint64_t total = 0;
   for (const shards::ConversationTurn& t : turns) total += t.entry.samples;
   if (n != total)
@@ -180,6 +167,27 @@ Status ConversationAudio::Write(const shards::RecordView& rv,
     spans[3 * slot] = static_cast<int32_t>(row);
     spans[3 * slot + 1] = static_cast<int32_t>(column + span.start);
     spans[3 * slot + 2] = static_cast<int32_t>(span.length);
+  }
+  return Status::OK();
+}
+
+Status ConversationAudio::ReserveBatch(const AudioShape& shape, const char* what, uint32_t j,
+                                       BatchFields* f, uint64_t* allocations) const {
+  f->num_audio = shape.count;
+  f->audio_frames = static_cast<int64_t>(shape.max_frames);
+  f->audio_dim = dim_;
+  const size_t feature_bytes =
+      shape.count * shape.max_frames * static_cast<size_t>(dim_) * DTypeSize(f->dtype);
+  const std::pair<AlignedArray*, size_t> arrays[] = {
+      {&f->audio_features, std::max<size_t>(feature_bytes, 1)},
+      {&f->audio_lengths, std::max<size_t>(shape.count, 1) * sizeof(int32_t)},
+      {&f->audio_spans, std::max<size_t>(shape.count, 1) * 3 * sizeof(int32_t)}};
+  for (const auto& [a, bytes] : arrays) {
+    bool grew = false;
+    if (!a->Reserve(bytes, &grew))
+      return Status::IOError(std::string("batch allocator: out of memory for the audio of ") +
+                             what + " " + std::to_string(j));
+    *allocations += grew;
   }
   return Status::OK();
 }

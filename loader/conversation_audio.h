@@ -64,6 +64,11 @@ class ConversationAudio {
   // The audio of the records `records` (ids of the index the shards were given in).
   AudioShape Shape(std::span<const uint64_t> records) const;
   uint32_t audio_turns(uint64_t record) const { return turns_[record]; }
+  // Sets f's audio shape to `shape` and sizes its three audio arrays for it, the features in f's
+  // dtype; *allocations counts the arrays that grew. IOError naming `what` and batch `j` when
+  // the allocator fails. Packed and padded collators both open a batch's audio with it.
+  Status ReserveBatch(const AudioShape& shape, const char* what, uint32_t j, BatchFields* f,
+                      uint64_t* allocations) const;
 
   // Writes the audio of one conversation placed at `column` of `row`: its audio turns, in span
   // order, into slots first_slot, first_slot + 1, ... of `f` (sized by Shape for this batch):

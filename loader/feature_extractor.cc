@@ -6,10 +6,10 @@
 #include "base/random.h"
 #include "features/augment.h"
 #include "features/cmvn.h"
-#include "features/flac.h"
 #include "features/half.h"
 #include "features/pcm.h"
 #include "loader/features_json.h"
+#include "loader/record_audio.h"
 #include "loader/speed_spelling.h"
 #include "shards/fields.h"
 
@@ -152,21 +152,8 @@ Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::Re
                                  const float** out, size_t* out_n) const {
   const int16_t* pcm = nullptr;
   size_t n = 0;
-  if (const shards::FieldView* f = rec.Find(shards::FieldType::kAudioPcm16)) {
-    pcm = reinterpret_cast<const int16_t*>(f->data);  // fields are 8-byte aligned in the block
-    n = f->size / 2;
-  } else if (const shards::FieldView* f = rec.Find(shards::FieldType::kAudioFlac)) {
-    int rate = 0;
-    SLUICE_RETURN_IF_ERROR(features::DecodeFlac(reinterpret_cast<const uint8_t*>(f->data), f->size,
-                                                std::string(where), &s->pcm, &rate));
-    if (rate != sample_rate_)
-      return Status::Corruption(std::string(where) + ": FLAC at " + std::to_string(rate) +
-                                " Hz in a " + std::to_string(sample_rate_) + " Hz dataset");
-    pcm = s->pcm.data();
-    n = s->pcm.size();
-  } else {
-    return Status::Corruption(std::string(where) + ": audio record without an audio field");
-  }
+  SLUICE_RETURN_IF_ERROR(RecordPcm(
+      rec, sample_rate_, [&] { return std::string(where); }, &s->pcm, &pcm, &n));
   if (n != e.duration)
     return Status::Corruption(std::string(where) + ": " + std::to_string(n) +
                               " samples, the index says " + std::to_string(e.duration));

@@ -394,22 +394,7 @@ Status PackedCollator::OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocatio
   b->audio_first[pb.entries] = slot;
   b->audio_source.resize(pb.rows);
   for (uint32_t row = 0; row < pb.rows; ++row) b->audio_source[row] = static_cast<int32_t>(row);
-  const AudioShape shape = BatchAudio(j);
-  f.num_audio = shape.count;
-  f.audio_frames = static_cast<int64_t>(shape.max_frames);
-  f.audio_dim = ctx_.audio->dim();
-  const std::pair<AlignedArray*, size_t> arrays[] = {
-      {&f.audio_features, std::max<size_t>(b->audio_features_bytes(), 1)},
-      {&f.audio_lengths, std::max<size_t>(shape.count, 1) * sizeof(int32_t)},
-      {&f.audio_spans, std::max<size_t>(shape.count, 1) * 3 * sizeof(int32_t)}};
-  for (const auto& [a, bytes] : arrays) {
-    bool grew = false;
-    if (!a->Reserve(bytes, &grew))
-      return Status::IOError("batch allocator: out of memory for the audio of packed batch " +
-                             std::to_string(j));
-    *allocations += grew;
-  }
-  return Status::OK();
+  return ctx_.audio->ReserveBatch(BatchAudio(j), "packed batch", j, &f, allocations);
 }
 
 // kSkip refilled rows (CopyRow, ClearRow): each row now holds its source row's conversations, so

@@ -264,22 +264,7 @@ class PaddedCollator final : public Collator {
       slot += ctx_.audio->audio_turns(plan_->records[pb.first + row]);
     }
     b->audio_first[pb.rows] = slot;
-    const AudioShape shape = BatchAudio(j);
-    f.num_audio = shape.count;
-    f.audio_frames = static_cast<int64_t>(shape.max_frames);
-    f.audio_dim = ctx_.audio->dim();
-    const std::pair<AlignedArray*, size_t> arrays[] = {
-        {&f.audio_features, std::max<size_t>(b->audio_features_bytes(), 1)},
-        {&f.audio_lengths, std::max<size_t>(shape.count, 1) * sizeof(int32_t)},
-        {&f.audio_spans, std::max<size_t>(shape.count, 1) * 3 * sizeof(int32_t)}};
-    for (const auto& [a, bytes] : arrays) {
-      bool grew = false;
-      if (!a->Reserve(bytes, &grew))
-        return Status::IOError("batch allocator: out of memory for the audio of batch " +
-                               std::to_string(j));
-      *allocations += grew;
-    }
-    return Status::OK();
+    return ctx_.audio->ReserveBatch(BatchAudio(j), "batch", j, &f, allocations);
   }
 
   // A row's text and ids keep their capacity for the row's next record, except an outlier's:
