@@ -195,6 +195,20 @@ TEST_F(ShardifyStored, SegmentsCarryTheirMetadataColumnsAndFilterAsCutRecordsDo)
   }
 }
 
+// FLAC chunks are lossless: a stored dataset in FLAC gives the batches of its PCM16 twin, and both
+// those of the segments cut at ingest; the loader checks each chunk's rate and sample count.
+TEST_F(ShardifyStored, FlacChunksGiveTheBatchesOfTheirPcm16Twin) {
+  auto r = Sh(Base() + " -o " + tmp_.Join("pcm"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Sh(Base() + " --codec flac -o " + tmp_.Join("flac"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto m = nlohmann::json::parse(ReadFile(tmp_.Join("flac/manifest.json")));
+  EXPECT_EQ(m["codec"], "flac");
+  const std::vector<uint64_t> pcm = EpochDigests(tmp_.Join("pcm"));
+  ASSERT_FALSE(pcm.empty());
+  EXPECT_EQ(EpochDigests(tmp_.Join("flac")), pcm);
+}
+
 TEST_F(ShardifyStored, SameBytesForAnyThreadCountAndAfterAResume) {
   // A recording per shard.
   const std::string base = Base() + " --shard-size 32KiB";
