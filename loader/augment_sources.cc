@@ -135,8 +135,9 @@ Status LoadBabble(const LoaderOptions& o, const Sources& data, int sample_rate,
   for (size_t s = 0; s < data.size(); ++s)
     if (data.source(s).manifest().stored_segments())
       return Status::InvalidArgument(
-          name + ": its segments are stored recordings', whose records are not utterances. HINT: "
-                 "--babble-data DIR, a dataset of utterances");
+          name +
+          ": its segments are stored recordings', whose records are not utterances. HINT: "
+          "--babble-data DIR, a dataset of utterances");
   // Evenly spaced among the records the epochs hold, so a record that select or filter leaves
   // out (a held-out split of the same dataset) never babbles into training audio.
   std::vector<uint64_t> held;

@@ -49,7 +49,8 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   if (options.ready_batches < 1 || options.consumer_batches < 1)
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
   // Options of the other batching are refused rather than ignored.
-  if (options.packing.seq_len > 0 && (options.batching.bucket_2d || options.batching.max_padded_sum))
+  if (options.packing.seq_len > 0 &&
+      (options.batching.bucket_2d || options.batching.max_padded_sum))
     return Status::InvalidArgument(
         "batching.bucket_2d and max_padded_sum shape padded batches; packed rows (seq_len " +
         std::to_string(options.packing.seq_len) +

@@ -74,9 +74,8 @@ std::vector<std::string> FilterColumnNames(const std::vector<shards::ColumnSpec>
 Status SelectRecords(const std::string& where, const std::string& filter,
                      const std::function<bool(std::string_view)>& select,
                      const std::function<std::string_view(uint64_t)>& key_of, int sample_rate,
-                     const ConversationColumns* conversation,
-                     const MetadataColumns& metadata, IndexColumns* index,
-                     std::vector<FilterCount>* counts) {
+                     const ConversationColumns* conversation, const MetadataColumns& metadata,
+                     IndexColumns* index, std::vector<FilterCount>* counts) {
   counts->clear();
   if (filter.empty() && !select) return Status::OK();
   const std::vector<Source> sources = Sources(metadata.specs, conversation != nullptr);

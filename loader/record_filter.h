@@ -48,13 +48,12 @@ std::vector<std::string> FilterColumnNames(const std::vector<shards::ColumnSpec>
 // records it left out (a record counts under the first reason it fails; `select`'s are not
 // counted). `sample_rate` turns durations into seconds. `conversation` (nullptr: not a
 // conversation dataset, whose columns a filter may then not name) gives the conversation
-// columns; `metadata` the dataset's metadata columns. An expression that does not parse, or a filter and select that keep nothing, is
-// InvalidArgument naming `where`.
+// columns; `metadata` the dataset's metadata columns. An expression that does not parse, or a
+// filter and select that keep nothing, is InvalidArgument naming `where`.
 Status SelectRecords(const std::string& where, const std::string& filter,
                      const std::function<bool(std::string_view)>& select,
                      const std::function<std::string_view(uint64_t)>& key_of, int sample_rate,
-                     const ConversationColumns* conversation,
-                     const MetadataColumns& metadata, IndexColumns* index,
-                     std::vector<FilterCount>* counts);
+                     const ConversationColumns* conversation, const MetadataColumns& metadata,
+                     IndexColumns* index, std::vector<FilterCount>* counts);
 
 }  // namespace sluice::loader

@@ -755,8 +755,8 @@ nlohmann::json AudioFingerprint(const AudioArgs& a, const IngestOptions& opt,
 }
 
 // The dataset-level fields of the manifest; RunIngest adds the shards and counts.
-shards::Manifest AudioManifest(const AudioArgs& a, const AudioConfig& cfg, const AudioModels& models,
-                               const IngestOptions& opt) {
+shards::Manifest AudioManifest(const AudioArgs& a, const AudioConfig& cfg,
+                               const AudioModels& models, const IngestOptions& opt) {
   shards::Manifest m;
   m.columns = opt.writer.shard.columns;
   m.kind = "audio";
