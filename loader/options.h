@@ -443,7 +443,7 @@ void VisitFields(O& o, V&& v) {
               "keep records for which this holds, e.g. 'duration < 20 and tokens > 0' (columns: "
               "duration, tokens, tokens_per_second, key; conversations also audio_seconds, "
               "text_tokens, encoder_frames, llm_tokens; audio also speaker, language (or lang), "
-              "chars_per_second and --keep-field columns; docs/loader.md, Filters)"},
+              "chars_per_second and the fields shardify kept; docs/loader.md, Filters)"},
     o.filter);
   v(FieldInfo{"window_seconds", "--window-seconds",
               "stored recordings: random windows of this many seconds, with the text of the "

@@ -44,4 +44,7 @@ def test_every_keyword_is_accepted(dataset):
         except sluice.InvalidArgumentError as e:
             # Parsed and checked, then refused as an option of another kind of dataset (packing's
             # on this audio dataset, the spectrogram's with fbank features): test_no_silent_traps.
-            assert f"{name}={value!r} applies " in str(e), str(e)
+            # balance_ranks is refused by Loader::Open itself, before the keyword scopes: it
+            # deals packed rows, and padded batches have none.
+            assert (f"{name}={value!r} applies " in str(e)
+                    or name == "balance_ranks" and "padded batches (seq_len 0)" in str(e)), str(e)
