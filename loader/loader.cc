@@ -22,6 +22,51 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Options of the other batching (packed or padded) are refused rather than ignored.
+Status CheckBatchingKind(const LoaderOptions& options) {
+  if (options.packing.seq_len > 0 &&
+      (options.batching.bucket_2d || options.batching.max_padded_sum))
+    return Status::InvalidArgument(
+        "batching.bucket_2d and max_padded_sum shape padded batches; packed rows (seq_len " +
+        std::to_string(options.packing.seq_len) +
+        ") have neither. HINT: --seq-len 0 for padded batches, or leave them out");
+  if (options.packing.seq_len == 0 && options.packing.balance_ranks)
+    return Status::InvalidArgument(
+        "packing.balance_ranks deals packed rows to the ranks; padded batches (seq_len 0) have "
+        "none. HINT: --seq-len N, or leave out --balance-ranks");
+  return Status::OK();
+}
+
+// window_seconds: each stored recording's first chunk stands for one window (SelectWindows); off
+// at 0. InvalidArgument naming `dir` for a value out of range, a dataset without audio, speed
+// perturbation, or an option that would read a window's columns or tokens.
+Status PlanWindows(const std::string& dir, const LoaderOptions& options, const FeatureExtractor& fx,
+                   const Sources& dataset, IndexColumns* index) {
+  if (!(options.window_seconds >= 0 && options.window_seconds <= 86400))
+    return Status::InvalidArgument(dir + ": window_seconds " +
+                                   std::to_string(options.window_seconds) +
+                                   ": expected seconds from 0 (off) to 86400");
+  if (options.window_seconds == 0) return Status::OK();
+  if (!fx.audio() || fx.speed_perturb())
+    return Status::InvalidArgument(
+        dir +
+        ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
+        "and no speed_perturb (windows are planned at their unperturbed length)");
+  // A window stands on its recording's first chunk, whose metadata columns are null and whose
+  // token count is unknown until the window is cut: what reads them would act on nothing.
+  if (!options.filter.empty() || options.batching.bucket_2d || options.batching.max_tokens ||
+      options.batching.max_padded_sum)
+    return Status::InvalidArgument(
+        dir +
+        ": window_seconds: a window's text and tokens are known only when it is cut, so "
+        "filter, bucket_2d, max_tokens and max_padded_sum cannot read them. HINT: leave them "
+        "out, or train on the segments (window_seconds 0)");
+  SLUICE_RETURN_IF_ERROR(SelectWindows(
+      dataset, WindowSamples(options.window_seconds, fx.sample_rate()),
+      [&fx](const shards::RecordEntry& e) { return fx.Length(e); }, index));
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Loader::Open(const std::string& dir, const LoaderOptions& options,
@@ -48,17 +93,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                                    " is outside world size " + std::to_string(options.world));
   if (options.ready_batches < 1 || options.consumer_batches < 1)
     return Status::InvalidArgument("ready_batches and consumer_batches must be at least 1");
-  // Options of the other batching are refused rather than ignored.
-  if (options.packing.seq_len > 0 &&
-      (options.batching.bucket_2d || options.batching.max_padded_sum))
-    return Status::InvalidArgument(
-        "batching.bucket_2d and max_padded_sum shape padded batches; packed rows (seq_len " +
-        std::to_string(options.packing.seq_len) +
-        ") have neither. HINT: --seq-len 0 for padded batches, or leave them out");
-  if (options.packing.seq_len == 0 && options.packing.balance_ranks)
-    return Status::InvalidArgument(
-        "packing.balance_ranks deals packed rows to the ranks; padded batches (seq_len 0) have "
-        "none. HINT: --seq-len N, or leave out --balance-ranks");
+  SLUICE_RETURN_IF_ERROR(CheckBatchingKind(options));
   std::unique_ptr<LoaderImpl> l(new LoaderImpl());
   l->options_ = options;
   // One spelling of speed perturbation from here on (the chain's), whichever was given.
@@ -85,29 +120,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   // Before order and rank split: every epoch, rank and resume plans the same records. Chunks of
   // stored recordings first: they are audio, not samples, and no filter counts them.
   SLUICE_RETURN_IF_ERROR(DeselectChunks(*l->dataset_, &l->index_));
-  if (!(options.window_seconds >= 0 && options.window_seconds <= 86400))
-    return Status::InvalidArgument(dir + ": window_seconds " +
-                                   std::to_string(options.window_seconds) +
-                                   ": expected seconds from 0 (off) to 86400");
-  if (options.window_seconds > 0) {
-    if (!fx->audio() || fx->speed_perturb())
-      return Status::InvalidArgument(
-          dir +
-          ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
-          "and no speed_perturb (windows are planned at their unperturbed length)");
-    // A window stands on its recording's first chunk, whose metadata columns are null and whose
-    // token count is unknown until the window is cut: what reads them would act on nothing.
-    if (!options.filter.empty() || options.batching.bucket_2d || options.batching.max_tokens ||
-        options.batching.max_padded_sum)
-      return Status::InvalidArgument(
-          dir +
-          ": window_seconds: a window's text and tokens are known only when it is cut, so "
-          "filter, bucket_2d, max_tokens and max_padded_sum cannot read them. HINT: leave them "
-          "out, or train on the segments (window_seconds 0)");
-    SLUICE_RETURN_IF_ERROR(SelectWindows(
-        *l->dataset_, WindowSamples(options.window_seconds, fx->sample_rate()),
-        [fx](const shards::RecordEntry& e) { return fx->Length(e); }, &l->index_));
-  }
+  SLUICE_RETURN_IF_ERROR(PlanWindows(dir, options, *fx, *l->dataset_, &l->index_));
   // Records that hold text without ids are tokenized online; with no tokenizer given, by the
   // dataset's own (manifest.json "tokenizer"), so that a dataset made with shardify text
   // --tokenizer SPEC --store text needs no wiring. A given tokenizer wins.
