@@ -62,6 +62,43 @@ double PerSecond(double n, double seconds) {
   return seconds > 0 ? n / seconds : std::numeric_limits<double>::quiet_NaN();
 }
 
+// Record r's conversation columns in `row` (and tokens_per_second as a speech-LLM's ratio filter
+// means it: the answer's tokens per second of audio).
+void SetConversationColumns(const ConversationColumns& c, uint64_t r, int sample_rate,
+                            FilterRow* row) {
+  const double audio =
+      sample_rate > 0 ? static_cast<double>(c.audio_samples[r]) / sample_rate : 0.0;
+  const double targets = static_cast<double>(c.text_tokens[r]);
+  row->numbers[kAudioSeconds] = audio;
+  row->numbers[kTextTokens] = targets;
+  row->numbers[kEncoderFrames] = static_cast<double>(c.encoder_frames[r]);
+  row->numbers[kLlmTokens] = static_cast<double>(c.llm_tokens[r]);
+  row->numbers[kTokensPerSecond] = PerSecond(targets, audio);
+}
+
+// The metadata columns `used` (indices into `sources`) of record `local` of a shard's `table` in
+// `row`: nulls flagged, as NaN for numbers; chars_per_second divided by `seconds`.
+void SetMetadataColumns(const shards::ColumnTable& table, uint64_t local, double seconds,
+                        const std::vector<Source>& sources, const std::vector<size_t>& used,
+                        FilterRow* row) {
+  for (size_t i : used) {
+    const shards::Column& c = table.columns[sources[i].spec];
+    const bool null = c.is_null(local);
+    row->null[i] = null;
+    if (sources[i].per_second) {
+      row->numbers[i] = null || !(seconds > 0) ? std::numeric_limits<double>::quiet_NaN()
+                                               : static_cast<double>(c.int_at(local)) / seconds;
+    } else if (c.spec.type == shards::ColumnType::kString) {
+      row->strings[i] = c.string_at(local);
+    } else {
+      row->numbers[i] = null ? std::numeric_limits<double>::quiet_NaN()
+                        : c.spec.type == shards::ColumnType::kInt
+                            ? static_cast<double>(c.int_at(local))
+                            : c.float_at(local);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> FilterColumnNames(const std::vector<shards::ColumnSpec>& specs,
@@ -137,39 +174,10 @@ Status SelectRecords(const std::string& where, const std::string& filter,
       row.numbers[kTokens] = index->tokens[r];
       row.numbers[kTokensPerSecond] = PerSecond(index->tokens[r], seconds);
       row.strings[kKey] = key;
-      if (conversation != nullptr) {
-        const double audio = sample_rate > 0
-                                 ? static_cast<double>(conversation->audio_samples[r]) / sample_rate
-                                 : 0.0;
-        const double targets = static_cast<double>(conversation->text_tokens[r]);
-        row.numbers[kAudioSeconds] = audio;
-        row.numbers[kTextTokens] = targets;
-        row.numbers[kEncoderFrames] = static_cast<double>(conversation->encoder_frames[r]);
-        row.numbers[kLlmTokens] = static_cast<double>(conversation->llm_tokens[r]);
-        // What a speech-LLM's ratio filter means: the answer's tokens per second of audio.
-        row.numbers[kTokensPerSecond] = PerSecond(targets, audio);
-      }
-      if (!used_metadata.empty()) {
-        const shards::ColumnTable& table = metadata.table(index->shard_of(r));
-        const uint64_t local = index->local_index(r);
-        for (size_t i : used_metadata) {
-          const shards::Column& c = table.columns[sources[i].spec];
-          const bool null = c.is_null(local);
-          row.null[i] = null;
-          if (sources[i].per_second) {
-            row.numbers[i] = null || !(seconds > 0)
-                                 ? std::numeric_limits<double>::quiet_NaN()
-                                 : static_cast<double>(c.int_at(local)) / seconds;
-          } else if (c.spec.type == shards::ColumnType::kString) {
-            row.strings[i] = c.string_at(local);
-          } else {
-            row.numbers[i] = null ? std::numeric_limits<double>::quiet_NaN()
-                             : c.spec.type == shards::ColumnType::kInt
-                                 ? static_cast<double>(c.int_at(local))
-                                 : c.float_at(local);
-          }
-        }
-      }
+      if (conversation != nullptr) SetConversationColumns(*conversation, r, sample_rate, &row);
+      if (!used_metadata.empty())
+        SetMetadataColumns(metadata.table(index->shard_of(r)), index->local_index(r), seconds,
+                           sources, used_metadata, &row);
       if (const int why = expr->Reject(row); why >= 0) {
         ++(*counts)[why].records;
         continue;
