@@ -18,7 +18,8 @@ ConversationAudio::~ConversationAudio() = default;
 
 Status ConversationAudio::Create(const shards::Manifest& m, const LoaderOptions& options,
                                  const std::vector<const shards::ShardReader*>& shards,
-                                 std::unique_ptr<ConversationAudio>* out) {
+                                 std::unique_ptr<ConversationAudio>* out,
+                                 std::span<const uint8_t> asr_shards) {
   // Each refusal keeps a span's length equal to its audio's encoder frames, which the plan
   // counted from the stored samples.
   if (options.kind == FeatureKind::kPrecomputed)
@@ -60,7 +61,16 @@ Status ConversationAudio::Create(const shards::Manifest& m, const LoaderOptions&
   // Per record, from the index's turn tables: what sizes a batch's audio at plan time.
   std::vector<shards::TurnEntry> turns;
   std::string where;
-  for (const shards::ShardReader* s : shards)
+  for (size_t g = 0; g < shards.size(); ++g) {
+    const shards::ShardReader* s = shards[g];
+    // A plain ASR record is one audio turn of all its samples (AsrTaskTurns).
+    if (g < asr_shards.size() && asr_shards[g]) {
+      for (size_t i = 0; i < s->num_records(); ++i) {
+        a->turns_.push_back(1);
+        a->max_samples_.push_back(static_cast<uint32_t>(s->record(i).duration));
+      }
+      continue;
+    }
     for (size_t i = 0; i < s->num_records(); ++i) {
       where = s->name() + ": record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')";
       SLUICE_RETURN_IF_ERROR(shards::DecodeTurnTable(s->aux(i), where, &turns));
@@ -73,6 +83,7 @@ Status ConversationAudio::Create(const shards::Manifest& m, const LoaderOptions&
       a->turns_.push_back(n);
       a->max_samples_.push_back(longest);
     }
+  }
   *out = std::move(a);
   return Status::OK();
 }

@@ -52,10 +52,13 @@ class ConversationAudio {
   // rate. InvalidArgument naming the option for one that cannot apply to audio turns
   // (precomputed features, speed_perturb, spec_augment: an audio's frames would no longer be
   // those its placeholder span was counted for, or nothing implements it per turn); Corruption
-  // as the turn tables' decoder's.
+  // as the turn tables' decoder's. A mixture's plain ASR shards (asr_shards[g] set) hold
+  // records of one audio turn each, all the record's samples (AsrTaskTurns, chat_template.h);
+  // ConversationIndexColumns has checked their durations.
   static Status Create(const shards::Manifest& manifest, const LoaderOptions& options,
                        const std::vector<const shards::ShardReader*>& shards,
-                       std::unique_ptr<ConversationAudio>* out);
+                       std::unique_ptr<ConversationAudio>* out,
+                       std::span<const uint8_t> asr_shards = {});
   ~ConversationAudio();
 
   int dim() const { return dim_; }  // feature bins; 1 for raw samples

@@ -81,12 +81,38 @@ Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSp
 
 namespace {
 
-// Calls fn(where, turns) with each record's turn table, read from the index's aux area alone.
+// Calls fn(where, turns) with each record's turn table, read from the index's aux area alone;
+// a plain ASR record's (asr_shards[g] set for its shard g) is its task conversation's
+// (AsrTaskEntries of `t`), from its index entry's duration and token count.
 template <class Fn>
-Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards, Fn&& fn) {
+Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards,
+                        const ChatTemplate& t, std::span<const uint8_t> asr_shards, Fn&& fn) {
   std::vector<shards::TurnEntry> turns;
   std::string where;
-  for (const shards::ShardReader* s : shards) {
+  for (size_t g = 0; g < shards.size(); ++g) {
+    const shards::ShardReader* s = shards[g];
+    if (g < asr_shards.size() && asr_shards[g]) {
+      for (size_t i = 0; i < s->num_records(); ++i) {
+        const shards::RecordEntry& e = s->record(i);
+        where =
+            s->name() + ": ASR record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')";
+        if (!t.has_task)
+          return Status::InvalidArgument(
+              where +
+              ": an ASR record in a conversation mixture needs the template's task "
+              "prompt. HINT: \"task\": {\"prompt\": \"Transcribe the audio.\"} "
+              "(docs/conversations.md, \"ASR datasets as task conversations\")");
+        if (e.tokens == 0 || e.duration > std::numeric_limits<uint32_t>::max())
+          return Status::InvalidArgument(
+              where + (e.tokens == 0
+                           ? ": no transcript ids, which its task conversation's answer is. HINT: "
+                             "shardify audio --tokenizer with the conversations' tokenizer"
+                           : ": over 2^32 samples of audio, longer than an audio turn can be"));
+        turns = AsrTaskEntries(t, static_cast<uint32_t>(e.duration), e.tokens);
+        SLUICE_RETURN_IF_ERROR(fn(where, turns));
+      }
+      continue;
+    }
     if (!s->has_aux() && s->num_records() > 0)
       return Status::Corruption(s->name() +
                                 ": no turn tables in the index (no aux area): not a conversation "
@@ -107,7 +133,7 @@ Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& sh
                                bool ids_stored, std::vector<uint64_t>* tokens) {
   tokens->clear();
   return ForEachTurnTable(
-      shards, [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
+      shards, t, {}, [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
         uint64_t n = 0;
         SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
         tokens->push_back(n);
@@ -117,10 +143,12 @@ Status ConversationIndexTokens(const std::vector<const shards::ShardReader*>& sh
 
 Status ConversationIndexColumns(const std::vector<const shards::ShardReader*>& shards,
                                 const ChatTemplate& t, const features::EncoderFramesSpec& spec,
-                                bool ids_stored, ConversationColumns* out) {
+                                bool ids_stored, ConversationColumns* out,
+                                std::span<const uint8_t> asr_shards) {
   *out = ConversationColumns();
   return ForEachTurnTable(
-      shards, [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
+      shards, t, asr_shards,
+      [&](const std::string& where, const std::vector<shards::TurnEntry>& turns) {
         uint64_t n = 0, samples = 0, targets = 0, frames = 0;
         SLUICE_RETURN_IF_ERROR(ConversationTokens(t, spec, turns, ids_stored, where, &n));
         for (const shards::TurnEntry& turn : turns) {
@@ -164,7 +192,7 @@ Status AsrTaskIndexTokens(const ChatTemplate& t, const features::EncoderFramesSp
 // Every table is read (a scan of the index in memory), so a damaged one is found here too.
 Status AnyAudioTurn(const std::vector<const shards::ShardReader*>& shards, bool* any) {
   *any = false;
-  return ForEachTurnTable(shards,
+  return ForEachTurnTable(shards, ChatTemplate(), {},
                           [any](const std::string&, const std::vector<shards::TurnEntry>& turns) {
                             for (const shards::TurnEntry& t : turns) *any = *any || t.has_audio;
                             return Status::OK();
@@ -208,9 +236,9 @@ Status SetConversationTokens(const std::vector<uint64_t>& tokens, IndexColumns* 
 Status MakeConversationPlan(const IndexColumns& index, const BatchingOptions& batching,
                             const PackingOptions& packing, uint64_t seed, uint64_t epoch,
                             const std::vector<WorldSegment>& earlier, int rank, int world,
-                            EpochPlan* plan) {
+                            EpochPlan* plan, const MixOptions* mix) {
   SLUICE_RETURN_IF_ERROR(CheckConversationPacking(packing));
-  return MakeFitPlan(index, batching, packing, seed, epoch, earlier, rank, world, nullptr, plan);
+  return MakeFitPlan(index, batching, packing, seed, epoch, earlier, rank, world, mix, plan);
 }
 
 }  // namespace sluice::loader

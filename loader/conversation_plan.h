@@ -33,6 +33,14 @@ namespace sluice::loader {
 struct ConversationSpec {
   ChatTemplate chat;  // resolved with the dataset's tokenizer
   features::EncoderFramesSpec frames;
+  // A mixture's plain ASR records, rendered as the template's task conversations: the records
+  // [asr_records[2k], asr_records[2k + 1]) of the index (one range per ASR source).
+  std::vector<uint64_t> asr_records;
+  bool asr_record(uint64_t r) const {
+    for (size_t k = 0; k + 1 < asr_records.size(); k += 2)
+      if (r >= asr_records[k] && r < asr_records[k + 1]) return true;
+    return false;
+  }
 };
 
 // Reads both files of `options` (a template file, an encoder preset or file) through base/sysio
@@ -45,10 +53,15 @@ Status LoadConversationSpec(const ConversationOptions& options,
                             ConversationSpec* out);
 
 // Every record's filter columns (record_filter.h), llm_tokens the costs ConversationIndexTokens
-// gives, in one walk over the turn tables. Errors as ConversationIndexTokens'.
+// gives, in one walk over the turn tables. Errors as ConversationIndexTokens'. A mixture's plain
+// ASR shards (asr_shards[g] set; none when empty) count each record as the template's task
+// conversation (AsrTaskEntries) from its index entry's duration and transcript ids:
+// InvalidArgument naming the shard and record for a template without a task or a record without
+// transcript ids.
 Status ConversationIndexColumns(const std::vector<const shards::ShardReader*>& shards,
                                 const ChatTemplate& t, const features::EncoderFramesSpec& spec,
-                                bool ids_stored, ConversationColumns* out);
+                                bool ids_stored, ConversationColumns* out,
+                                std::span<const uint8_t> asr_shards = {});
 
 // The costs of an ASR source's records [first, last) of `index` as the template's task
 // conversations (AsrTaskTurns, chat_template.h): each from its duration (samples) and token
@@ -88,10 +101,11 @@ Status CheckConversationPacking(const PackingOptions& packing);
 Status SetConversationTokens(const std::vector<uint64_t>& tokens, IndexColumns* index);
 
 // The epoch's plan over an index whose tokens are the costs (SetConversationTokens):
-// MakeFitPlan (pack_fit.h) once CheckConversationPacking passes; its errors otherwise.
+// MakeFitPlan (pack_fit.h) once CheckConversationPacking passes; its errors otherwise. `mix`: the
+// sources' weights, for a mixture (their records follow them as MakeFitPlan says).
 Status MakeConversationPlan(const IndexColumns& index, const BatchingOptions& batching,
                             const PackingOptions& packing, uint64_t seed, uint64_t epoch,
                             const std::vector<WorldSegment>& earlier, int rank, int world,
-                            EpochPlan* plan);
+                            EpochPlan* plan, const MixOptions* mix = nullptr);
 
 }  // namespace sluice::loader

@@ -215,10 +215,6 @@ Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns
           "conversation datasets (shardify conversations). HINT: leave them unset");
     return Status::OK();
   }
-  if (dataset_->mixed())
-    return Status::Unsupported(dir +
-                               ": mixtures of conversation datasets are not implemented. "
-                               "HINT: load one conversation dataset");
   // seq_len 0: padded rows, a conversation each (padded_conversation.h).
   Status st =
       options_.packing.seq_len > 0 ? CheckConversationPacking(options_.packing) : Status::OK();
@@ -231,17 +227,39 @@ Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns
   std::unique_ptr<features::Tokenizer> tokenizer;
   SLUICE_RETURN_IF_ERROR(
       LoadDatasetTokenizer(*m.tokenizer, dataset_->source(0).storage(), &tokenizer));
-  std::vector<const shards::ShardReader*> shards;
-  for (size_t g = 0; g < dataset_->num_shards(); ++g) shards.push_back(&dataset_->shard(g));
+  // A mixture's plain ASR sources (sources.h) hold task conversations: one audio turn each.
+  std::vector<const shards::ShardReader*> shards, conversation_shards;
+  std::vector<uint8_t> asr_shards;
+  std::vector<uint64_t> asr_records;
+  for (size_t s = 0, g = 0; s < dataset_->size(); ++s) {
+    const size_t end = g + dataset_->source(s).num_shards();
+    if (dataset_->asr(s)) {
+      asr_records.push_back(index_.source_first_record[s]);
+      asr_records.push_back(index_.source_first_record[s + 1]);
+    }
+    for (; g < end; ++g) {
+      shards.push_back(&dataset_->shard(g));
+      asr_shards.push_back(dataset_->asr(s));
+      if (!dataset_->asr(s)) conversation_shards.push_back(&dataset_->shard(g));
+    }
+  }
   // Text-only conversations (instruction data) need no encoder spec nor placeholder.
-  bool audio_turns = false;
-  SLUICE_RETURN_IF_ERROR(AnyAudioTurn(shards, &audio_turns));
+  bool audio_turns = dataset_->asr_sources();
+  if (!audio_turns) SLUICE_RETURN_IF_ERROR(AnyAudioTurn(conversation_shards, &audio_turns));
   conversation_ = std::make_unique<ConversationSpec>();
   st = LoadConversationSpec(co, *tokenizer, m.sample_rate, audio_turns, conversation_.get());
   if (!st.ok()) return Status::InvalidArgument(dir + ": " + st.message());
+  conversation_->asr_records = std::move(asr_records);
+  for (size_t s = 0; s < dataset_->size(); ++s)
+    if (dataset_->asr(s) && !conversation_->chat.has_task)
+      return Status::InvalidArgument(
+          dataset_->source(s).dir() + ": ASR records beside the conversations of " + dir +
+          " become the template's task conversations, and " + co.chat_template +
+          " declares no task. HINT: \"task\": {\"prompt\": \"Transcribe the audio.\"} in "
+          "the template (docs/conversations.md, \"ASR datasets as task conversations\")");
   // Batches carry the audio turns' features (conversation_audio.h), as the feature options say.
   if (audio_turns) {
-    st = ConversationAudio::Create(m, options_, shards, &conversation_audio_);
+    st = ConversationAudio::Create(m, options_, shards, &conversation_audio_, asr_shards);
     if (!st.ok()) return Prefixed(st, dir);
   }
   // The run record names the template and the spec by what they mean, not where they are.
@@ -251,8 +269,8 @@ Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns
     options_.conversation.encoder_frames_content =
         shards::ChecksumHex(shards::Checksum(spec.data(), spec.size()));
   }
-  return ConversationIndexColumns(shards, conversation_->chat, conversation_->frames, true,
-                                  columns);
+  return ConversationIndexColumns(shards, conversation_->chat, conversation_->frames, true, columns,
+                                  asr_shards);
 }
 
 void LoaderImpl::Stop() {

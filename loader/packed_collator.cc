@@ -15,6 +15,7 @@
 #include "loader/collator.h"
 #include "loader/pack.h"
 #include "loader/pack_fit.h"
+#include "loader/padded_conversation.h"
 #include "loader/token_ids.h"
 
 namespace sluice::loader {
@@ -84,7 +85,8 @@ class PackedCollator final : public Collator {
     const LoaderOptions& o = *ctx_.options;
     if (ctx_.conversation != nullptr)  // the index's tokens are the conversations' costs
       return MakeConversationPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank,
-                                  o.world, plan);
+                                  o.world, plan,
+                                  ctx_.dataset->mixed() ? &ctx_.dataset->mix() : nullptr);
     if (o.packing.pack_mode == PackMode::kConcat)
       return MakePackedPlan(index, o.batching, o.packing, o.seed, epoch, earlier, o.rank, o.world,
                             plan);
@@ -150,9 +152,9 @@ class PackedCollator final : public Collator {
     return Status::OK();
   }
 
-  Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry&,
+  Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry& re,
                 std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
-    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, s, b);
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, re, shard, s, b);
     const int32_t* ids = nullptr;
     uint64_t n = 0;
     SLUICE_RETURN_IF_ERROR(Ids(item, rv, s, &ids, &n));
@@ -254,7 +256,8 @@ class PackedCollator final : public Collator {
              const int32_t** ids, uint64_t* n) const;
   void CopyTokens(const ReadItem& item, const int32_t* ids, uint64_t n, BatchBuffer* b) const;
   Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                               std::string_view shard, DecodeScratch* s, BatchBuffer* b) const;
+                               const shards::RecordEntry& re, std::string_view shard,
+                               DecodeScratch* s, BatchBuffer* b) const;
   Status OpenAudio(uint32_t j, BatchBuffer* b, uint64_t* allocations) const;
   Status RefillAudio(BatchBuffer* b, uint64_t* allocations) const;
 
@@ -323,37 +326,24 @@ void PackedCollator::CopyTokens(const ReadItem& item, const int32_t* ids, uint64
   }
 }
 
-// A conversation's rendering into each of its pieces in the row (a mixture is refused, but a
-// fit's repeated rows are other rows: one piece per entry). Its length must be the cost the plan
-// placed it by, computed from the index's turn table: Corruption naming the record otherwise.
+// A conversation's rendering (a mixture's ASR record's: its task conversation) into each of its
+// pieces in the row: a mixture may place a record twice in one row, each entry its own piece and
+// audio slots (the same bytes; pack_fit.h). Its length must be the cost the plan placed it by,
+// computed from the index: Corruption naming the record otherwise.
 Status PackedCollator::DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                                             std::string_view shard, DecodeScratch* s,
-                                             BatchBuffer* b) const {
+                                             const shards::RecordEntry& re, std::string_view shard,
+                                             DecodeScratch* s, BatchBuffer* b) const {
   // Per decode thread, keeping their capacity: no allocation per record once warm.
   thread_local std::vector<shards::ConversationTurn> turns;
   thread_local RenderedConversation rendered;
-  const ConversationSpec& cs = *ctx_.conversation;
   thread_local std::string where;
   where.assign(shard);
   where += ": record '";
   where += ctx_.dataset->shard(index_->shard_of(item.record)).key(index_->local_index(item.record));
   where += "'";
-  Status st = shards::DecodeConversation(rv, where, &turns);
-  if (st.ok()) {
-    st = RenderConversation(
-        cs.chat, turns,
-        [&](uint64_t n) {
-          return static_cast<uint64_t>(features::EncoderFrames(cs.frames, static_cast<int64_t>(n)));
-        },
-        &rendered);
-    // With the code the renderer chose: an id beyond int32 is no damage to skip past.
-    if (!st.ok()) return Prefixed(st, where);
-  }
-  SLUICE_RETURN_IF_ERROR(st);
-  const uint64_t want = index_->tokens[item.record];
-  if (rendered.ids.size() != want)
-    return Status::Corruption(where + ": renders to " + std::to_string(rendered.ids.size()) +
-                              " tokens, its turn table in the index to " + std::to_string(want));
+  SLUICE_RETURN_IF_ERROR(RenderConversationRecord(*ctx_.conversation, rv, item.record, re.duration,
+                                                  where, index_->tokens[item.record], &turns,
+                                                  &rendered));
   const PlannedBatch& pb = plan_->batches[item.batch];
   const auto rows = plan_->entry_rows.begin();
   const uint64_t end = pb.first + pb.entries;

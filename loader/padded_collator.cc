@@ -74,7 +74,7 @@ class PaddedCollator final : public Collator {
 
   Status Decode(const ReadItem& item, const shards::RecordView& rv, const shards::RecordEntry& e,
                 std::string_view shard, DecodeScratch* s, BatchBuffer* b) const override {
-    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, shard, s, b);
+    if (ctx_.conversation != nullptr) return DecodeConversationRow(item, rv, e, shard, s, b);
     BatchFields& f = b->fields();
     const size_t row = item.row;
     const FeatureExtractor& fx = *ctx_.extractor;
@@ -194,7 +194,8 @@ class PaddedCollator final : public Collator {
   // A conversation's row: its rendering's ids (their count the plan's, from the index) and, at
   // the audio call point, its audio.
   Status DecodeConversationRow(const ReadItem& item, const shards::RecordView& rv,
-                               std::string_view shard, DecodeScratch* s, BatchBuffer* b) const {
+                               const shards::RecordEntry& e, std::string_view shard,
+                               DecodeScratch* s, BatchBuffer* b) const {
     // Per decode thread, keeping their capacity: no allocation per record once warm.
     thread_local std::vector<shards::ConversationTurn> turns;
     thread_local RenderedConversation rendered;
@@ -204,8 +205,9 @@ class PaddedCollator final : public Collator {
     where +=
         ctx_.dataset->shard(index_->shard_of(item.record)).key(index_->local_index(item.record));
     where += "'";
-    SLUICE_RETURN_IF_ERROR(RenderConversationRecord(
-        *ctx_.conversation, rv, where, index_->tokens[item.record], &turns, &rendered));
+    SLUICE_RETURN_IF_ERROR(RenderConversationRecord(*ctx_.conversation, rv, item.record, e.duration,
+                                                    where, index_->tokens[item.record], &turns,
+                                                    &rendered));
     BatchFields& f = b->fields();
     if (const shards::FieldView* text = rv.Find(shards::FieldType::kText))
       f.texts[item.row].assign(text->data, text->size);

@@ -20,12 +20,15 @@
 
 namespace sluice::loader {
 
-// Decodes conversation record `rv` (`where` names it in errors) into *turns and renders it with
-// `spec` into *out. Corruption naming `where` when the rendering's length is not `want`, the cost
-// its turn table in the index gave the plan.
+// Decodes conversation record `rv` (`where` names it in errors; `record` its id in the index)
+// into *turns and renders it with `spec` into *out; a mixture's plain ASR record
+// (spec.asr_record) becomes its task conversation (AsrTaskTurns) of `samples` samples (its index
+// entry's duration) and its stored transcript ids, which *turns then view. Packed and padded
+// collators both decode a row's conversation with it. Corruption naming `where` when the
+// rendering's length is not `want`, the cost its turn table in the index gave the plan.
 Status RenderConversationRecord(const ConversationSpec& spec, const shards::RecordView& rv,
-                                std::string_view where, uint64_t want,
-                                std::vector<shards::ConversationTurn>* turns,
+                                uint64_t record, uint64_t samples, std::string_view where,
+                                uint64_t want, std::vector<shards::ConversationTurn>* turns,
                                 RenderedConversation* out);
 
 // The padded path's one call point for a conversation's audio: writes the audio turns of the

@@ -10,6 +10,35 @@
 namespace sluice::loader {
 namespace {
 
+// What an ASR source `asr` must share with conversation source `conv` for its records to be
+// rendered as the template's task conversations beside the conversations (docs/conversations.md,
+// "ASR datasets as task conversations"): empty, or why not, naming the ASR dataset and the fix.
+// Their codecs may differ (each record's audio field says its own) and so may their fields.
+std::string AsrDisagreement(const shards::Dataset& conv, const shards::Dataset& asr) {
+  const shards::Manifest &mc = conv.manifest(), &ma = asr.manifest();
+  const std::string head =
+      "mixture: ASR dataset " + asr.dir() + " beside conversations " + conv.dir() + ": ";
+  if (ma.sample_rate != mc.sample_rate)
+    return head + "its audio is at " + std::to_string(ma.sample_rate) +
+           " Hz, the conversations' at " + std::to_string(mc.sample_rate) +
+           " Hz, and the loader does not resample. HINT: shardify audio --sample-rate " +
+           std::to_string(mc.sample_rate);
+  if (ma.codec != "pcm16" && ma.codec != "flac")
+    return head + "its records hold no audio the loader decodes (codec '" + ma.codec +
+           "'). HINT: shardify audio --codec pcm16 or flac, without --drop-audio";
+  if (!ma.has_field("tokens"))
+    return head +
+           "its transcripts hold no token ids, which the task conversation's assistant turn is "
+           "made of. HINT: shardify audio --tokenizer with the conversations' tokenizer (" +
+           mc.tokenizer->dump() + ")";
+  if (*ma.tokenizer != *mc.tokenizer)
+    return head + "its transcripts were tokenized with another tokenizer (" + ma.tokenizer->dump() +
+           ") than the conversations (" + mc.tokenizer->dump() +
+           "): their ids would mean other text. HINT: shardify audio --tokenizer with the "
+           "conversations' tokenizer file";
+  return "";
+}
+
 // What two sources must share for one FeatureExtractor, collator and tokenizer to serve both:
 // empty, or why not (naming both directories).
 std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
@@ -31,23 +60,30 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
       if (f != "features" || stored_a || stored_b) s += (s.empty() ? "" : ",") + f;
     return s;
   };
-  if (ma.kind != mb.kind)
-    return differ("their kind", ma.kind, mb.kind, "mix audio datasets with audio ones");
-  if (ma.sample_rate != mb.sample_rate)
-    return differ("their sample rate", std::to_string(ma.sample_rate),
-                  std::to_string(mb.sample_rate), "shardify both at one --sample-rate");
-  if (ma.codec != mb.codec)
-    return differ("their audio codec", ma.codec, mb.codec, "shardify both with one --codec");
-  if (stored_a != stored_b || (stored_a && *ma.features != *mb.features))
-    return differ("their precomputed features", ma.features->dump(), mb.features->dump(),
-                  "shardify both with the same --features options, or compute features in the "
-                  "loader (use_precomputed false and kind fbank; sluice-bench --features fbank)");
-  if (fields(ma) != fields(mb))
-    return differ("the fields of their records", fields(ma), fields(mb),
-                  "shardify both with the same --tokenizer, --store and --features options");
-  if (*ma.tokenizer != *mb.tokenizer)
-    return differ("their tokenizer", ma.tokenizer->dump(), mb.tokenizer->dump(),
-                  "shardify both with the same --tokenizer (one model file)");
+  if (ma.kind == "conversation" && mb.kind == "audio") {
+    const std::string why = AsrDisagreement(a, b);
+    if (!why.empty()) return why;
+  } else {
+    if (ma.kind != mb.kind)
+      return differ("their kind", ma.kind, mb.kind,
+                    "mix audio datasets with audio ones, and conversation datasets with "
+                    "conversation or audio (ASR) ones");
+    if (ma.sample_rate != mb.sample_rate)
+      return differ("their sample rate", std::to_string(ma.sample_rate),
+                    std::to_string(mb.sample_rate), "shardify both at one --sample-rate");
+    if (ma.codec != mb.codec)
+      return differ("their audio codec", ma.codec, mb.codec, "shardify both with one --codec");
+    if (stored_a != stored_b || (stored_a && *ma.features != *mb.features))
+      return differ("their precomputed features", ma.features->dump(), mb.features->dump(),
+                    "shardify both with the same --features options, or compute features in the "
+                    "loader (use_precomputed false and kind fbank; sluice-bench --features fbank)");
+    if (fields(ma) != fields(mb))
+      return differ("the fields of their records", fields(ma), fields(mb),
+                    "shardify both with the same --tokenizer, --store and --features options");
+    if (*ma.tokenizer != *mb.tokenizer)
+      return differ("their tokenizer", ma.tokenizer->dump(), mb.tokenizer->dump(),
+                    "shardify both with the same --tokenizer (one model file)");
+  }
   // A filter reads every source's metadata columns by the first's list (record_filter.h).
   if (!options.filter.empty() && ma.columns != mb.columns) {
     const auto list = [](const shards::Manifest& m) {
@@ -77,12 +113,22 @@ Status Sources::Open(const MixOptions& mix, const LoaderOptions& options,
       SLUICE_RETURN_IF_ERROR(CheckMixWeight(src.weight, "mixture: " + storage::RedactUrl(src.dir)));
     std::unique_ptr<shards::Dataset> ds;
     SLUICE_RETURN_IF_ERROR(storage::OpenDataset(src.dir, options.storage, ro, &ds));
-    if (!s->datasets_.empty()) {
-      const std::string why = Disagreement(*s->datasets_[0], *ds, options);
-      if (!why.empty()) return Status::InvalidArgument(why);
-    }
     for (size_t i = 0; i < ds->num_shards(); ++i) s->shards_.push_back(&ds->shard(i));
     s->datasets_.push_back(std::move(ds));
+  }
+  // A conversation mixture's batches are conversations: its first conversation source leads,
+  // and audio sources are its ASR records (rendered as the template's task conversations).
+  for (size_t i = 0; i < s->datasets_.size(); ++i)
+    if (s->datasets_[i]->manifest().kind == "conversation") {
+      s->lead_ = i;
+      break;
+    }
+  const bool conversations = s->manifest().kind == "conversation";
+  for (size_t i = 0; i < s->datasets_.size(); ++i) {
+    s->asr_.push_back(conversations && s->datasets_[i]->manifest().kind == "audio");
+    if (i == s->lead_) continue;
+    const std::string why = Disagreement(*s->datasets_[s->lead_], *s->datasets_[i], options);
+    if (!why.empty()) return Status::InvalidArgument(why);
   }
   *out = std::move(s);
   return Status::OK();

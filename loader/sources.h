@@ -3,6 +3,7 @@
 // in IndexColumns (BuildSourceIndex). Open checks that the sources agree on what a batch holds.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -21,7 +22,9 @@ class Sources {
   // Opens every dataset (manifest and shard indexes). A mixture (more than one source, or
   // epoch_records set) needs weights > 0 and sources that agree on their kind, sample rate,
   // precomputed features (when the loader would use them) and tokenizer: InvalidArgument naming
-  // both directories and what differs.
+  // both directories and what differs. A mixture with a conversation dataset may also hold plain
+  // ASR (audio) datasets, whose records become the template's task conversations: they must have
+  // the conversations' sample rate and transcript ids of the conversations' tokenizer.
   static Status Open(const MixOptions& mix, const LoaderOptions& options,
                      std::unique_ptr<Sources>* out);
 
@@ -29,15 +32,21 @@ class Sources {
   const MixOptions& mix() const { return mix_; }
   size_t size() const { return datasets_.size(); }
   const shards::Dataset& source(size_t s) const { return *datasets_[s]; }
-  // The first source's: the others agree with it on everything the loader reads from it.
-  const shards::Manifest& manifest() const { return datasets_[0]->manifest(); }
-  const std::string& dir() const { return datasets_[0]->dir(); }
+  // The lead source's (the first, or a conversation mixture's first conversation source): the
+  // others agree with it on everything the loader reads from it.
+  const shards::Manifest& manifest() const { return datasets_[lead_]->manifest(); }
+  const std::string& dir() const { return datasets_[lead_]->dir(); }
+  // Whether source s holds plain ASR records in a conversation mixture (asr_sources: any).
+  bool asr(size_t s) const { return asr_[s]; }
+  bool asr_sources() const { return std::find(asr_.begin(), asr_.end(), true) != asr_.end(); }
 
   size_t num_shards() const { return shards_.size(); }
   const shards::ShardReader& shard(size_t g) const { return *shards_[g]; }
 
  private:
   bool mixed_ = false;
+  size_t lead_ = 0;
+  std::vector<bool> asr_;  // per source
   MixOptions mix_;
   std::vector<std::unique_ptr<shards::Dataset>> datasets_;
   std::vector<const shards::ShardReader*> shards_;  // all sources' shards, in order
