@@ -179,3 +179,61 @@ def test_padded_conversation_rows_carry_their_loss_mask_and_audio(tmp_path):
             assert tokens[row, start - 1] == PREFIX_USER and tokens[row, start + length] == END
             seen.add(d)
     assert seen == set(range(8))
+
+
+def test_a_mixture_of_conversations_and_asr_renders_asr_records_as_the_task(tmp_path):
+    """sluice.Loader({conversations: w, asr: w}) with a template that has a task: each ASR record
+    is a row's conversation user (prefix, its audio's placeholder span, the task prompt, end)
+    then assistant (its transcript's ids and end, with loss), its audio in the batch's arrays;
+    every record of both datasets once."""
+    rng = np.random.default_rng(3)
+    texts = ["alpha bravo", "charlie delta echo", "foxtrot golf", "hotel india juliet",
+             "kilo lima", "alpha echo india"]
+    asr, lines = [], []
+    for i, text in enumerate(texts):
+        write_wav(tmp_path / f"a{i}.wav", rng.uniform(-0.3, 0.3, 3000 + 800 * i))
+        asr.append(json.dumps({"audio_filepath": f"a{i}.wav", "text": text}))
+        # The same texts as answers: one character vocabulary, so one tokenizer for both.
+        lines.append(json.dumps({"id": f"c{i}", "turns": [
+            {"role": "user", "audio": {"path": f"a{i}.wav"}},
+            {"role": "assistant", "text": text}]}))
+    (tmp_path / "asr.jsonl").write_text("\n".join(asr) + "\n")
+    (tmp_path / "chats.jsonl").write_text("\n".join(lines) + "\n")
+    sluice.shardify("audio", manifest=tmp_path / "asr.jsonl", out=tmp_path / "asr",
+                    tokenizer="char", binary=tool("shardify"))
+    sluice.shardify("conversations", tmp_path / "chats.jsonl", out=tmp_path / "conv",
+                    tokenizer="char", binary=tool("shardify"))
+    vocab = json.loads((tmp_path / "asr" / "manifest.json").read_text())["tokenizer"]["vocab"]
+    TASK = 903
+    template = {"roles": {"user": {"prefix": {"ids": [PREFIX_USER]}, "suffix": {"ids": [END]}},
+                          "assistant": {"prefix": {"ids": [PREFIX_ASSISTANT]},
+                                        "suffix": {"ids": [END]}}},
+                "placeholder": {"ids": [PLACEHOLDER]}, "task": {"prompt": {"ids": [TASK]}}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    loader = sluice.Loader({str(tmp_path / "conv"): 1, str(tmp_path / "asr"): 1}, seq_len=200,
+                           batch_size=2, pack_mode="best_fit", split_long=False, too_long="skip",
+                           seed=1, chat_template=str(tmp_path / "t.json"),
+                           encoder_frames="fastconformer")
+    n = len(texts)
+    seen = []  # the last batch's rows may repeat the first rows
+    for batch in loader:
+        tokens, doc_ids = np.from_dlpack(batch.tokens), np.from_dlpack(batch.doc_ids)
+        mask, spans = np.from_dlpack(batch.loss_mask), np.from_dlpack(batch.audio_spans)
+        assert len(spans) == sum(len(np.unique(r[r >= 0])) for r in doc_ids)
+        for row in range(batch.size):
+            for d in np.unique(doc_ids[row][doc_ids[row] >= 0]):
+                cols = np.nonzero(doc_ids[row] == d)[0]
+                ids = tokens[row, cols]
+                text = texts[d % n]
+                answer = [2 + vocab.index(c) for c in text]
+                (span,) = [s for s in spans if s[0] == row and s[1] == cols[0] + 1]
+                length = span[2]
+                assert (ids[1:1 + length] == PLACEHOLDER).all() and ids[0] == PREFIX_USER
+                rest = list(ids[1 + length:])
+                if d >= n:  # an ASR record: the task's prompt after its audio
+                    assert rest == [TASK, END, PREFIX_ASSISTANT, *answer, END], f"record {d}"
+                else:
+                    assert rest == [END, PREFIX_ASSISTANT, *answer, END], f"record {d}"
+                assert mask[row, cols].sum() == len(answer) + 1, f"record {d}"
+                seen.append(int(d))
+    assert set(seen) == set(range(2 * n))
