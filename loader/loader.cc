@@ -128,8 +128,8 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   const bool stores_ids = m.has_field("tokens");
   // The model file is read where the records are: a URL's from the URL (through its cache).
   if (!l->options_.tokenizer && !stores_ids && !m.tokenizer->is_null())
-    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->source(0).storage(),
-                                               m.kind == "text", &l->options_.tokenizer));
+    SLUICE_RETURN_IF_ERROR(LoadRecordTokenizer(m, l->dataset_->lead().storage(), m.kind == "text",
+                                               &l->options_.tokenizer));
   ConversationColumns conversation;
   SLUICE_RETURN_IF_ERROR(l->OpenConversations(dir, &conversation));
   // Before order and rank split: every epoch, rank and resume plans the same records. After the
@@ -226,7 +226,7 @@ Status LoaderImpl::OpenConversations(const std::string& dir, ConversationColumns
         "shardify conversations --tokenizer hf:PATH/tokenizer.json");
   std::unique_ptr<features::Tokenizer> tokenizer;
   SLUICE_RETURN_IF_ERROR(
-      LoadDatasetTokenizer(*m.tokenizer, dataset_->source(0).storage(), &tokenizer));
+      LoadDatasetTokenizer(*m.tokenizer, dataset_->lead().storage(), &tokenizer));
   // A mixture's plain ASR sources (sources.h) hold task conversations: one audio turn each.
   std::vector<const shards::ShardReader*> shards, conversation_shards;
   std::vector<uint8_t> asr_shards;

@@ -34,6 +34,7 @@ class Sources {
   const shards::Dataset& source(size_t s) const { return *datasets_[s]; }
   // The lead source's (the first, or a conversation mixture's first conversation source): the
   // others agree with it on everything the loader reads from it.
+  const shards::Dataset& lead() const { return *datasets_[lead_]; }
   const shards::Manifest& manifest() const { return datasets_[lead_]->manifest(); }
   const std::string& dir() const { return datasets_[lead_]->dir(); }
   // Whether source s holds plain ASR records in a conversation mixture (asr_sources: any).

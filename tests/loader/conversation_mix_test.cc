@@ -333,6 +333,40 @@ TEST_F(ConversationMixTest, TwoConversationDatasetsMix) {
     EXPECT_EQ(seen[r], r % kRecords == kLong ? 0 : 1) << "record " << r;
 }
 
+// The sources' order is the user's: with the ASR dataset first, the conversations still lead
+// (their manifest and tokenizer describe the batches) and the ASR records come first in the
+// index; every record of both once.
+TEST_F(ConversationMixTest, AnAsrSourceMayComeFirst) {
+  MixOptions m;
+  m.sources = {{dir_->Join("asr"), 3}, {dir_->Join("conv"), 5}};
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(m, Options(), &l));
+  EXPECT_EQ(ImplOf(*l).dataset().dir(), dir_->Join("conv"));
+  ASSERT_OK(l->Start(0));
+  const EpochPlan& plan = ImplOf(*l).plan();
+  std::map<uint64_t, int> seen;
+  const Batch* b;
+  Status st;
+  while ((st = l->Next(&b)).ok() && b != nullptr) {
+    const size_t L = static_cast<size_t>(b->seq_len());
+    for (size_t row = 0; row < b->size(); ++row) {
+      const int64_t* doc = b->doc_ids() + row * L;
+      for (size_t c = 0; c < L; ++c)
+        if (doc[c] >= 0 && (c == 0 || doc[c - 1] != doc[c])) {
+          const uint64_t r = static_cast<uint64_t>(doc[c]);
+          // Record r is ASR record r, or conversation r - kAsr.
+          const RenderedConversation& want = expected_[r < kAsr ? kRecords + r : r - kAsr];
+          for (size_t k = 0; k < want.ids.size(); ++k)
+            ASSERT_EQ(b->tokens()[row * (L + 1) + c + k], want.ids[k]) << r;
+          if (b->sequences()[row] < plan.fit_rows) ++seen[r];
+        }
+    }
+  }
+  ASSERT_OK(st);
+  for (uint64_t r = 0; r < kAsr + kRecords; ++r)
+    EXPECT_EQ(seen[r], r == kAsr + kLong ? 0 : 1) << "record " << r;
+}
+
 std::vector<uint64_t> Digests(const MixOptions& m, const LoaderOptions& o, const ResumeState& at,
                               size_t take = ~size_t{0}) {
   std::unique_ptr<Loader> l;
