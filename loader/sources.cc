@@ -26,6 +26,12 @@ std::string AsrDisagreement(const shards::Dataset& conv, const shards::Dataset& 
   if (ma.codec != "pcm16" && ma.codec != "flac")
     return head + "its records hold no audio the loader decodes (codec '" + ma.codec +
            "'). HINT: shardify audio --codec pcm16 or flac, without --drop-audio";
+  // A segment's audio is in its recording's chunk records, which the task conversation's one
+  // audio turn (the record's own audio field) cannot reach.
+  if (ma.stored_segments())
+    return head +
+           "its segments are stored as references into recordings, whose audio a task "
+           "conversation does not read. HINT: shardify audio without --segments stored";
   if (!ma.has_field("tokens"))
     return head +
            "its transcripts hold no token ids, which the task conversation's assistant turn is "

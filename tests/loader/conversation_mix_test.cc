@@ -458,6 +458,15 @@ TEST_F(ConversationMixTest, SourcesThatCannotBeRenderedAreRefused) {
   shards::JsonValue other = cm.tokenizer;
   (*other)["vocab"].push_back("!");
   WriteAsr(dir_->Join("asr_other_tokenizer"), spec, other);
+  WriteAsr(dir_->Join("asr_stored_segments"), spec, cm.tokenizer);
+  {
+    // Segments of stored recordings hold no audio of their own (their recording's chunks do).
+    shards::Manifest m;
+    ASSERT_OK(shards::LoadManifest(dir_->Join("asr_stored_segments"), &m));
+    m.segments = "stored";
+    m.chunk_samples = 160000;
+    ASSERT_OK(shards::SaveManifest(dir_->Join("asr_stored_segments"), m));
+  }
   spec.with_tokens = false;
   WriteAsr(dir_->Join("asr_no_ids"), spec, cm.tokenizer);
   auto refused = [&](const std::string& asr, const LoaderOptions& o, const std::string& what) {
@@ -473,6 +482,7 @@ TEST_F(ConversationMixTest, SourcesThatCannotBeRenderedAreRefused) {
   refused("asr_8k", Options(), "shardify audio --sample-rate 16000");
   refused("asr_other_tokenizer", Options(), "another tokenizer");
   refused("asr_no_ids", Options(), "shardify audio --tokenizer");
+  refused("asr_stored_segments", Options(), "without --segments stored");
   LoaderOptions o = Options();
   o.conversation.chat_template = dir_->Join("no_task.json");
   refused("asr", o, "\"task\": {\"prompt\"");
