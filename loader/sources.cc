@@ -4,11 +4,22 @@
 #include <string>
 
 #include "loader/mix.h"
+#include "shards/checksum.h"
 #include "storage/open.h"
 #include "storage/url.h"
 
 namespace sluice::loader {
 namespace {
+
+// A tokenizer as a message names it: its type, its size and the XXH3 of its whole description
+// (which for char holds every character, too long to print).
+std::string TokenizerBrief(const nlohmann::json& t) {
+  if (t.is_null()) return "none";
+  const std::string all = t.dump();
+  std::string s = t.value("type", std::string("?"));
+  if (t.contains("vocab_size")) s += ", " + t["vocab_size"].dump() + " ids";
+  return s + ", description xxh3 " + shards::ChecksumHex(shards::Checksum(all.data(), all.size()));
+}
 
 // What an ASR source `asr` must share with conversation source `conv` for its records to be
 // rendered as the template's task conversations beside the conversations (docs/conversations.md,
@@ -36,10 +47,11 @@ std::string AsrDisagreement(const shards::Dataset& conv, const shards::Dataset& 
     return head +
            "its transcripts hold no token ids, which the task conversation's assistant turn is "
            "made of. HINT: shardify audio --tokenizer with the conversations' tokenizer (" +
-           mc.tokenizer->dump() + ")";
+           TokenizerBrief(*mc.tokenizer) + ")";
   if (*ma.tokenizer != *mc.tokenizer)
-    return head + "its transcripts were tokenized with another tokenizer (" + ma.tokenizer->dump() +
-           ") than the conversations (" + mc.tokenizer->dump() +
+    return head + "its transcripts were tokenized with another tokenizer (" +
+           TokenizerBrief(*ma.tokenizer) + ") than the conversations (" +
+           TokenizerBrief(*mc.tokenizer) +
            "): their ids would mean other text. HINT: shardify audio --tokenizer with the "
            "conversations' tokenizer file";
   return "";
@@ -87,7 +99,7 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
       return differ("the fields of their records", fields(ma), fields(mb),
                     "shardify both with the same --tokenizer, --store and --features options");
     if (*ma.tokenizer != *mb.tokenizer)
-      return differ("their tokenizer", ma.tokenizer->dump(), mb.tokenizer->dump(),
+      return differ("their tokenizer", TokenizerBrief(*ma.tokenizer), TokenizerBrief(*mb.tokenizer),
                     "shardify both with the same --tokenizer (one model file)");
   }
   // A filter reads every source's metadata columns by the first's list (record_filter.h).

@@ -481,6 +481,16 @@ TEST_F(ConversationMixTest, SourcesThatCannotBeRenderedAreRefused) {
   };
   refused("asr_8k", Options(), "shardify audio --sample-rate 16000");
   refused("asr_other_tokenizer", Options(), "another tokenizer");
+  {
+    // The two tokenizers are told apart by their descriptions' XXH3, not printed whole: a char
+    // tokenizer's description is its whole vocabulary.
+    MixOptions m;
+    m.sources = {{dir_->Join("conv"), 1}, {dir_->Join("asr_other_tokenizer"), 1}};
+    std::unique_ptr<Loader> l;
+    const std::string message = Loader::Open(m, Options(), &l).message();
+    EXPECT_NE(message.find("description xxh3"), std::string::npos) << message;
+    EXPECT_EQ(message.find("\"vocab\""), std::string::npos) << message;
+  }
   refused("asr_no_ids", Options(), "shardify audio --tokenizer");
   refused("asr_stored_segments", Options(), "without --segments stored");
   LoaderOptions o = Options();
