@@ -1,8 +1,12 @@
 #include "gpu/feeder.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
+#include <type_traits>
+
+#include "gpu/batch_arrays.h"
 
 namespace sluice::gpu {
 namespace {
@@ -18,9 +22,47 @@ double Since(Clock::time_point t0) {
 constexpr size_t kAlign = 256;
 size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-size_t SlotBytes(const FeedCapacity& c) {
-  return std::max<size_t>(kAlign, AlignUp(c.feature_bytes) + 2 * AlignUp(c.rows * sizeof(int32_t)) +
-                                      AlignUp(c.token_ids * sizeof(int32_t)));
+using ArrayBytes = std::array<size_t, kBatchArrays>;
+
+size_t At(BatchArray a) { return static_cast<size_t>(a); }
+
+// Each array's room for a batch of capacity `c`.
+ArrayBytes BytesFor(const FeedCapacity& c) {
+  ArrayBytes out{};
+  const size_t i32 = sizeof(int32_t);
+  const size_t columns = c.packed_columns;
+  for (int i = 0; i < kBatchArrays; ++i) {
+    size_t& n = out[i];
+    switch (static_cast<BatchArray>(i)) {
+      case BatchArray::kFeatures: n = c.feature_bytes; break;
+      case BatchArray::kLengths:
+      case BatchArray::kTokenLengths: n = c.rows * i32; break;
+      case BatchArray::kTokens: n = c.token_ids * i32; break;
+      case BatchArray::kPositions: n = columns * i32; break;
+      case BatchArray::kDocIds: n = columns * sizeof(int64_t); break;
+      case BatchArray::kLossMask: n = c.loss_mask_bytes; break;
+      // At most one segment per column, and the closing entry.
+      case BatchArray::kCuSeqlens: n = columns > 0 ? (columns + 1) * i32 : 0; break;
+      case BatchArray::kRowCuSeqlens: n = columns > 0 ? (columns + c.rows) * i32 : 0; break;
+      case BatchArray::kAudioFeatures: n = c.audio_feature_bytes; break;
+      case BatchArray::kAudioLengths: n = c.audio * i32; break;
+      case BatchArray::kAudioSpans: n = c.audio * 3 * i32; break;
+    }
+  }
+  return out;
+}
+
+// The bytes each array of `hb` needs (0 for those it does not have).
+ArrayBytes BytesOf(const HostBatch& hb) {
+  ArrayBytes out{};
+  ForEachArray(hb, [&](BatchArray a, const auto&, size_t bytes) { out[At(a)] = bytes; });
+  return out;
+}
+
+size_t SlotBytes(const ArrayBytes& c) {
+  size_t total = 0;
+  for (size_t n : c) total += AlignUp(n);
+  return std::max(kAlign, total);
 }
 
 }  // namespace
@@ -28,21 +70,18 @@ size_t SlotBytes(const FeedCapacity& c) {
 // One device buffer and the events that order its reuse.
 struct Feeder::Slot {
   void* memory = nullptr;
-  FeedCapacity capacity;
+  ArrayBytes capacity{};       // each array's room, laid out in BatchArray order
   EventId copy_done = -1;      // copy stream: this slot's latest batch is on the device
   EventId compute_start = -1;  // compute stream: its step may start (timing)
   EventId compute_done = -1;   // compute stream: the step that read it is over (timing)
   bool read = false;           // compute_done was recorded at least once
   DeviceBatch view;
 
-  char* base() const { return static_cast<char*>(memory); }
-  void Layout() {
-    const size_t f = AlignUp(capacity.feature_bytes);
-    const size_t r = AlignUp(capacity.rows * sizeof(int32_t));
-    view.features = base();
-    view.lengths = reinterpret_cast<int32_t*>(base() + f);
-    view.token_lengths = reinterpret_cast<int32_t*>(base() + f + r);
-    view.tokens = reinterpret_cast<int32_t*>(base() + f + 2 * r);
+  // Where array `a` starts in the buffer.
+  void* At(BatchArray a) const {
+    size_t offset = 0;
+    for (size_t i = 0; i < static_cast<size_t>(a); ++i) offset += AlignUp(capacity[i]);
+    return static_cast<char*>(memory) + offset;
   }
 };
 
@@ -65,10 +104,9 @@ Status Feeder::Create(std::unique_ptr<FeedBackend> backend, BatchSource* source,
   FeedBackend& be = *f->backend_;
   for (int i = 0; i < options.device_buffers; ++i) {
     auto slot = std::make_unique<Slot>();
-    slot->capacity = options.capacity;
+    slot->capacity = BytesFor(options.capacity);
     SLUICE_RETURN_IF_ERROR(be.AllocateDevice(SlotBytes(slot->capacity), &slot->memory));
     ++f->stats_.device_allocations;
-    slot->Layout();
     SLUICE_RETURN_IF_ERROR(be.CreateEvent(false, &slot->copy_done));
     SLUICE_RETURN_IF_ERROR(be.CreateEvent(true, &slot->compute_start));
     SLUICE_RETURN_IF_ERROR(be.CreateEvent(true, &slot->compute_done));
@@ -90,21 +128,19 @@ Feeder::~Feeder() {
 }
 
 Status Feeder::Fit(Slot* slot, const HostBatch& hb) {
-  const size_t token_ids = hb.tokens != nullptr ? hb.rows * static_cast<size_t>(hb.max_tokens) : 0;
-  FeedCapacity& c = slot->capacity;
-  if (hb.features_bytes <= c.feature_bytes && hb.rows <= c.rows && token_ids <= c.token_ids)
-    return Status::OK();
+  const ArrayBytes need = BytesOf(hb);
+  ArrayBytes& c = slot->capacity;
+  bool fits = true;
+  for (int i = 0; i < kBatchArrays; ++i) fits = fits && need[i] <= c[i];
+  if (fits) return Status::OK();
   // Bigger than the plan said: grow this buffer once. Only after the step that read it is over.
   if (slot->read) SLUICE_RETURN_IF_ERROR(backend_->Synchronize(slot->compute_done));
   SLUICE_RETURN_IF_ERROR(backend_->FreeDevice(slot->memory));
   slot->memory = nullptr;
-  c.feature_bytes = std::max(c.feature_bytes, hb.features_bytes);
-  c.rows = std::max(c.rows, hb.rows);
-  c.token_ids = std::max(c.token_ids, token_ids);
+  for (int i = 0; i < kBatchArrays; ++i) c[i] = std::max(c[i], need[i]);
   SLUICE_RETURN_IF_ERROR(backend_->AllocateDevice(SlotBytes(c), &slot->memory));
   ++stats_.device_allocations;
   ++stats_.grow_allocations;
-  slot->Layout();
   return Status::OK();
 }
 
@@ -129,30 +165,27 @@ Status Feeder::Fetch() {
   // host does not wait here.
   if (slot.read) SLUICE_RETURN_IF_ERROR(backend_->StreamWait(FeedStream::kCopy, slot.compute_done));
   DeviceBatch& v = slot.view;
-  v.epoch = hb.epoch;
-  v.index = hb.index;
-  v.rows = hb.rows;
-  v.frames = hb.frames;
-  v.dim = hb.dim;
-  v.dtype = hb.dtype;
-  v.max_tokens = hb.tokens != nullptr ? hb.max_tokens : 0;
-  v.features_bytes = hb.features_bytes;
-  slot.Layout();
-  auto copy = [&](void* dst, const void* src, size_t bytes) -> Status {
-    if (src == nullptr || bytes == 0) return Status::OK();
-    SLUICE_RETURN_IF_ERROR(backend_->CopyToDevice(dst, src, bytes));
-    stats_.bytes_copied += bytes;
+  static_cast<BatchDims&>(v) = hb;
+  if (hb.tokens == nullptr) v.max_tokens = 0;
+  // Every array the host batch has: its place in the slot, then its copy. The device pointer is
+  // null where the host's is.
+  std::array<const void*, kBatchArrays> src{};
+  ArrayBytes bytes{};
+  ForEachArray(hb, [&](BatchArray a, const auto& p, size_t n) {
+    src[At(a)] = p;
+    bytes[At(a)] = n;
+  });
+  ForEachArray(v, [&](BatchArray a, auto& p, size_t) {
+    using Ptr = std::remove_reference_t<decltype(p)>;
+    p = src[At(a)] != nullptr ? static_cast<Ptr>(slot.At(a)) : nullptr;
+  });
+  for (int i = 0; i < kBatchArrays; ++i) {
+    if (src[i] == nullptr || bytes[i] == 0) continue;
+    SLUICE_RETURN_IF_ERROR(
+        backend_->CopyToDevice(slot.At(static_cast<BatchArray>(i)), src[i], bytes[i]));
+    stats_.bytes_copied += bytes[i];
     ++stats_.copies;
-    return Status::OK();
-  };
-  SLUICE_RETURN_IF_ERROR(copy(v.features, hb.features, hb.features_bytes));
-  SLUICE_RETURN_IF_ERROR(copy(v.lengths, hb.lengths, hb.rows * sizeof(int32_t)));
-  SLUICE_RETURN_IF_ERROR(copy(v.token_lengths, hb.token_lengths, hb.rows * sizeof(int32_t)));
-  SLUICE_RETURN_IF_ERROR(
-      copy(v.tokens, hb.tokens, hb.rows * static_cast<size_t>(v.max_tokens) * sizeof(int32_t)));
-  if (hb.tokens == nullptr) v.tokens = nullptr;
-  if (hb.token_lengths == nullptr) v.token_lengths = nullptr;
-  if (hb.lengths == nullptr) v.lengths = nullptr;
+  }
   SLUICE_RETURN_IF_ERROR(backend_->Record(slot.copy_done, FeedStream::kCopy));
   SLUICE_RETURN_IF_ERROR(backend_->Record(released, FeedStream::kCopy));
   ++fetched_;

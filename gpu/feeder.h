@@ -20,8 +20,11 @@
 //  - a device buffer is written again only after the compute stream finished the step that read
 //    it: calling Next() again says "my kernels for the previous batch are enqueued", the feeder
 //    records an event on the compute stream there and the next copy into that buffer waits on it;
+//  - every array of a batch (batch_source.h: features, ids, packed positions, cu_seqlens and loss
+//    masks, conversation audio) is copied under these rules, into one device buffer per slot;
 //  - device buffers are allocated in Create for FeederOptions::capacity; a batch larger than that
-//    grows one buffer (counted in FeedStats::grow_allocations), so steady state allocates nothing.
+//    in any array grows one buffer (counted in FeedStats::grow_allocations), so steady state
+//    allocates nothing.
 // Per step it measures on the GPU the time compute waited for data (FeedStats).
 #pragma once
 
@@ -36,29 +39,22 @@
 
 namespace sluice::gpu {
 
-// A batch in device memory: the HostBatch arrays, same layout. Valid until the next Next().
-// Keys and transcripts stay on the host (the loader's Batch), which the feeder may already have
-// returned to the pool: read them from the loader with consumer_batches large enough if needed.
-struct DeviceBatch {
-  uint64_t epoch = 0;
-  uint64_t index = 0;
-  size_t rows = 0;
-  int64_t frames = 0;
-  int dim = 0;
-  loader::DType dtype = loader::DType::kFloat32;
-  int64_t max_tokens = 0;
-  void* features = nullptr;            // device memory
-  size_t features_bytes = 0;
-  int32_t* lengths = nullptr;          // device memory, [rows]
-  int32_t* tokens = nullptr;           // device memory, [rows, max_tokens]; null without tokens
-  int32_t* token_lengths = nullptr;    // device memory, [rows]; null without tokens
-};
+// A batch in device memory: every array of its HostBatch (batch_source.h), same layout, null
+// where the host batch had none. Valid until the next Next(). Keys and transcripts stay on the
+// host (the loader's Batch), which the feeder may already have returned to the pool: read them
+// from the loader with consumer_batches large enough if needed.
+using DeviceBatch = BatchArrays<true>;
 
 // Room for one batch; loader_source.h computes it from a loader's epoch plan.
 struct FeedCapacity {
   size_t feature_bytes = 0;
   size_t rows = 0;
   size_t token_ids = 0;   // rows * max_tokens
+  size_t packed_columns = 0;       // rows * seq_len of packed batches (positions, doc ids,
+                                   // cu_seqlens; row_cu_seqlens hold rows more)
+  size_t loss_mask_bytes = 0;      // packed_columns, or token_ids of padded conversation rows
+  size_t audio = 0;                // audio turns (audio lengths and spans)
+  size_t audio_feature_bytes = 0;  // num_audio * audio_frames * audio_dim * dtype size
 };
 
 struct FeederOptions {

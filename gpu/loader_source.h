@@ -32,7 +32,8 @@ class LoaderSource : public BatchSource {
 // The largest batch of the started epoch's plan (from the index alone, like the loader's own pool
 // reservation): feature bytes, rows, and token ids for the widest token row the index counts, or
 // rows * `tokens_per_row` where that is more (records tokenized online carry no counts: 0 grows
-// the buffers on the first batch that has tokens).
+// the buffers on the first batch that has tokens); packed batches' columns and loss masks, and a
+// conversation dataset's audio turns (Loader::max_batch_shape).
 FeedCapacity CapacityForPlan(const loader::Loader& loader, size_t tokens_per_row = 0);
 
 }  // namespace sluice::gpu

@@ -329,10 +329,13 @@ Status LoaderImpl::ReservePool(uint64_t epoch, uint64_t start_batch, uint64_t* p
     shape_.frames = std::max(shape_.frames, frames);
     shape_.padded_frames = std::max(shape_.padded_frames, pb.rows * frames);
     shape_.tokens = std::max(shape_.tokens, tokens);
+    const AudioShape a = conversation_audio_ ? collator_->BatchAudio(j) : AudioShape();
+    shape_.audio = std::max(shape_.audio, a.count);
+    shape_.audio_frames = std::max(shape_.audio_frames, a.max_frames);
+    shape_.padded_audio_frames = std::max(shape_.padded_audio_frames, a.count * a.max_frames);
     if (j < start_batch) continue;
     feature_bytes = std::max<uint64_t>(feature_bytes, pb.rows * pb.max_length * value_bytes);
     if (conversation_audio_) {
-      const AudioShape a = collator_->BatchAudio(j);
       audio_count = std::max(audio_count, a.count);
       audio_bytes = std::max(audio_bytes, a.count * a.max_frames * conversation_audio_->dim() *
                                               DTypeSize(options_.dtype));

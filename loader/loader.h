@@ -59,6 +59,11 @@ struct BatchShape {
   uint64_t tokens = 0;         // widest token row of one batch (Batch::max_tokens()) as the
                                // index counts ids: L + 1 for packed batches; 0 when the records
                                // carry no counts (tokenized online, uncounted)
+  uint64_t audio = 0;          // most audio turns of one batch (Batch::num_audio(); conversation
+                               // datasets with audio turns, 0 otherwise)
+  uint64_t audio_frames = 0;   // longest audio of one batch (Batch::audio_frames())
+  uint64_t padded_audio_frames = 0;  // most audio x audio_frames of one batch: its audio
+                                     // features are this x FeatureInfo::dim values
 };
 
 class Loader {

@@ -1,7 +1,7 @@
 // The feeder's buffer lifecycle against the fake device (no GPU needed): every batch arrives
 // intact and in order under adversarial stream progress, a host buffer is never recycled while a
 // copy reads it, a device buffer is never overwritten before the step that reads it is over, and
-// steady state allocates nothing.
+// steady state allocates nothing; all of it for every array a batch may have.
 #include "gpu/feeder.h"
 
 #include <gtest/gtest.h>
@@ -9,11 +9,12 @@
 #include <memory>
 #include <tuple>
 
+#include "assert_ok.h"
 #include "fake_feed_backend.h"
+#include "gpu/batch_arrays.h"
 #include "gpu/pinned_allocator.h"
 #include "pattern_source.h"
 #include "tracing_backend.h"
-#include "assert_ok.h"
 
 namespace sluice::gpu {
 namespace {
@@ -23,13 +24,18 @@ using testing::PatternShape;
 using testing::PatternSource;
 using testing::TracingBackend;
 
-constexpr PatternShape kMax{6, 20, 3, 5};
+// Batches with every array a HostBatch may have: those of packed and conversation batches too.
+constexpr PatternShape kMax{6, 20, 3, 5, /*seq_len=*/8, /*audio=*/3, /*audio_frames=*/10};
 
 FeedCapacity FullCapacity() {
   FeedCapacity c;
   c.feature_bytes = kMax.rows * kMax.frames * kMax.dim * sizeof(float);
   c.rows = kMax.rows;
   c.token_ids = kMax.rows * kMax.max_tokens;
+  c.packed_columns = kMax.rows * kMax.seq_len;
+  c.loss_mask_bytes = c.packed_columns;
+  c.audio = kMax.audio;
+  c.audio_feature_bytes = kMax.audio * kMax.audio_frames * kMax.dim * sizeof(float);
   return c;
 }
 
@@ -56,6 +62,16 @@ struct Checker {
     } else {
       ok = ok && b.tokens == nullptr;
     }
+    // The packed and audio arrays: present exactly where the shape has them, byte for byte.
+    ok = ok && b.seq_len == s.seq_len && b.num_audio == s.audio;
+    ForEachArray(b, [&](BatchArray which, const auto& p, size_t bytes) {
+      if (which < BatchArray::kPositions) return;
+      const bool packed = which < BatchArray::kAudioFeatures;
+      ok = ok && (p != nullptr) == (packed ? s.seq_len > 0 : s.audio > 0);
+      const unsigned char* c = reinterpret_cast<const unsigned char*>(p);
+      for (size_t q = 0; ok && q < bytes; ++q)
+        ok = c[q] == testing::PatternByte(b.index, static_cast<int>(which), q);
+    });
     if (!ok) ++bad_batches;
     ++steps_checked;
   }

@@ -20,6 +20,10 @@ struct PatternShape {
   int64_t frames;
   int dim;
   int64_t max_tokens;  // 0: no tokens
+  // The arrays of packed and conversation batches (batch_source.h), filled with PatternByte:
+  int64_t seq_len = 0;       // > 0: positions, doc ids, loss mask, cu_seqlens, row_cu_seqlens
+  size_t audio = 0;          // > 0: audio features (dim wide), lengths and spans
+  int64_t audio_frames = 0;  // the longest audio
 };
 
 // Batch i's shape: varied, at most max_shape.
@@ -30,6 +34,10 @@ inline float FeatureValue(uint64_t i, size_t p) {
 }
 inline int32_t LengthValue(uint64_t i, size_t r) { return static_cast<int32_t>(i * 31 + r); }
 inline int32_t TokenValue(uint64_t i, size_t p) { return static_cast<int32_t>(i * 131 + p + 1); }
+// Byte p of array `a` (a BatchArray past the token ones) of batch i.
+inline unsigned char PatternByte(uint64_t i, int a, size_t p) {
+  return static_cast<unsigned char>(i * 151 + static_cast<uint64_t>(a) * 37 + p * 7 + 1);
+}
 
 class PatternSource : public BatchSource {
  public:
@@ -52,7 +60,10 @@ class PatternSource : public BatchSource {
     int32_t* lengths;
     int32_t* tokens;
     int32_t* token_lengths;
+    std::vector<unsigned char*> extra;  // the arrays past the token ones, BatchArray order
   };
+  // The most bytes of each array past the token ones (0: the batches have none).
+  std::vector<size_t> extra_bytes_;
   int holds_;
   uint64_t batches_;
   PatternShape max_;
