@@ -14,7 +14,8 @@ namespace sluice::loader {
 struct SourceStats {
   uint64_t records = 0;   // the epoch's records from this source, all ranks, repeats included
   uint64_t repeated = 0;  // of those, repeats: the source ran out and was drawn again
-  uint64_t rows = 0;      // rows of this rank's batches handed out so far
+  uint64_t rows = 0;      // rows of this rank's batches handed out so far whose first record is
+                          // this source's: a packed row of several sources' records counts once
 };
 
 // The records LoaderOptions::filter left out for one reason (a top-level "and" operand of the
