@@ -79,7 +79,7 @@ Status TempoStretcher::Process(const float* in, size_t n, int sample_rate, doubl
   }
   st.flush();
   drain();
-  // Cut or pad to the planned length (at most a few milliseconds either way).
+  // Cut or pad to the planned length (SoundTouch 2.3.2 gives it already; a later one may not).
   out->resize(want, 0.0f);
   return Status::OK();
 }
