@@ -369,6 +369,9 @@ TEST_F(AugmentLoaderTest, TempoReplaysWithExactPlannedLengths) {
   o.waveform_augment.speed.factors = {0.9, 1.1};
   const std::vector<uint64_t> one = Epoch(o, 2);
   ASSERT_GT(one.size(), 3u);
+  LoaderOptions two = o;
+  two.threads = 2;
+  EXPECT_EQ(one, Epoch(two, 2));
   LoaderOptions four = o;
   four.threads = 4;
   four.blocks_in_flight = 3;
