@@ -9,6 +9,8 @@ cd "$(dirname "$0")"
 DEBIAN_PACKAGES=(
   build-essential meson ninja-build pkg-config python3
   libsndfile1-dev libsoxr-dev libfftw3-dev libtbb-dev libzstd-dev libxxhash-dev
+  # tempo perturbation (features/tempo.cc): SoundTouch's WSOLA, LGPL-2.1, linked dynamically
+  libsoundtouch-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev
   libboost-context-dev
   # tokenizer.json/tiktoken pre-tokenizer regexes (PCRE2 with JIT); tar shards and gzip

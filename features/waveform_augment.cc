@@ -52,6 +52,17 @@ double DrawSpeedFactor(const WaveformAugmentOptions& o, uint64_t seed, uint64_t 
       .factors[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(s.factors.size()) - 1))];
 }
 
+double DrawTempoFactor(const WaveformAugmentOptions& o, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id) {
+  const TempoOptions& t = o.tempo;
+  if (!(t.probability > 0) || t.factors.empty()) return 1.0;
+  Rng rng(WaveformTransformKey(seed, epoch, record_id, WaveformTransform::kTempo));
+  const bool apply = rng.Uniform() < t.probability;
+  const double factor =
+      t.factors[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(t.factors.size()) - 1))];
+  return apply ? factor : 1.0;
+}
+
 bool WaveformAugmentEnabled(const WaveformAugmentOptions& o) {
   return o.reverb.probability > 0 || o.noise.probability > 0 || o.babble.probability > 0 ||
          o.gain.probability > 0 || o.clipping.probability > 0 || o.band_limit.probability > 0 ||
@@ -68,6 +79,16 @@ Status CheckWaveformAugmentOptions(const WaveformAugmentOptions& o, const std::s
   if (o.speed.probability > 0 && o.speed.factors.empty())
     return Status::InvalidArgument(prefix +
                                    "speed.factors: empty while speed.probability is above 0 "
+                                   "(give factors, or set the probability to 0)");
+  SLUICE_RETURN_IF_ERROR(CheckProbability(o.tempo.probability, prefix + "tempo"));
+  for (double f : o.tempo.factors) {
+    if (!(f >= 0.1 && f <= 10))
+      return Status::InvalidArgument(prefix + "tempo.factors: " + std::to_string(f) +
+                                     " is outside [0.1, 10] (SoundTouch's tempo range)");
+  }
+  if (o.tempo.probability > 0 && o.tempo.factors.empty())
+    return Status::InvalidArgument(prefix +
+                                   "tempo.factors: empty while tempo.probability is above 0 "
                                    "(give factors, or set the probability to 0)");
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.reverb.probability, prefix + "reverb"));
   SLUICE_RETURN_IF_ERROR(CheckProbability(o.noise.probability, prefix + "noise"));

@@ -52,7 +52,8 @@ enum class WaveformTransform {
   kBandLimit,
   kCodec,
   kBabble,
-  kSpeed
+  kSpeed,
+  kTempo
 };
 
 // The key of one transform for one record in one epoch.
@@ -67,8 +68,15 @@ uint64_t WaveformTransformKey(uint64_t seed, uint64_t epoch, uint64_t record_id,
 double DrawSpeedFactor(const WaveformAugmentOptions& opt, uint64_t seed, uint64_t epoch,
                        uint64_t record_id);
 
-// True when any transform after speed has a probability above 0: those AugmentWaveform runs
-// (speed perturbation is the caller's, see DrawSpeedFactor).
+// The tempo factor of one record in one epoch: 1 when the tempo transform is off or not drawn,
+// else a factor drawn from opt.tempo.factors. "Applied?" and the factor are both drawn from the
+// transform's key, always in that order, so that the probability never moves the factors. Like
+// speed, the caller applies it (length_change.h).
+double DrawTempoFactor(const WaveformAugmentOptions& opt, uint64_t seed, uint64_t epoch,
+                       uint64_t record_id);
+
+// True when any transform after speed and tempo has a probability above 0: those AugmentWaveform
+// runs (speed and tempo, which change the length, are the caller's: length_change.h).
 bool WaveformAugmentEnabled(const WaveformAugmentOptions& opt);
 
 // InvalidArgument naming the field (as `prefix` + its JSON path) for a range whose minimum is

@@ -16,11 +16,20 @@ namespace sluice::features {
 // with equal probability from `factors` with the key of features/augment.h's PickSpeedFactor.
 // The chain's first transform: the loader runs it before the others and plans each epoch with
 // the perturbed lengths. At probability 1 it is LoaderOptions' older speed_perturb =
-// true with speed_perturb_options.factors, batch for batch. Tempo alone (speed without pitch)
-// is not offered: soxr and libsndfile do not do it (docs/augment.md).
+// true with speed_perturb_options.factors, batch for batch.
 struct SpeedOptions {
   double probability = 0.0;                       // 0 = off
   std::vector<double> factors = {0.9, 1.0, 1.1};  // speed factors, drawn with equal probability
+};
+
+// Tempo perturbation: the clip played `factor` times faster at the same pitch (WSOLA through
+// libsoundtouch, tempo.h), so the length changes as speed's does: round(n / factor) samples.
+// Factor drawn with equal probability from `factors` with the chain's tempo key. Speed and tempo
+// are the chain's one length-changing stage (length_change.h): drawn independently, a record may
+// get both, speed first; the plan counts the length after both.
+struct TempoOptions {
+  double probability = 0.0;                       // 0 = off
+  std::vector<double> factors = {0.9, 1.0, 1.1};  // tempo factors, drawn with equal probability
 };
 
 // Gain: the clip times 10^(dB / 20), dB uniform in [min_db, max_db].
@@ -98,6 +107,17 @@ void VisitFields(O& o, V&& v) {
   v(FieldInfo{"factors", "--speed-factors",
               "speed perturbation: factors drawn with equal probability", Affects::kWhat, 0.01,
               100},
+    o.factors);
+}
+
+template <OptionsOf<TempoOptions> O, class V>
+void VisitFields(O& o, V&& v) {
+  v(FieldInfo{"probability", "--tempo-prob",
+              "tempo perturbation (speed at the same pitch): probability per record",
+              Affects::kWhat, 0, 1},
+    o.probability);
+  v(FieldInfo{"factors", "--tempo-factors",
+              "tempo perturbation: factors drawn with equal probability", Affects::kWhat, 0.1, 10},
     o.factors);
 }
 
@@ -198,12 +218,14 @@ void VisitFields(O& o, V&& v) {
     o.max_compression);
 }
 
-// The whole chain, in the order it runs (waveform_augment.h): speed perturbation, reverberation,
+// The whole chain, in the order it runs (waveform_augment.h): speed and tempo perturbation (the
+// length-changing stage, length_change.h), reverberation,
 // additive noise, babble, gain, clipping, bandwidth limit, codec. The room comes before the noise
 // and voices of the place, the level and the channel after them. A transform is off while its
 // probability is 0 (the default: no augmentation).
 struct WaveformAugmentOptions {
   SpeedOptions speed;
+  TempoOptions tempo;
   ReverbOptions reverb;
   NoiseOptions noise;
   BabbleOptions babble;
@@ -216,6 +238,7 @@ struct WaveformAugmentOptions {
 template <OptionsOf<WaveformAugmentOptions> O, class V>
 void VisitFields(O& o, V&& v) {
   v(FieldInfo{"speed", nullptr, "speed perturbation (resampling)"}, o.speed);
+  v(FieldInfo{"tempo", nullptr, "tempo perturbation (WSOLA, same pitch)"}, o.tempo);
   v(FieldInfo{"reverb", nullptr, "reverberation with the RIR dataset's responses"}, o.reverb);
   v(FieldInfo{"noise", nullptr, "additive noise from the noise dataset"}, o.noise);
   v(FieldInfo{"babble", nullptr, "babble of other utterances"}, o.babble);

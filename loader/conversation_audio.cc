@@ -30,6 +30,11 @@ Status ConversationAudio::Create(const shards::Manifest& m, const LoaderOptions&
     return Status::InvalidArgument(
         "speed_perturb: a perturbed audio turn would no longer have the encoder frames its "
         "placeholder span was counted for. HINT: turn speed_perturb off for conversation datasets");
+  if (options.waveform_augment.tempo.probability > 0)
+    return Status::InvalidArgument(
+        "waveform_augment.tempo: a tempo-perturbed audio turn would no longer have the encoder "
+        "frames its placeholder span was counted for. HINT: set tempo_prob to 0 for conversation "
+        "datasets");
   if (options.spec_augment)
     return Status::InvalidArgument(
         "spec_augment: not implemented for conversation audio turns. HINT: turn spec_augment off "

@@ -87,7 +87,12 @@ Status FeatureExtractor::Create(const shards::Manifest& m, const LoaderOptions& 
         "speed_perturb: speed perturbation needs the audio, and the dataset's features are "
         "precomputed (set use_precomputed = false and kind fbank or spectrogram, or turn "
         "speed_perturb off)");
-  if (w.speed.probability > 0)
+  if (w.tempo.probability > 0 && kind == FeatureKind::kPrecomputed)
+    return Status::InvalidArgument(
+        "waveform_augment.tempo: tempo perturbation needs the audio, and the dataset's features "
+        "are precomputed (set use_precomputed = false and kind fbank or spectrogram, or set "
+        "tempo_prob to 0)");
+  if (w.speed.probability > 0 || w.tempo.probability > 0)
     SLUICE_RETURN_IF_ERROR(features::CheckWaveformAugmentOptions(w, "waveform_augment."));
 
   if (features::WaveformAugmentEnabled(options.waveform_augment)) {
@@ -136,14 +141,10 @@ uint64_t FeatureExtractor::Length(const shards::RecordEntry& e) const {
 
 uint64_t FeatureExtractor::EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
                                        uint64_t record_id) const {
-  if (!speed_perturb()) return Length(e);
-  const double factor =
-      features::DrawSpeedFactor(options_.waveform_augment, seed, epoch, record_id);
-  // SpeedPerturb's output length: the clip resampled from rate * factor to rate.
-  const size_t n = factor == 1.0 ? e.duration
-                                 : features::ResampledLength(e.duration, sample_rate_ * factor,
-                                                             sample_rate_);
-  return static_cast<uint64_t>(FramesOf(n));
+  if (!length_perturb()) return Length(e);
+  const features::LengthChange c =
+      features::DrawLengthChange(options_.waveform_augment, seed, epoch, record_id);
+  return static_cast<uint64_t>(FramesOf(features::ChangedLength(e.duration, sample_rate_, c)));
 }
 
 Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::RecordEntry& e,
@@ -161,18 +162,15 @@ Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::Re
   features::Pcm16ToFloat(pcm, n, s->samples.data(), scale);
   *out = s->samples.data();
   *out_n = n;
-  if (speed_perturb()) {
-    const double factor =
-        features::DrawSpeedFactor(options_.waveform_augment, seed, epoch, record_id);
-    if (factor != 1.0) {
-      SLUICE_RETURN_IF_ERROR(features::SpeedPerturb(s->samples.data(), n, sample_rate_, factor,
-                                                    &s->resampler, &s->perturbed));
-      *out = s->perturbed.data();
-      *out_n = s->perturbed.size();
-    }
+  if (length_perturb()) {
+    const features::LengthChange c =
+        features::DrawLengthChange(options_.waveform_augment, seed, epoch, record_id);
+    SLUICE_RETURN_IF_ERROR(Prefixed(
+        features::ChangeLength(s->samples.data(), n, sample_rate_, c, &s->length, out, out_n),
+        where));
   }
   if (waveform_augment()) {
-    // In place: *out is this thread's scratch (samples or perturbed), never the block.
+    // In place: *out is this thread's scratch (samples or s->length's), never the block.
     SLUICE_RETURN_IF_ERROR(Prefixed(
         features::AugmentWaveform(options_.waveform_augment,
                                   waveform_sources_ ? *waveform_sources_ : kNoClips, seed, epoch,

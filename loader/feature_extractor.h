@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "features/fbank.h"
+#include "features/length_change.h"
 #include "features/resample.h"
 #include "features/spectrogram.h"
 #include "features/waveform_augment.h"
@@ -46,8 +47,7 @@ struct DecodeScratch {
   std::vector<float> samples;   // audio as float
   std::vector<int16_t> pcm;     // FLAC decode output
   std::vector<float> feats;     // features before conversion to f16/bf16
-  std::vector<float> perturbed; // speed-perturbed samples
-  features::Resampler resampler;  // keeps soxr engines for the speed factors
+  features::LengthWorkspace length;      // speed and tempo: soxr engines, SoundTouch, their output
   features::WaveformWorkspace waveform;  // the augmentation chain's buffers and soxr engines
   // Stored recordings (stored_segments.h): the chunk block decoded last (kept within one read
   // step: neighbouring segments of a recording share it) and the segment's samples.
@@ -87,12 +87,16 @@ class FeatureExtractor {
   double frame_shift_seconds() const;
   // The record's length in the plan's units: frames (audio), token ids or text bytes (text).
   uint64_t Length(const shards::RecordEntry& e) const;
-  // The same in one epoch: with speed perturbation, the frames of the perturbed samples.
+  // The same in one epoch: with speed or tempo perturbation, the frames of the perturbed samples
+  // (exactly those Compute gives).
   uint64_t EpochLength(const shards::RecordEntry& e, uint64_t seed, uint64_t epoch,
                        uint64_t record_id) const;
-  // The chain's speed transform (waveform_augment.speed; Loader::Open moved the older
-  // speed_perturb spelling into it, speed_spelling.h).
-  bool speed_perturb() const { return audio_ && options_.waveform_augment.speed.probability > 0; }
+  // The chain's length-changing stage is on: speed (waveform_augment.speed; Loader::Open moved
+  // the older speed_perturb spelling into it, speed_spelling.h) or tempo.
+  bool length_perturb() const {
+    return audio_ && (options_.waveform_augment.speed.probability > 0 ||
+                      options_.waveform_augment.tempo.probability > 0);
+  }
   bool waveform_augment() const {
     return audio_ && features::WaveformAugmentEnabled(options_.waveform_augment);
   }
@@ -110,7 +114,7 @@ class FeatureExtractor {
 
  private:
   FeatureExtractor() = default;
-  // The record's samples as float into s->samples (or s->perturbed); *out and *n say where.
+  // The record's samples as float into s->samples (or s->length's); *out and *n say where.
   Status Samples(const shards::RecordView& record, const shards::RecordEntry& e,
                  std::string_view where, float scale, uint64_t seed, uint64_t epoch,
                  uint64_t record_id, DecodeScratch* s, const float** out, size_t* n) const;

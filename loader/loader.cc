@@ -47,11 +47,12 @@ Status PlanWindows(const std::string& dir, const LoaderOptions& options, const F
                                    std::to_string(options.window_seconds) +
                                    ": expected seconds from 0 (off) to 86400");
   if (options.window_seconds == 0) return Status::OK();
-  if (!fx.audio() || fx.speed_perturb())
+  if (!fx.audio() || fx.length_perturb())
     return Status::InvalidArgument(
         dir +
         ": window_seconds cuts windows of stored recordings: it needs an audio dataset "
-        "and no speed_perturb (windows are planned at their unperturbed length)");
+        "and no speed_perturb or tempo perturbation (windows are planned at their unperturbed "
+        "length)");
   // A window stands on its recording's first chunk, whose metadata columns are null and whose
   // token count is unknown until the window is cut: what reads them would act on nothing.
   if (!options.filter.empty() || options.batching.bucket_2d || options.batching.max_tokens ||
@@ -105,13 +106,15 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
       FeatureExtractor::Create(l->dataset_->manifest(), l->options_, &l->extractor_));
   if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
        !options.rir_data.empty() || !options.babble_data.empty() ||
-       l->options_.waveform_augment.speed.probability > 0) &&
+       l->options_.waveform_augment.speed.probability > 0 ||
+       l->options_.waveform_augment.tempo.probability > 0) &&
       !l->extractor_->audio())
-    return Status::InvalidArgument(dir +
-                                   ": waveform_augment (speed_perturb included), noise_data, "
-                                   "rir_data and babble_data apply to "
-                                   "audio datasets; this is a " +
-                                   l->dataset_->manifest().kind + " dataset. HINT: leave them out");
+    return Status::InvalidArgument(
+        dir +
+        ": waveform_augment (speed_perturb and tempo included), noise_data, "
+        "rir_data and babble_data apply to "
+        "audio datasets; this is a " +
+        l->dataset_->manifest().kind + " dataset. HINT: leave them out");
   const FeatureExtractor* fx = l->extractor_.get();
   BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                    &l->index_);
@@ -284,7 +287,7 @@ Status LoaderImpl::PlanEpoch(uint64_t epoch, const std::vector<WorldSegment>& ea
                              IndexColumns* scratch, const IndexColumns** index,
                              EpochPlan* plan) const {
   *index = &index_;
-  if (extractor_->speed_perturb()) {  // lengths of this epoch's perturbed records
+  if (extractor_->length_perturb()) {  // lengths of this epoch's speed/tempo-perturbed records
     *scratch = index_;
     for (uint64_t r = 0; r < index_.num_records(); ++r) {
       const shards::RecordEntry& e =

@@ -70,12 +70,12 @@ nlohmann::json LoaderConfigJson(const LoaderOptions& given, int sample_rate) {
   if (!o.speed_perturb) j.erase("speed_perturb_options");
   // Off, the chain leaves no trace, so configurations from before it existed compare equal.
   if (!features::WaveformAugmentEnabled(o.waveform_augment) &&
-      o.waveform_augment.speed.probability == 0) {
+      o.waveform_augment.speed.probability == 0 && o.waveform_augment.tempo.probability == 0) {
     j.erase("waveform_augment");
   } else {
     // Transforms that joined the chain later leave no trace while off, so that records of the
     // chain from before them compare equal.
-    for (const char* t : {"speed", "babble"})
+    for (const char* t : {"speed", "tempo", "babble"})
       if (j["waveform_augment"][t]["probability"] == 0.0) j["waveform_augment"].erase(t);
   }
   if (o.noise_content.empty()) j.erase("noise_content");

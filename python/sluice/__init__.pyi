@@ -43,6 +43,8 @@ class Loader:
         speed_perturb: bool = ...,
         speed_factors: Sequence[float] = ...,
         speed_prob: float = ...,
+        tempo_prob: float = ...,
+        tempo_factors: Sequence[float] = ...,
         reverb_prob: float = ...,
         reverb_keep_level: bool = ...,
         noise_prob: float = ...,

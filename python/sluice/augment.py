@@ -3,7 +3,8 @@ tensors of one channel: the functions sluice.Loader runs between decoding and fe
 and notebooks. Each returns a new float32 array; samples are floats in [-1, 1] (int16 PCM is
 scaled as sluice.features does).
 
-chain() is the loader's whole chain for one record: with the loader's seed, the epoch, the
+chain() is the loader's whole chain for one record (speed and tempo, which change the length,
+first): with the loader's seed, the epoch, the
 record's id, the clips of its noise_data and rir_data datasets in their order, the babble pool
 (and, for a pool from the training data, its clips' record ids), and the same
 keywords as sluice.Loader (gain_prob, noise_min_snr, codecs, ...), it returns the loader's row.
@@ -51,6 +52,19 @@ def codec(waveform, sample_rate, name, compression=0.5):
     return _sluice.augment_codec(_x(waveform), int(sample_rate), str(name), float(compression))
 
 
+def speed(waveform, sample_rate, factor):
+    """Played factor times faster by resampling (soxr, sox's "speed"): tempo and pitch move
+    together; round(n / factor) samples. The loader's speed_prob / speed_factors."""
+    return _sluice.augment_speed(_x(waveform), int(sample_rate), float(factor))
+
+
+def tempo(waveform, sample_rate, factor):
+    """Played factor times faster at the same pitch (WSOLA, libsoundtouch); exactly
+    round(n / factor) samples (SoundTouch's output cut or padded with zeros at the end to it).
+    factor in [0.1, 10]. The loader's tempo_prob / tempo_factors."""
+    return _sluice.augment_tempo(_x(waveform), int(sample_rate), float(factor))
+
+
 def codec_draw(*, seed, epoch, record, **options):
     """The codec and compression level (name, level) the chain draws for this record with these
     keywords (sluice.Loader's), or None when it applies no codec: codec(x, rate, name, level) on
@@ -76,4 +90,5 @@ def chain(waveform, sample_rate, *, seed, epoch, record, noise=(), rirs=(), babb
                                  float(full_scale), options)
 
 
-__all__ = ["add_noise", "band_limit", "chain", "clipping", "codec", "codec_draw", "gain", "reverberate"]
+__all__ = ["add_noise", "band_limit", "chain", "clipping", "codec", "codec_draw", "gain", "reverberate",
+           "speed", "tempo"]

@@ -1,7 +1,8 @@
 // sluice._sluice.augment_*: the waveform augmentation kernels of features/ (gain_clip.h,
-// additive_noise.h, reverb.h, band_limit.h, codec_degrade.h) and their chain
-// (waveform_augment.h) on numpy arrays, for tests and notebooks: the same functions the loader
-// runs, so sluice.augment.chain(...) with a record's key equals the loader's row.
+// additive_noise.h, reverb.h, band_limit.h, codec_degrade.h, the speed and tempo of
+// length_change.h) and their chain (waveform_augment.h) on numpy arrays, for tests and notebooks:
+// the same functions the loader runs, so sluice.augment.chain(...) with a record's key equals the
+// loader's row.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "errors.h"
+#include "features/augment.h"
+#include "features/length_change.h"
 #include "features/waveform_augment.h"
 #include "kwargs.h"
 
@@ -33,6 +36,42 @@ py::array_t<float> Copy(const Samples& x, const char* what) {
 feat::WaveformWorkspace& ThreadWorkspace() {
   thread_local feat::WaveformWorkspace ws;
   return ws;
+}
+
+// The loader's DecodeScratch keeps one per thread too.
+feat::LengthWorkspace& ThreadLengthWorkspace() {
+  thread_local feat::LengthWorkspace ws;
+  return ws;
+}
+
+py::array_t<float> ToArray(const float* x, size_t n) {
+  py::array_t<float> out(n);
+  std::copy(x, x + n, out.mutable_data());
+  return out;
+}
+
+// One stage of the length change: speed or tempo alone.
+py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthChange c) {
+  auto y = Copy(x, "waveform");
+  const float* out = nullptr;
+  size_t n = 0;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = feat::ChangeLength(y.data(), y.size(), sample_rate, c, &ThreadLengthWorkspace(), &out, &n);
+  }
+  Check(st);  // raises: needs the GIL
+  return out == y.data() ? y : ToArray(out, n);
+}
+
+py::array_t<float> Speed(const Samples& x, int sample_rate, double factor) {
+  if (!(factor > 0))
+    throw py::value_error("speed: factor " + std::to_string(factor) + " is not above 0");
+  return ChangeLength(x, sample_rate, feat::LengthChange{factor, 1.0});
+}
+
+py::array_t<float> Tempo(const Samples& x, int sample_rate, double factor) {
+  return ChangeLength(x, sample_rate, feat::LengthChange{1.0, factor});
 }
 
 py::array_t<float> Gain(const Samples& x, double db) {
@@ -115,7 +154,14 @@ py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint6
   }
   sources.babble_ids = babble_records;
   if (babble_records.empty()) sources.babble_ids.assign(babble.size(), feat::kNotATrainingRecord);
-  auto y = Copy(x, "waveform");
+  // The length-changing stage first, as the loader runs it (loader/feature_extractor.cc).
+  auto clean = Copy(x, "waveform");
+  const float* changed = nullptr;
+  size_t n = 0;
+  Check(feat::ChangeLength(clean.data(), clean.size(), sample_rate,
+                           feat::DrawLengthChange(o, seed, epoch, record), &ThreadLengthWorkspace(),
+                           &changed, &n));
+  auto y = changed == clean.data() ? clean : ToArray(changed, n);
   Check(feat::AugmentWaveform(o, sources, seed, epoch, record, y.mutable_data(), y.size(),
                               sample_rate, full_scale, &ThreadWorkspace()));
   return y;
@@ -151,6 +197,8 @@ void RegisterAugment(py::module_& m) {
         py::arg("rate"));
   m.def("augment_codec", &Codec, py::arg("waveform"), py::arg("sample_rate"), py::arg("codec"),
         py::arg("compression"));
+  m.def("augment_speed", &Speed, py::arg("waveform"), py::arg("sample_rate"), py::arg("factor"));
+  m.def("augment_tempo", &Tempo, py::arg("waveform"), py::arg("sample_rate"), py::arg("factor"));
   m.def("augment_chain", &Chain, py::arg("waveform"), py::arg("sample_rate"), py::arg("seed"),
         py::arg("epoch"), py::arg("record"), py::arg("noise"), py::arg("rirs"), py::arg("babble"),
         py::arg("babble_records"), py::arg("full_scale"), py::arg("options"),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "assert_ok.h"
+#include "features/length_change.h"
 #include "features/pcm.h"
 #include "features/waveform_augment.h"
 #include "loader/digest.h"
@@ -350,6 +351,89 @@ TEST_F(AugmentLoaderTest, SpeedInTheChainEqualsTheOlderSpelling) {
   chain.speed_perturb_options.factors = {0.9, 1.1};
   s = Loader::Open(dir_->Join("speech"), chain, &l);
   EXPECT_NE(s.ToString().find("give the factors once"), std::string::npos) << s.ToString();
+}
+
+// Tempo joins speed in the chain's length-changing stage: each raw row is the record through
+// features::ChangeLength with the record's draw (a record may get both), its planned length is the
+// row's; the epoch replays on any thread count and after a resume; the run record holds tempo, so
+// that a resume with other factors is refused, and leaves no trace while tempo is off.
+TEST_F(AugmentLoaderTest, TempoReplaysWithExactPlannedLengths) {
+  LoaderOptions o = Options();
+  o.waveform_augment = {};
+  o.noise_data.clear();
+  o.rir_data.clear();
+  o.threads = 1;
+  o.waveform_augment.tempo.probability = 0.7;
+  o.waveform_augment.tempo.factors = {0.8, 1.25};
+  o.waveform_augment.speed.probability = 0.5;
+  o.waveform_augment.speed.factors = {0.9, 1.1};
+  const std::vector<uint64_t> one = Epoch(o, 2);
+  ASSERT_GT(one.size(), 3u);
+  LoaderOptions two = o;
+  two.threads = 2;
+  EXPECT_EQ(one, Epoch(two, 2));
+  LoaderOptions four = o;
+  four.threads = 4;
+  four.blocks_in_flight = 3;
+  EXPECT_EQ(one, Epoch(four, 2));
+  EXPECT_EQ(std::vector<uint64_t>(one.begin() + 2, one.end()), Epoch(four, 2, 2));
+  LoaderOptions speed_only = o;
+  speed_only.waveform_augment.tempo = {};
+  EXPECT_NE(one, Epoch(speed_only, 2)) << "tempo changed nothing";
+  EXPECT_NE(one, Epoch(o, 3)) << "the next epoch draws anew";
+
+  features::LengthWorkspace ws;
+  int checked = 0, stretched = 0, both = 0;
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(dir_->Join("speech"), four, &l));
+  ASSERT_OK(l->Start(2));
+  const Batch* b;
+  while (l->Next(&b).ok() && b != nullptr) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      const int idx = std::stoi(std::string(b->keys()[i]).substr(3));
+      const std::vector<int16_t> pcm = loader::testing::RecordSamples(spec_, idx);
+      std::vector<float> x(pcm.size());
+      features::Pcm16ToFloat(pcm.data(), pcm.size(), x.data(), 1.0f);
+      const features::LengthChange c =
+          features::DrawLengthChange(o.waveform_augment, o.seed, 2, idx);
+      const float* want = nullptr;
+      size_t n = 0;
+      ASSERT_OK(features::ChangeLength(x.data(), x.size(), 16000, c, &ws, &want, &n));
+      ASSERT_EQ(n, features::ChangedLength(x.size(), 16000, c)) << b->keys()[i];
+      ASSERT_EQ(b->lengths()[i], static_cast<int32_t>(n)) << b->keys()[i];
+      const float* row = b->features_f32() + i * b->frames();
+      ASSERT_EQ(std::vector<float>(row, row + n), std::vector<float>(want, want + n))
+          << b->keys()[i];
+      ++checked;
+      stretched += c.tempo != 1.0;
+      both += c.tempo != 1.0 && c.speed != 1.0;
+    }
+  }
+  EXPECT_EQ(checked, spec_.records);
+  EXPECT_GT(stretched, spec_.records / 3);  // P = 0.7
+  EXPECT_GT(both, 0);
+
+  // The run record: another factor list is another run, named by its path.
+  const nlohmann::json j = LoaderConfigJson(o, 16000);
+  EXPECT_EQ(j.at("waveform_augment").at("tempo").at("probability"), 0.7);
+  LoaderOptions other = o;
+  other.waveform_augment.tempo.factors = {0.9, 1.1};
+  std::string path;
+  const std::string diff = FirstDifference(LoaderConfigJson(other, 16000), j, "checkpoint", &path);
+  EXPECT_EQ(path, "/waveform_augment/tempo/factors") << diff;
+  EXPECT_FALSE(LoaderConfigJson(speed_only, 16000).at("waveform_augment").contains("tempo"))
+      << "tempo off leaves no trace: records from before it compare equal";
+
+  // Refused where it cannot apply, or outside SoundTouch's range.
+  o.waveform_augment.tempo.factors = {0.05};
+  Status s = Loader::Open(dir_->Join("speech"), o, &l);
+  EXPECT_NE(s.ToString().find("tempo.factors"), std::string::npos) << s.ToString();
+  std::filesystem::create_directories(dir_->Join("text_tempo"));
+  loader::testing::WriteTextDataset(dir_->Join("text_tempo"), 10, false);
+  LoaderOptions text;
+  text.waveform_augment.tempo.probability = 1;
+  s = Loader::Open(dir_->Join("text_tempo"), text, &l);
+  EXPECT_NE(s.ToString().find("apply to audio datasets"), std::string::npos) << s.ToString();
 }
 
 TEST_F(AugmentLoaderTest, ResolvedOptionsRecordTheClipsByContent) {

@@ -344,6 +344,9 @@ TEST_F(ConversationAudioTest, OptionsThatWouldChangeTheFramesAreRefused) {
   o = Options();  // the chain's spelling of the same
   o.waveform_augment.speed.probability = 0.5;
   refused(o, "speed_perturb");
+  o = Options();  // tempo changes the length as speed does
+  o.waveform_augment.tempo.probability = 0.5;
+  refused(o, "tempo");
   o = Options();
   o.spec_augment = true;
   refused(o, "spec_augment");

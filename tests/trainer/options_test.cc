@@ -50,7 +50,7 @@ TrainOptions Base(loader::FeatureKind kind) {
   features::WaveformAugmentOptions& w = o.loader.waveform_augment;
   w.reverb.probability = w.noise.probability = w.gain.probability = 0.5;
   w.clipping.probability = w.band_limit.probability = w.codec.probability = 0.5;
-  w.babble.probability = 0.5;
+  w.babble.probability = w.tempo.probability = 0.5;
   o.eval_fraction = 0;
   return o;
 }

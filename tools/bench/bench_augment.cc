@@ -16,6 +16,7 @@
 #include "bench_augment_epoch.h"
 #include "command_line.h"
 #include "commands.h"
+#include "features/length_change.h"
 #include "features/waveform_augment.h"
 #include "speech_like.h"
 
@@ -106,6 +107,19 @@ int RunAugment(int argc, char** argv) {
     set(&o);
     cases.emplace_back(name, o);
   };
+  // The length-changing stage: speed (soxr) and tempo (SoundTouch's WSOLA), one factor each.
+  for (double f : {0.9, 1.1}) {
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "_%.1f", f);
+    add(std::string("speed") + suffix, [f](Opt* o) {
+      o->speed.probability = 1;
+      o->speed.factors = {f};
+    });
+    add(std::string("tempo") + suffix, [f](Opt* o) {
+      o->tempo.probability = 1;
+      o->tempo.factors = {f};
+    });
+  }
   add("gain", [](Opt* o) { o->gain.probability = 1; });
   add("clipping", [](Opt* o) { o->clipping.probability = 1; });
   add("noise", [](Opt* o) { o->noise.probability = 1; });
@@ -129,6 +143,7 @@ int RunAugment(int argc, char** argv) {
 
   const double hours = a.clips * a.seconds / 3600.0;
   features::WaveformWorkspace ws;
+  features::LengthWorkspace length_ws;
   std::vector<float> x;
   nlohmann::json out = nlohmann::json::object();
   out["rate"] = a.rate;
@@ -140,9 +155,15 @@ int RunAugment(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < a.clips; ++i) {
         x = clips[i];
-        if (Status s = features::AugmentWaveform(o, sources, 1, p, i, x.data(), x.size(), a.rate,
-                                                 1.0f, &ws);
-            !s.ok()) {
+        // As the loader runs it: the length-changing stage, then the chain in place.
+        const float* y = nullptr;
+        size_t m = 0;
+        Status s = features::ChangeLength(
+            x.data(), x.size(), a.rate, features::DrawLengthChange(o, 1, p, i), &length_ws, &y, &m);
+        if (s.ok())
+          s = features::AugmentWaveform(o, sources, 1, p, i, const_cast<float*>(y), m, a.rate, 1.0f,
+                                        &ws);
+        if (!s.ok()) {
           std::fprintf(stderr, "sluice-bench augment: %s: %s\n", name.c_str(),
                        s.ToString().c_str());
           return 1;

@@ -70,7 +70,7 @@ int RunAugmentEpoch(const AugmentEpochArgs& a) {
   loader::LoaderOptions on = off;
   features::WaveformAugmentOptions& w = on.waveform_augment;
   const double p = a.probability;
-  w.speed.probability = w.babble.probability = w.gain.probability = p;
+  w.speed.probability = w.tempo.probability = w.babble.probability = w.gain.probability = p;
   w.clipping.probability = w.band_limit.probability = w.codec.probability = p;
   if (!a.noise_data.empty()) {
     w.noise.probability = p;

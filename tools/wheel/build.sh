@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The binary wheel (docs/install.md): `pip wheel` of this checkout with pyproject.toml's options,
 # then `auditwheel repair`, which copies into the wheel (sluice.libs/) every shared library outside
-# the manylinux policy (libsndfile and its codecs, soxr, fftw3f, oneTBB, zstd, xxhash,
+# the manylinux policy (libsndfile and its codecs, soxr, SoundTouch, fftw3f, oneTBB, zstd, xxhash,
 # sentencepiece, libcurl and its TLS and protocol libraries, ...) and tags it with the oldest
 # manylinux_2_X this build machine's glibc allows. The tools (shardify, sluice-bench, ...), ELF
 # files in the wheel's scripts, are repaired too: auditwheel (>= 6.1) moves each into

@@ -7,7 +7,7 @@ fail() { echo "in_root: $*" >&2; exit 1; }
 
 # The system lacks what the wheel bundles, and every -dev package: otherwise the test would pass
 # on the build machine's libraries and prove nothing.
-for lib in libsndfile libsoxr libfftw3f libtbb libsentencepiece libcurl libFLAC libvorbis libopus \
+for lib in libsndfile libsoxr libSoundTouch libfftw3f libtbb libsentencepiece libcurl libFLAC libvorbis libopus \
     libmpg123 libmp3lame libboost_context libgomp; do
   if ldconfig -p | grep -q "${lib}[.-]"; then fail "$lib is installed in the test system"; fi
 done
