@@ -95,6 +95,15 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
                                ": libsndfile cannot write this codec at this rate; hint: "
                                "leave it out of --codecs");
   }
+  // sf_format_check passes Opus at any rate and the open then fails; refused here, since a
+  // failing open outside the open lock (below) would overwrite libsndfile's global error while
+  // another thread may be reading its own.
+  if (codec == Codec::kOpus && sample_rate != 8000 && sample_rate != 12000 &&
+      sample_rate != 16000 && sample_rate != 24000 && sample_rate != 48000) {
+    return Status::Unsupported(what +
+                               ": libsndfile's Opus takes 8, 12, 16, 24 or 48 kHz; hint: leave "
+                               "opus out of --codecs for this data, or resample it to one of them");
+  }
   internal::OpenFailure failure;
   SNDFILE* sf = OpenUnlocked(
       [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },

@@ -110,6 +110,23 @@ TEST(CodecDegradeTest, OpusAtARateItLacksIsUnsupported) {
   EXPECT_EQ(s.code(), Status::Code::kUnsupported) << s.ToString();
 }
 
+// The round trip opens outside the open lock, so an open that fails there would write
+// libsndfile's one global error while a thread holding the lock may be reading its own: a rate
+// Opus lacks (the one open known to fail) is refused before libsndfile is asked.
+TEST(CodecDegradeTest, ARefusedOpusRateLeavesLibsndfilesGlobalErrorAlone) {
+  SF_INFO info{};
+  ASSERT_EQ(sf_open("/nonexistent/sluice-codec-test.wav", SFM_READ, &info), nullptr);
+  const std::string before = sf_strerror(nullptr);
+  std::vector<float> x(4410, 0.1f);
+  std::vector<uint8_t> bytes;
+  for (int rate : {44100, 22050, 32000}) {
+    const Status s = CodecRoundTrip(x.data(), x.size(), rate, Codec::kOpus, 0.5, &bytes);
+    EXPECT_EQ(s.code(), Status::Code::kUnsupported) << s.ToString();
+    EXPECT_NE(s.ToString().find("8, 12, 16, 24 or 48 kHz"), std::string::npos) << s.ToString();
+    EXPECT_EQ(sf_strerror(nullptr), before) << "at " << rate << " Hz";
+  }
+}
+
 // Loader threads decode shards' audio under libsndfile's process-wide open lock (sndfile_io.h);
 // a round trip opens a decoder of its own (Vorbis' takes about 0.65 ms to set up its codebooks),
 // and holding that lock for it would make every thread of the chain wait on every other's. The
