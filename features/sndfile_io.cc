@@ -117,9 +117,13 @@ std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf)
   return name + ": " + what + ": " + sf_strerror(sf);
 }
 
-SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure) {
+std::mutex& OpenLock() {
   static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
+  return mu;
+}
+
+SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure) {
+  std::lock_guard<std::mutex> lock(OpenLock());
   SNDFILE* sf = open(arg);
   if (sf == nullptr) {
     failure->code = sf_error(nullptr);

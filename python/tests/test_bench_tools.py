@@ -110,3 +110,30 @@ def test_bench_augment_runs_the_loader_with_the_chain_off_and_on_side_by_side(da
         assert r["cores_to_feed_one_gpu"] == pytest.approx(2.0 / r["hours_per_second_per_core"])
     # The codecs alone cost far more than fbank: not a timing bound, a sign the chain ran.
     assert on["cpu_seconds"] > off["cpu_seconds"]
+
+
+def test_bench_augment_times_only_the_cases_asked_for_in_cpu_time():
+    # --only picks cases by name prefix (the codec rows alone: --only codec_); each row is the
+    # thread's CPU time (ms of one core), with the wall time beside it: on a loaded machine wall
+    # time counts the waits for a core too, and the two part.
+    out = subprocess.run([tool("sluice-bench"), "augment", "--only", "codec_ulaw,gain", "--clips",
+                          "1", "--seconds", "0.5", "--passes", "1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    assert sorted(report["ms_per_hour_per_core"]) == ["codec_ulaw", "gain"]
+    assert sorted(report["wall_ms_per_hour"]) == ["codec_ulaw", "gain"]
+    assert all(v > 0 for v in report["ms_per_hour_per_core"].values())
+    r = subprocess.run([tool("sluice-bench"), "augment", "--only", "aac", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "aac" in r.stderr and "codec_opus" in r.stderr, r.stderr
+
+
+def test_bench_augment_sets_the_codec_probability_apart(dataset):
+    # --codec-prob: the codecs at their own probability in the "on" epoch, the rest at --prob
+    # (docs/augment.md's "codecs at P = 0.1" row).
+    out = subprocess.run([tool("sluice-bench"), "augment", "--dataset", dataset, "--threads", "1",
+                          "--prob", "0.5", "--codec-prob", "0.1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    assert report["probability"] == 0.5 and report["codec_probability"] == 0.1
+    assert report["on"]["batches"] > 0

@@ -5,13 +5,17 @@
 #include <sndfile.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
+#include <mutex>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "assert_ok.h"
+#include "features/sndfile_io.h"
 #include "test_util.h"
 
 namespace sluice::features {
@@ -104,6 +108,49 @@ TEST(CodecDegradeTest, OpusAtARateItLacksIsUnsupported) {
   std::vector<uint8_t> bytes;
   const Status s = CodecRoundTrip(x.data(), x.size(), 44100, Codec::kOpus, 0.5, &bytes);
   EXPECT_EQ(s.code(), Status::Code::kUnsupported) << s.ToString();
+}
+
+// The round trip opens outside the open lock, so an open that fails there would write
+// libsndfile's one global error while a thread holding the lock may be reading its own: a rate
+// Opus lacks (the one open known to fail) is refused before libsndfile is asked.
+TEST(CodecDegradeTest, ARefusedOpusRateLeavesLibsndfilesGlobalErrorAlone) {
+  SF_INFO info{};
+  ASSERT_EQ(sf_open("/nonexistent/sluice-codec-test.wav", SFM_READ, &info), nullptr);
+  const std::string before = sf_strerror(nullptr);
+  std::vector<float> x(4410, 0.1f);
+  std::vector<uint8_t> bytes;
+  for (int rate : {44100, 22050, 32000}) {
+    const Status s = CodecRoundTrip(x.data(), x.size(), rate, Codec::kOpus, 0.5, &bytes);
+    EXPECT_EQ(s.code(), Status::Code::kUnsupported) << s.ToString();
+    EXPECT_NE(s.ToString().find("8, 12, 16, 24 or 48 kHz"), std::string::npos) << s.ToString();
+    EXPECT_EQ(sf_strerror(nullptr), before) << "at " << rate << " Hz";
+  }
+}
+
+// Loader threads decode shards' audio under libsndfile's process-wide open lock (sndfile_io.h);
+// a round trip opens a decoder of its own (Vorbis' takes about 0.65 ms to set up its codebooks),
+// and holding that lock for it would make every thread of the chain wait on every other's. The
+// round trip opens outside the lock: it finishes while another thread holds it.
+TEST(CodecDegradeTest, RoundTripDoesNotWaitForTheOpenLock) {
+  std::vector<float> x(16000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.3f * static_cast<float>(std::sin(2 * M_PI * 300 * static_cast<double>(i) / 16000));
+  }
+  std::unique_lock<std::mutex> held(internal::OpenLock());
+  auto done = std::async(std::launch::async, [&x] {
+    std::vector<uint8_t> bytes;
+    Status s;
+    for (Codec c :
+         {Codec::kUlaw, Codec::kAlaw, Codec::kGsm, Codec::kVorbis, Codec::kOpus, Codec::kMp3}) {
+      auto y = x;
+      if (s.ok()) s = CodecRoundTrip(y.data(), y.size(), 16000, c, 0.5, &bytes);
+    }
+    return s;
+  });
+  const bool finished = done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  held.unlock();  // lets a blocked round trip finish, so the test ends either way
+  EXPECT_TRUE(finished) << "the round trips waited for the open lock another thread held";
+  ASSERT_OK(done.get());
 }
 
 }  // namespace

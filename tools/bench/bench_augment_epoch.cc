@@ -72,6 +72,7 @@ int RunAugmentEpoch(const AugmentEpochArgs& a) {
   const double p = a.probability;
   w.speed.probability = w.tempo.probability = w.babble.probability = w.gain.probability = p;
   w.clipping.probability = w.band_limit.probability = w.codec.probability = p;
+  if (a.codec_probability >= 0) w.codec.probability = a.codec_probability;
   if (!a.noise_data.empty()) {
     w.noise.probability = p;
     on.noise_data = a.noise_data;
@@ -83,6 +84,7 @@ int RunAugmentEpoch(const AugmentEpochArgs& a) {
   nlohmann::json out = nlohmann::json::object();
   out["consume_hours_per_second"] = a.consume_hours_per_second;
   out["probability"] = p;
+  out["codec_probability"] = w.codec.probability;
   if (!a.json)
     std::printf("%-5s %8s %8s %9s %12s %14s %12s\n", "chain", "hours", "wall s", "cpu s",
                 "h/s/core", "x rt / core", "cores/GPU");

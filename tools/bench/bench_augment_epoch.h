@@ -14,6 +14,7 @@ struct AugmentEpochArgs {
   std::string rir_data;    // "" leaves reverberation out
   int threads = 0;         // loader decode threads (0 = the usable cores)
   double probability = 1;  // of every transform in the "on" epoch
+  double codec_probability = -1;  // the codecs' own; below 0: `probability`
   std::string features = "fbank";
   // Hours of audio per second the trainer consumes. Default: docs/gpu.md's measured step of the
   // small preset on an H100, 24.62 ms for 32 rows of 1600 frames (10 ms hop): 512 s of audio per
