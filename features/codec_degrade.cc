@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
+#include <shared_mutex>
 #include <utility>
 
 #include "base/random.h"
@@ -33,15 +35,19 @@ int SndfileFormat(Codec codec) {
   return 0;
 }
 
-// sf_open_virtual outside sndfile_io's process-wide open lock. That lock only keeps a failed
-// open's reason (libsndfile's one global error) from being another thread's; loader threads open
-// their records' audio under it, and a round trip opens twice (Vorbis' decoder setup alone takes
-// about 0.65 ms), so taking it here would queue every thread's codec step behind every other's
-// opens. A failed open is made again under the lock (`reset` first rewinds what it reads or
+// sf_open_virtual holding sndfile_io's process-wide open lock shared. That lock only keeps a
+// failed open's reason (libsndfile's one global error, which every open writes) from being another
+// thread's; a round trip opens twice (Vorbis' decoder setup alone takes about 0.65 ms), so holding
+// it exclusively would queue every thread's codec step behind every other's opens. Shared, the
+// round trips open together and never during an exclusive open, whose failure reason they would
+// overwrite. A failed open is made again exclusively (`reset` first rewinds what it reads or
 // writes): the stream is in memory, so it fails the same way there and the reason is its own.
 template <class Open, class Reset>
-SNDFILE* OpenUnlocked(Open open, Reset reset, internal::OpenFailure* failure) {
-  if (SNDFILE* sf = open(); sf != nullptr) return sf;
+SNDFILE* OpenShared(Open open, Reset reset, internal::OpenFailure* failure) {
+  {
+    std::shared_lock<std::shared_mutex> lock(internal::OpenLock());
+    if (SNDFILE* sf = open(); sf != nullptr) return sf;
+  }
   reset();
   return internal::OpenSndfile(std::move(open), failure);
 }
@@ -95,9 +101,9 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
                                ": libsndfile cannot write this codec at this rate; hint: "
                                "leave it out of --codecs");
   }
-  // sf_format_check passes Opus at any rate and the open then fails; refused here, since a
-  // failing open outside the open lock (below) would overwrite libsndfile's global error while
-  // another thread may be reading its own.
+  // sf_format_check passes Opus at any rate and the open then fails; refused here, with the
+  // rates it takes, rather than by two failing opens (shared, then exclusive: below) that each
+  // write libsndfile's global error.
   if (codec == Codec::kOpus && sample_rate != 8000 && sample_rate != 12000 &&
       sample_rate != 16000 && sample_rate != 24000 && sample_rate != 48000) {
     return Status::Unsupported(what +
@@ -105,7 +111,7 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
                                "opus out of --codecs for this data, or resample it to one of them");
   }
   internal::OpenFailure failure;
-  SNDFILE* sf = OpenUnlocked(
+  SNDFILE* sf = OpenShared(
       [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },
       [&] {
         bytes->clear();
@@ -133,7 +139,7 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
 
   internal::MemoryReader reader{bytes->data(), static_cast<sf_count_t>(bytes->size()), 0};
   SF_INFO in_info{};
-  sf = OpenUnlocked(
+  sf = OpenShared(
       [&] { return sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &in_info, &reader); },
       [&] {
         reader.pos = 0;

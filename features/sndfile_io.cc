@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 #include "base/sysio.h"
 
@@ -117,13 +118,13 @@ std::string SndfileError(const std::string& name, const char* what, SNDFILE* sf)
   return name + ": " + what + ": " + sf_strerror(sf);
 }
 
-std::mutex& OpenLock() {
-  static std::mutex mu;
+std::shared_mutex& OpenLock() {
+  static std::shared_mutex mu;
   return mu;
 }
 
 SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure) {
-  std::lock_guard<std::mutex> lock(OpenLock());
+  std::unique_lock<std::shared_mutex> lock(OpenLock());
   SNDFILE* sf = open(arg);
   if (sf == nullptr) {
     failure->code = sf_error(nullptr);

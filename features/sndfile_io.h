@@ -5,7 +5,7 @@
 #include <sndfile.h>
 
 #include <cstdint>
-#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -61,13 +61,16 @@ struct OpenFailure {
   int code = SF_ERR_NO_ERROR;
   std::string reason;
 };
-// Runs `open` (an sf_open* call) under one process-wide lock, and on failure reads its error
-// under the same lock. libsndfile keeps a failed open's error in a single global that another
-// thread's failing open overwrites, so without the lock a reject reason could name another file's
-// problem, and shardify's rejects.jsonl would change with the thread count.
+// Runs `open` (an sf_open* call) holding one process-wide lock exclusively, and on failure reads
+// its error under the same hold. libsndfile keeps a failed open's error in a single global that
+// every other open writes (a successful one clears it), so without the lock a reject reason could
+// name another file's problem or none, and shardify's rejects.jsonl would change with the thread
+// count.
 SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure);
-// That lock, for callers that open outside it (codec_degrade.cc) and for tests that hold it.
-std::mutex& OpenLock();
+// That lock. Opens that read no reason from the global (codec_degrade.cc's, made again under
+// OpenSndfileLocked when they fail) hold it shared: they run together, never during an exclusive
+// open. Tests hold it to check that.
+std::shared_mutex& OpenLock();
 template <class Open>
 SNDFILE* OpenSndfile(Open&& open, OpenFailure* failure) {
   return OpenSndfileLocked([](void* f) { return (*static_cast<Open*>(f))(); }, &open, failure);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <future>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -131,13 +132,9 @@ TEST(CodecDegradeTest, ARefusedOpusRateLeavesLibsndfilesGlobalErrorAlone) {
 // a round trip opens a decoder of its own (Vorbis' takes about 0.65 ms to set up its codebooks),
 // and holding that lock for it would make every thread of the chain wait on every other's. The
 // round trip opens outside the lock: it finishes while another thread holds it.
-TEST(CodecDegradeTest, RoundTripDoesNotWaitForTheOpenLock) {
-  std::vector<float> x(16000);
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = 0.3f * static_cast<float>(std::sin(2 * M_PI * 300 * static_cast<double>(i) / 16000));
-  }
-  std::unique_lock<std::mutex> held(internal::OpenLock());
-  auto done = std::async(std::launch::async, [&x] {
+// The six round trips, as a task another thread runs.
+std::future<Status> RoundTripsAsync(const std::vector<float>& x) {
+  return std::async(std::launch::async, [&x] {
     std::vector<uint8_t> bytes;
     Status s;
     for (Codec c :
@@ -147,9 +144,37 @@ TEST(CodecDegradeTest, RoundTripDoesNotWaitForTheOpenLock) {
     }
     return s;
   });
+}
+
+std::vector<float> Tone() {
+  std::vector<float> x(16000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.3f * static_cast<float>(std::sin(2 * M_PI * 300 * static_cast<double>(i) / 16000));
+  }
+  return x;
+}
+
+// Round trips open with the open lock held shared: they run while another thread's round trip
+// opens (the lock held shared)...
+TEST(CodecDegradeTest, RoundTripsOpenTogether) {
+  const std::vector<float> x = Tone();
+  std::shared_lock<std::shared_mutex> held(internal::OpenLock());
+  auto done = RoundTripsAsync(x);
   const bool finished = done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   held.unlock();  // lets a blocked round trip finish, so the test ends either way
-  EXPECT_TRUE(finished) << "the round trips waited for the open lock another thread held";
+  EXPECT_TRUE(finished) << "the round trips waited for another thread's shared hold";
+  ASSERT_OK(done.get());
+}
+
+// ...but never during an exclusive open, whose failure reason (libsndfile's one global error,
+// which every open writes) they would overwrite.
+TEST(CodecDegradeTest, RoundTripsWaitForAnExclusiveOpen) {
+  const std::vector<float> x = Tone();
+  std::unique_lock<std::shared_mutex> held(internal::OpenLock());
+  auto done = RoundTripsAsync(x);
+  const bool finished = done.wait_for(std::chrono::milliseconds(300)) == std::future_status::ready;
+  held.unlock();
+  EXPECT_FALSE(finished) << "a round trip opened during another thread's exclusive open";
   ASSERT_OK(done.get());
 }
 
