@@ -86,6 +86,10 @@ loader::LoaderOptions ParseOptions(const py::dict& kwargs) {
 // this, however long the data takes (remote storage can stall for its whole retry schedule).
 constexpr std::chrono::milliseconds kSignalPoll{100};
 
+// How long an exiting process waits for a Loader to close: its reads in flight end, or are
+// left to the exit.
+constexpr std::chrono::milliseconds kExitCloseWait{2000};
+
 // Raises the exception of a signal that arrived (KeyboardInterrupt for SIGINT). Needs the GIL.
 void ThrowIfSignalled() {
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -189,9 +193,33 @@ void CoreLoader::Close() {
     started_ = false;
     return;
   }
+  started_ = false;
+  // Exiting otherwise (an exception raised by Python code, Ctrl-C outside next()'s wait, or an
+  // exit mid-epoch) the pipeline may as well be stuck on a read no wait of ours saw: it is
+  // closed on a thread of its own and waited for only so long.
+  if (Finalizing()) return CloseWithin(kExitCloseWait);
   py::gil_scoped_release release;  // joins the pipeline's threads
   loader_.reset();
-  started_ = false;
+}
+
+void CoreLoader::CloseWithin(std::chrono::milliseconds limit) {
+  struct CloseJob {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::unique_ptr<loader::Loader> loader;
+  };
+  auto job = std::make_shared<CloseJob>();
+  job->loader = std::move(loader_);  // holds the allocator it returns its buffers to
+  py::gil_scoped_release release;
+  std::thread([job] {
+    job->loader.reset();
+    std::lock_guard<std::mutex> l(job->mu);
+    job->done = true;
+    job->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> l(job->mu);
+  job->cv.wait_for(l, limit, [&] { return job->done; });
 }
 
 void CoreLoader::CheckProcess() const {

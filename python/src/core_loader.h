@@ -27,6 +27,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -100,6 +101,9 @@ class CoreLoader {
   // Loader::Open of a dataset or a mixture; call without the GIL.
   static Status OpenLoader(const loader::MixOptions& mix, const loader::LoaderOptions& options,
                            std::unique_ptr<loader::Loader>* out);
+  // Destroys the Loader on a thread of its own, waiting at most `limit` (without the GIL): at
+  // exit, where a read stuck on remote storage must not hold the process.
+  void CloseWithin(std::chrono::milliseconds limit);
   // Destroys the Loader (without the GIL) and opens a new one; `resume` restarts it there.
   void Reopen(const std::optional<loader::ResumeState>& resume);
   bool AnyHandedOutAlive() const;

@@ -52,6 +52,21 @@ loader.close()
 print("closed", flush=True)
 """
 
+# The epoch starts (through the binding, as the first next() would) and its reads go to the
+# server, which holds them; then Python code raises. No wait of sluice's saw the signal, so the
+# binding cannot know that a read is stuck when the exiting interpreter frees the loader.
+RAISE_WHILE_A_READ_WAITS = """
+import json, sys
+import sluice
+loader = sluice.Loader(sys.argv[1], seed=1, max_frames=1500, threads=2)
+print("opened", flush=True)
+sys.stdin.readline()
+loader._core.start(json.dumps({"epoch": 0, "batches": 0}))
+print("started", flush=True)
+sys.stdin.readline()
+raise KeyboardInterrupt
+"""
+
 
 @pytest.fixture
 def server(dataset):
@@ -153,3 +168,17 @@ def test_a_loader_interrupted_in_next_resumes_and_closes(server):
     assert child.line() == "closed"
     err = child.wait(60)
     assert child.proc.returncode == 0, err
+
+
+def test_an_exception_raised_while_a_read_waits_lets_the_process_exit(server):
+    child = Child(RAISE_WHILE_A_READ_WAITS, server.dataset_url)
+    assert child.line() == "opened"
+    server.stall = "shard-"
+    child.send("go")
+    assert child.line() == "started"
+    assert server.stalled.wait(60), "the epoch never reached the held request"
+    t0 = time.monotonic()
+    child.send("raise")
+    err = child.wait(PROMPT_S)
+    assert time.monotonic() - t0 < PROMPT_S
+    assert "KeyboardInterrupt" in err, err
