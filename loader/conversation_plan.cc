@@ -102,12 +102,14 @@ Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards,
               ": an ASR record in a conversation mixture needs the template's task "
               "prompt. HINT: \"task\": {\"prompt\": \"Transcribe the audio.\"} "
               "(docs/conversations.md, \"ASR datasets as task conversations\")");
-        if (e.tokens == 0 || e.duration > std::numeric_limits<uint32_t>::max())
+        // An empty transcript (shardify audio keeps empty text) is an empty answer, whose
+        // suffix still carries the loss: the model learns to answer nothing. The tokens field's
+        // presence is the sources' check (a dataset without ids is refused there).
+        if (e.duration > std::numeric_limits<uint32_t>::max())
           return Status::InvalidArgument(
-              where + (e.tokens == 0
-                           ? ": no transcript ids, which its task conversation's answer is. HINT: "
-                             "shardify audio --tokenizer with the conversations' tokenizer"
-                           : ": over 2^32 samples of audio, longer than an audio turn can be"));
+              where +
+              ": over 2^32 samples of audio, longer than an audio turn can be. HINT: "
+              "shardify audio --max-duration, or split the recording");
         turns = AsrTaskEntries(t, static_cast<uint32_t>(e.duration), e.tokens);
         SLUICE_RETURN_IF_ERROR(fn(where, turns));
       }
@@ -173,12 +175,8 @@ Status AsrTaskIndexTokens(const ChatTemplate& t, const features::EncoderFramesSp
     return Status::InvalidArgument(
         "an ASR dataset in a conversation mixture needs the template's task prompt. HINT: "
         "\"task\": {\"prompt\": \"Transcribe the audio.\"} (docs/conversations.md)");
+  // A count of 0 is an empty transcript: an empty answer (ForEachTurnTable).
   for (uint64_t r = first; r < last; ++r) {
-    if (index.tokens[r] == 0)
-      return Status::InvalidArgument(
-          "ASR record " + std::to_string(r) +
-          ": no transcript token count in the index, which its task conversation's cost needs. "
-          "HINT: shardify audio --tokenizer with the LLM's tokenizer (hf:PATH/tokenizer.json)");
     const std::vector<shards::TurnEntry> turns =
         AsrTaskEntries(t, static_cast<uint32_t>(index.duration[r]), index.tokens[r]);
     uint64_t n = 0;

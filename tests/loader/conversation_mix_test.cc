@@ -559,6 +559,74 @@ TEST_F(ConversationMixTest, AsrTranscriptsWithSpecialTokensAreRefusedWithTheFlag
       << st.message();
 }
 
+// An ASR record with an empty transcript (shardify audio accepts empty text) is its task
+// conversation with an empty answer: the assistant's prefix, then its suffix, which carries the
+// loss (the model learns to answer nothing); every record of both sources once, packed and padded.
+TEST_F(ConversationMixTest, AnEmptyTranscriptIsAnEmptyAnswer) {
+  shards::Manifest cm;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("conv"), &cm));
+  testing::AudioDatasetSpec spec = AsrSpec();
+  spec.long_transcript = 5;  // record 5: no text, no ids
+  spec.long_tokens = 0;
+  WriteAsr(dir_->Join("asr_empty"), spec, cm.tokenizer);
+  std::vector<RenderedConversation> want = expected_;
+  want[kRecords + 5] = AsrByHand(5, {});
+  MixOptions m;
+  m.sources = {{dir_->Join("conv"), 5}, {dir_->Join("asr_empty"), 3}};
+  for (const bool packed : {false, true}) {
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(m, Options(packed), &l));
+    ASSERT_OK(l->Start(0));
+    const EpochPlan& plan = ImplOf(*l).plan();
+    std::map<uint64_t, int> seen;
+    const Batch* b;
+    Status st;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      const size_t L = packed ? static_cast<size_t>(b->seq_len()) : b->max_tokens();
+      for (size_t row = 0; row < b->size(); ++row) {
+        const int32_t* ids = b->tokens() + row * (packed ? L + 1 : L);
+        const uint8_t* mask = b->loss_mask() + row * L;
+        size_t c = 0;
+        while (c < L) {
+          const uint64_t r = packed ? (b->doc_ids()[row * L + c] < 0
+                                           ? ~uint64_t{0}
+                                           : static_cast<uint64_t>(b->doc_ids()[row * L + c]))
+                                    : b->record_ids()[row];
+          if (r == ~uint64_t{0}) break;
+          ASSERT_LT(r, want.size());
+          const size_t n = want[r].ids.size();
+          ASSERT_LE(c + n, L);
+          for (size_t k = 0; k < n; ++k) {
+            ASSERT_EQ(ids[c + k], want[r].ids[k]) << "record " << r << " id " << k;
+            ASSERT_EQ(mask[c + k], k + 1 < n && want[r].loss[k + 1]) << "record " << r;
+          }
+          if (!packed || b->sequences()[row] < plan.fit_rows) ++seen[r];
+          c += n;
+          if (!packed) break;
+        }
+      }
+    }
+    ASSERT_OK(st);
+    EXPECT_EQ(seen[kRecords + 5], 1) << (packed ? "packed" : "padded");
+    for (uint64_t r = 0; r < kRecords + kAsr; ++r)
+      EXPECT_EQ(seen[r], packed && r == kLong ? 0 : 1) << r << (packed ? " packed" : " padded");
+  }
+  // Where an empty answer is not wanted, a filter on the answer's tokens drops it.
+  LoaderOptions o = Options(false);
+  o.filter = "text_tokens > 0";
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(m, o, &l));
+  ASSERT_OK(l->Start(0));
+  const Batch* b;
+  Status st;
+  uint64_t rows = 0;
+  while ((st = l->Next(&b)).ok() && b != nullptr)
+    for (size_t row = 0; row < b->size(); ++row, ++rows)
+      EXPECT_NE(b->record_ids()[row], kRecords + 5u);
+  ASSERT_OK(st);
+  EXPECT_EQ(rows, kRecords + kAsr - 1u);
+}
+
 // The comparison itself, on hf descriptions as shardify writes them: provenance (given, trained)
 // and an absent add_special_tokens (false) make no difference; the ids' meaning does, by key.
 TEST(TokenizerDifference, ComparesWhatTheIdsMean) {
