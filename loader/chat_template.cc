@@ -149,12 +149,12 @@ Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t
   return Status::OK();
 }
 
-std::vector<shards::TurnEntry> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
-                                              uint32_t transcript_tokens) {
+std::array<shards::TurnEntry, 2> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
+                                                uint32_t transcript_tokens) {
   const uint32_t prompt = static_cast<uint32_t>(t.task_prompt_ids.size());
   // The prompt's bytes only say that the turn has text: its ids are the template's.
-  return {{shards::Role::kUser, true, prompt, prompt, samples},
-          {shards::Role::kAssistant, false, transcript_tokens, transcript_tokens, 0}};
+  return {{{shards::Role::kUser, true, prompt, prompt, samples},
+           {shards::Role::kAssistant, false, transcript_tokens, transcript_tokens, 0}}};
 }
 
 Status AsrTaskTurns(const ChatTemplate& t, uint32_t samples, std::span<const uint32_t> transcript,
@@ -164,7 +164,7 @@ Status AsrTaskTurns(const ChatTemplate& t, uint32_t samples, std::span<const uin
         "an ASR record in a conversation mixture needs the template's task prompt. HINT: "
         "\"task\": {\"prompt\": \"Transcribe the audio.\"} (docs/conversations.md, "
         "\"Templates\")");
-  const std::vector<shards::TurnEntry> entries =
+  const std::array<shards::TurnEntry, 2> entries =
       AsrTaskEntries(t, samples, static_cast<uint32_t>(transcript.size()));
   turns->assign(2, shards::ConversationTurn());
   for (size_t i = 0; i < 2; ++i) {

@@ -76,12 +76,14 @@ Status ResolveChatTemplate(const features::Tokenizer& tokenizer, ChatTemplate* t
 // The one-turn conversation an ASR record of `samples` samples and transcript ids `transcript`
 // becomes through the template's task: a user turn with the task prompt's ids as its text and the
 // audio, then an assistant turn with the transcript. The turns view `t` and `transcript`, which
-// must outlive them. InvalidArgument for a template without a task or not resolved.
+// must outlive them. Written into `turns`, which allocates only while it has no room for two.
+// InvalidArgument for a template without a task or not resolved.
 Status AsrTaskTurns(const ChatTemplate& t, uint32_t samples, std::span<const uint32_t> transcript,
                     std::vector<shards::ConversationTurn>* turns);
-// Their turn table (what the index would hold for it): for costs without the ids.
-std::vector<shards::TurnEntry> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
-                                              uint32_t transcript_tokens);
+// Their turn table (what the index would hold for it): for costs without the ids. By value, on
+// the stack: no allocation per record.
+std::array<shards::TurnEntry, 2> AsrTaskEntries(const ChatTemplate& t, uint32_t samples,
+                                                uint32_t transcript_tokens);
 
 // Encoder frames of an audio turn of `samples` samples (the encoder-frame counter plugs in here).
 using FramesFn = std::function<uint64_t(uint64_t samples)>;

@@ -59,13 +59,17 @@ Status ConversationTokens(const ChatTemplate& t, const features::EncoderFramesSp
   for (size_t i = 0; i < turns.size(); ++i) {
     const shards::TurnEntry& turn = turns[i];
     // The same refusal as RenderConversation's: a cost without the ids would be a guess.
+    // An empty `where`: the caller prefixes the record's (ForEachTurnTable's ASR records).
+    const auto at = [&] {
+      return (where.empty() ? std::string() : std::string(where) + ": ") + "turn " +
+             std::to_string(i);
+    };
     if (turn.text_bytes > 0 && !ids_stored)
-      return Status::InvalidArgument(
-          std::string(where) + ": turn " + std::to_string(i) +
-          ": text without token ids. HINT: shardify conversations --tokenizer "
-          "hf:PATH/tokenizer.json");
+      return Status::InvalidArgument(at() +
+                                     ": text without token ids. HINT: shardify conversations "
+                                     "--tokenizer hf:PATH/tokenizer.json");
     if (turn.has_audio && !t.has_placeholder)
-      return Status::InvalidArgument(std::string(where) + ": turn " + std::to_string(i) +
+      return Status::InvalidArgument(at() +
                                      ": an audio turn, and the template has no placeholder. "
                                      "HINT: \"placeholder\": \"<|audio|>\"");
     const RoleTemplate& rt = t.roles[static_cast<size_t>(turn.role)];
@@ -83,7 +87,9 @@ namespace {
 
 // Calls fn(where, turns) with each record's turn table, read from the index's aux area alone;
 // a plain ASR record's (asr_shards[g] set for its shard g) is its task conversation's
-// (AsrTaskEntries of `t`), from its index entry's duration and token count.
+// (AsrTaskEntries of `t`), from its index entry's duration and token count. An ASR record's
+// `where` is built only for an error (planning allocates nothing per ASR record): fn gets an
+// empty one, and its error is prefixed with the record's.
 template <class Fn>
 Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards,
                         const ChatTemplate& t, std::span<const uint8_t> asr_shards, Fn&& fn) {
@@ -92,24 +98,31 @@ Status ForEachTurnTable(const std::vector<const shards::ShardReader*>& shards,
   for (size_t g = 0; g < shards.size(); ++g) {
     const shards::ShardReader* s = shards[g];
     if (g < asr_shards.size() && asr_shards[g]) {
+      const auto asr_where = [s](size_t i) {
+        return s->name() + ": ASR record " + std::to_string(i) + " ('" + std::string(s->key(i)) +
+               "')";
+      };
+      if (!t.has_task && s->num_records() > 0)
+        return Status::InvalidArgument(
+            asr_where(0) +
+            ": an ASR record in a conversation mixture needs the template's task "
+            "prompt. HINT: \"task\": {\"prompt\": \"Transcribe the audio.\"} "
+            "(docs/conversations.md, \"ASR datasets as task conversations\")");
       for (size_t i = 0; i < s->num_records(); ++i) {
         const shards::RecordEntry& e = s->record(i);
-        where =
-            s->name() + ": ASR record " + std::to_string(i) + " ('" + std::string(s->key(i)) + "')";
-        if (!t.has_task)
+        // An empty transcript (shardify audio keeps empty text) is an empty answer, whose
+        // suffix still carries the loss: the model learns to answer nothing. The tokens field's
+        // presence is the sources' check (a dataset without ids is refused there).
+        if (e.duration > std::numeric_limits<uint32_t>::max())
           return Status::InvalidArgument(
-              where +
-              ": an ASR record in a conversation mixture needs the template's task "
-              "prompt. HINT: \"task\": {\"prompt\": \"Transcribe the audio.\"} "
-              "(docs/conversations.md, \"ASR datasets as task conversations\")");
-        if (e.tokens == 0 || e.duration > std::numeric_limits<uint32_t>::max())
-          return Status::InvalidArgument(
-              where + (e.tokens == 0
-                           ? ": no transcript ids, which its task conversation's answer is. HINT: "
-                             "shardify audio --tokenizer with the conversations' tokenizer"
-                           : ": over 2^32 samples of audio, longer than an audio turn can be"));
-        turns = AsrTaskEntries(t, static_cast<uint32_t>(e.duration), e.tokens);
-        SLUICE_RETURN_IF_ERROR(fn(where, turns));
+              asr_where(i) +
+              ": over 2^32 samples of audio, longer than an audio turn can be. "
+              "HINT: shardify audio --max-duration, or split the recording");
+        const std::array<shards::TurnEntry, 2> entries =
+            AsrTaskEntries(t, static_cast<uint32_t>(e.duration), e.tokens);
+        turns.assign(entries.begin(), entries.end());
+        const Status st = fn(std::string(), turns);
+        if (!st.ok()) return Prefixed(st, asr_where(i));
       }
       continue;
     }
@@ -173,17 +186,13 @@ Status AsrTaskIndexTokens(const ChatTemplate& t, const features::EncoderFramesSp
     return Status::InvalidArgument(
         "an ASR dataset in a conversation mixture needs the template's task prompt. HINT: "
         "\"task\": {\"prompt\": \"Transcribe the audio.\"} (docs/conversations.md)");
+  // A count of 0 is an empty transcript: an empty answer (ForEachTurnTable).
   for (uint64_t r = first; r < last; ++r) {
-    if (index.tokens[r] == 0)
-      return Status::InvalidArgument(
-          "ASR record " + std::to_string(r) +
-          ": no transcript token count in the index, which its task conversation's cost needs. "
-          "HINT: shardify audio --tokenizer with the LLM's tokenizer (hf:PATH/tokenizer.json)");
-    const std::vector<shards::TurnEntry> turns =
+    const std::array<shards::TurnEntry, 2> turns =
         AsrTaskEntries(t, static_cast<uint32_t>(index.duration[r]), index.tokens[r]);
     uint64_t n = 0;
-    SLUICE_RETURN_IF_ERROR(
-        ConversationTokens(t, spec, turns, true, "ASR record " + std::to_string(r), &n));
+    const Status st = ConversationTokens(t, spec, turns, true, "", &n);
+    if (!st.ok()) return Prefixed(st, "ASR record " + std::to_string(r));
     tokens->push_back(n);
   }
   return Status::OK();

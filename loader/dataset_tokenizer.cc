@@ -1,5 +1,8 @@
 #include "loader/dataset_tokenizer.h"
 
+#include <string>
+#include <vector>
+
 #include "shards/checksum.h"
 #include "shards/storage.h"
 
@@ -17,6 +20,43 @@ features::TextNormalizeOptions TextNormalizeFromJson(const nlohmann::json& j) {
   n.strip_punctuation = j.at("strip_punctuation").get<bool>();
   n.collapse_whitespace = j.at("collapse_whitespace").get<bool>();
   return n;
+}
+
+std::string TokenizerDifference(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_null() != b.is_null())
+    return a.is_null() ? "none vs a tokenizer" : "a tokenizer vs none";
+  if (a.is_null() || a == b) return "";
+  if (!a.is_object() || !b.is_object()) return a.dump() + " vs " + b.dump();
+  const auto ignored = [](const std::string& key) {
+    return key == "given" || key == "trained" || key == "end_of_document_token";
+  };
+  const auto value = [](const nlohmann::json& d, const std::string& key) {
+    if (d.contains(key)) return d[key];
+    if (key == "add_special_tokens" || key == "allow_unknown") return nlohmann::json(false);
+    return nlohmann::json();  // absent
+  };
+  const auto shown = [](const nlohmann::json& v) {
+    if (v.is_null()) return std::string("none");
+    const std::string s = v.dump();
+    if (s.size() <= 40) return s;
+    return "xxh3 " + shards::ChecksumHex(shards::Checksum(s.data(), s.size()));
+  };
+  // "type" first: the other keys mean little between two types.
+  std::vector<std::string> keys = {"type"};
+  for (const nlohmann::json* d : {&a, &b})
+    for (auto it = d->begin(); it != d->end(); ++it)
+      if (it.key() != "type" && !ignored(it.key())) keys.push_back(it.key());
+  for (const std::string& key : keys) {
+    const nlohmann::json va = value(a, key), vb = value(b, key);
+    if (va != vb) {
+      const std::string x = shown(va), y = shown(vb);
+      // A long value is named by its XXH3 once: "vocab xxh3 X vs xxh3 Y" reads as "xxh3 X vs Y".
+      if (x.rfind("xxh3 ", 0) == 0 && y.rfind("xxh3 ", 0) == 0)
+        return key + " xxh3 " + x.substr(5) + " vs " + y.substr(5);
+      return key + " " + x + " vs " + y;
+    }
+  }
+  return "";
 }
 
 Status LoadDatasetTokenizer(const nlohmann::json& d, const shards::Storage& storage,

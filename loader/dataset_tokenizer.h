@@ -35,6 +35,15 @@ nlohmann::json TextNormalizeToJson(const features::TextNormalizeOptions& n);
 features::TextNormalizeOptions TextNormalizeFromJson(
     const nlohmann::json& j);  // throws json errors
 
+// How two datasets' tokenizer descriptions (manifest.json "tokenizer", null when none) differ in
+// what their ids mean: empty when they agree, else the first key that differs and both values
+// ("add_special_tokens false vs true"; a value over 40 characters, such as a char vocabulary, as
+// its XXH3). Every key is compared except the provenance: `given` and `trained` (the file's
+// XXH3 says which model it is) and `end_of_document_token` (the file and end_of_document_id fix
+// it); `add_special_tokens` and `allow_unknown` absent are false (docs/formats/manifest.md).
+// Mixtures and shardify merge compare with it: one tokenizer serves datasets that agree.
+std::string TokenizerDifference(const nlohmann::json& a, const nlohmann::json& b);
+
 // Re-creates the tokenizer from its manifest description and the dataset's files, wherever they
 // live (a directory, an HTTP or S3 prefix: storage/open.h): the tokenizer file (SentencePiece
 // model, tokenizer.json, tiktoken ranks) is read through `storage`, checked against its XXH3. Corruption naming the manifest or model file

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "loader/dataset_tokenizer.h"
 #include "loader/mix.h"
 #include "shards/checksum.h"
 #include "storage/open.h"
@@ -48,10 +49,17 @@ std::string AsrDisagreement(const shards::Dataset& conv, const shards::Dataset& 
            "its transcripts hold no token ids, which the task conversation's assistant turn is "
            "made of. HINT: shardify audio --tokenizer with the conversations' tokenizer (" +
            TokenizerBrief(*mc.tokenizer) + ")";
-  if (*ma.tokenizer != *mc.tokenizer)
-    return head + "its transcripts were tokenized with another tokenizer (" +
-           TokenizerBrief(*ma.tokenizer) + ") than the conversations (" +
-           TokenizerBrief(*mc.tokenizer) +
+  // The file's special tokens around each transcript would put them (a BOS) inside the task
+  // conversation's answer; shardify audio adds them by default, shardify conversations never.
+  if (ma.tokenizer->is_object() && ma.tokenizer->value("add_special_tokens", false) == true)
+    return head +
+           "its transcripts were tokenized with add_special_tokens true, which would put the "
+           "file's special tokens inside each answer. HINT: shardify audio --add-special-tokens "
+           "false";
+  const std::string differ = TokenizerDifference(*ma.tokenizer, *mc.tokenizer);
+  if (!differ.empty())
+    return head + "its transcripts were tokenized with another tokenizer than the conversations (" +
+           differ + "; " + TokenizerBrief(*ma.tokenizer) + " vs " + TokenizerBrief(*mc.tokenizer) +
            "): their ids would mean other text. HINT: shardify audio --tokenizer with the "
            "conversations' tokenizer file";
   return "";
@@ -98,8 +106,10 @@ std::string Disagreement(const shards::Dataset& a, const shards::Dataset& b,
     if (fields(ma) != fields(mb))
       return differ("the fields of their records", fields(ma), fields(mb),
                     "shardify both with the same --tokenizer, --store and --features options");
-    if (*ma.tokenizer != *mb.tokenizer)
-      return differ("their tokenizer", TokenizerBrief(*ma.tokenizer), TokenizerBrief(*mb.tokenizer),
+    const std::string why = TokenizerDifference(*ma.tokenizer, *mb.tokenizer);
+    if (!why.empty())
+      return differ("their tokenizer", why + "; " + TokenizerBrief(*ma.tokenizer),
+                    TokenizerBrief(*mb.tokenizer),
                     "shardify both with the same --tokenizer (one model file)");
   }
   // A filter reads every source's metadata columns by the first's list (record_filter.h).

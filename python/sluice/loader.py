@@ -266,7 +266,9 @@ class Loader:
         return self._core.feature_info()
 
     def max_batch_shape(self):
-        """{rows, frames, padded_frames, tokens} of the started epoch's largest batch."""
+        """{rows, frames, padded_frames, tokens, audio, audio_frames, padded_audio_frames} of the
+        started epoch's largest batch (C++ BatchShape; the audio keys: conversation datasets'
+        audio turns, 0 otherwise)."""
         return self._core.max_batch_shape()
 
     def stats(self):

@@ -498,6 +498,9 @@ length of its placeholder span in the row's inputs); None otherwise.)")
              d["frames"] = s.frames;
              d["padded_frames"] = s.padded_frames;
              d["tokens"] = s.tokens;
+             d["audio"] = s.audio;
+             d["audio_frames"] = s.audio_frames;
+             d["padded_audio_frames"] = s.padded_audio_frames;
              return d;
            })
       .def(

@@ -106,8 +106,12 @@ def test_conversation_batches_carry_each_audio_turn_zero_copy(tmp_path):
     loader = sluice.Loader(str(tmp_path / "ds"), seq_len=200, batch_size=2, pack_mode="best_fit",
                            split_long=False, too_long="skip", seed=3, features="fbank",
                            chat_template=str(tmp_path / "t.json"), encoder_frames="fastconformer")
-    seen = set()
+    seen, shape, largest = set(), None, {"audio": 0, "audio_frames": 0, "padded_audio_frames": 0}
     for batch in loader:
+        shape = shape or loader.max_batch_shape()
+        n, t = np.from_dlpack(batch.audio_features).shape[:2]
+        for key, v in (("audio", n), ("audio_frames", t), ("padded_audio_frames", n * t)):
+            largest[key] = max(largest[key], v)
         for name in ("audio_features", "audio_lengths", "audio_spans"):
             a = getattr(batch, name)
             assert np.from_dlpack(a).ctypes.data == a.data_ptr, name
@@ -133,6 +137,8 @@ def test_conversation_batches_carry_each_audio_turn_zero_copy(tmp_path):
             assert not feats[a, lengths[a]:].any() and feats[a, :lengths[a]].any()
             seen.add(d)
     assert seen == set(range(10))
+    # max_batch_shape() carries the audio fields of C++ BatchShape: the epoch's largest audio.
+    assert {k: shape.get(k) for k in largest} == largest, shape
 
 
 def test_padded_conversation_rows_carry_their_loss_mask_and_audio(tmp_path):

@@ -15,6 +15,7 @@
 #include "assert_ok.h"
 #include "conversation_dataset.h"
 #include "features/encoder_frames.h"
+#include "loader/dataset_tokenizer.h"
 #include "loader/digest.h"
 #include "loader/loader_impl.h"
 #include "loader/mix.h"
@@ -67,7 +68,7 @@ void WriteAsr(const std::string& dir, testing::AudioDatasetSpec spec,
 // AsrTaskTurns or RenderConversation): the user's prefix, audio prefix, one placeholder per
 // encoder frame, audio suffix, the prompt, the suffix; the assistant's prefix, then the
 // transcript and suffix, which alone carry loss.
-RenderedConversation AsrByHand(int i) {
+RenderedConversation AsrByHand(int i, const std::vector<uint32_t>& t) {
   features::TextNormalizeOptions norm;
   auto tok = Chars(&norm);
   features::EncoderFramesSpec spec;
@@ -92,11 +93,11 @@ RenderedConversation AsrByHand(int i) {
   text("say it", false);
   text("|", false);
   text("<as>", false);
-  const std::vector<uint32_t> t = Transcript(i);
   add(std::vector<int32_t>(t.begin(), t.end()), true);
   text("||", true);
   return r;
 }
+RenderedConversation AsrByHand(int i) { return AsrByHand(i, Transcript(i)); }
 
 class ConversationMixTest : public ::testing::Test {
  protected:
@@ -499,6 +500,177 @@ TEST_F(ConversationMixTest, SourcesThatCannotBeRenderedAreRefused) {
   o = Options(false);
   o.conversation.chat_template = dir_->Join("no_task.json");
   refused("asr", o, "declares no task");
+}
+
+// Two datasets tokenized with one tokenizer agree however its file was named: the path as given
+// and an absent add_special_tokens (false, docs/formats/manifest.md) are no part of what the ids
+// mean, in a conversation/ASR mixture and in a mixture of conversation datasets.
+TEST_F(ConversationMixTest, TokenizersAgreeByMeaningNotByTheirWholeDescription) {
+  shards::Manifest cm;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("conv"), &cm));
+  ASSERT_FALSE(cm.tokenizer->contains("add_special_tokens"));
+  testing::AudioDatasetSpec spec = AsrSpec();
+  spec.records = 4;
+  shards::JsonValue given = cm.tokenizer;
+  (*given)["given"] = "./tok.json";
+  (*given)["add_special_tokens"] = false;
+  WriteAsr(dir_->Join("asr_given"), spec, given);
+  MixOptions m;
+  m.sources = {{dir_->Join("conv"), 1}, {dir_->Join("asr_given"), 1}};
+  std::unique_ptr<Loader> l;
+  EXPECT_OK(Loader::Open(m, Options(), &l));
+  WriteConversations(dir_->Join("conv_given"), false);
+  shards::Manifest gm;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("conv_given"), &gm));
+  (*gm.tokenizer)["given"] = "/abs/tok.json";
+  ASSERT_OK(shards::SaveManifest(dir_->Join("conv_given"), gm));
+  m.sources = {{dir_->Join("conv"), 1}, {dir_->Join("conv_given"), 1}};
+  EXPECT_OK(Loader::Open(m, Options(), &l));
+}
+
+// An ASR dataset tokenized with the file's special tokens around each transcript would put them
+// (a BOS) inside the task conversation's answer: refused, naming the key and the flag that fixes
+// it; a tokenizer that differs names the key that differs.
+TEST_F(ConversationMixTest, AsrTranscriptsWithSpecialTokensAreRefusedWithTheFlag) {
+  shards::Manifest cm;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("conv"), &cm));
+  testing::AudioDatasetSpec spec = AsrSpec();
+  spec.records = 4;
+  shards::JsonValue bos = cm.tokenizer;
+  (*bos)["add_special_tokens"] = true;
+  WriteAsr(dir_->Join("asr_bos"), spec, bos);
+  MixOptions m;
+  m.sources = {{dir_->Join("conv"), 1}, {dir_->Join("asr_bos"), 1}};
+  std::unique_ptr<Loader> l;
+  Status st = Loader::Open(m, Options(), &l);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("add_special_tokens"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("HINT: shardify audio --add-special-tokens false"), std::string::npos)
+      << st.message();
+  shards::JsonValue other = cm.tokenizer;
+  (*other)["vocab_size"] = (*other)["vocab_size"].get<int>() + 1;
+  WriteAsr(dir_->Join("asr_other_size"), spec, other);
+  m.sources = {{dir_->Join("conv"), 1}, {dir_->Join("asr_other_size"), 1}};
+  st = Loader::Open(m, Options(), &l);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("vocab_size " + (*other)["vocab_size"].dump() + " vs " +
+                              (*cm.tokenizer)["vocab_size"].dump()),
+            std::string::npos)
+      << st.message();
+}
+
+// An ASR record with an empty transcript (shardify audio accepts empty text) is its task
+// conversation with an empty answer: the assistant's prefix, then its suffix, which carries the
+// loss (the model learns to answer nothing); every record of both sources once, packed and padded.
+TEST_F(ConversationMixTest, AnEmptyTranscriptIsAnEmptyAnswer) {
+  shards::Manifest cm;
+  ASSERT_OK(shards::LoadManifest(dir_->Join("conv"), &cm));
+  testing::AudioDatasetSpec spec = AsrSpec();
+  spec.long_transcript = 5;  // record 5: no text, no ids
+  spec.long_tokens = 0;
+  WriteAsr(dir_->Join("asr_empty"), spec, cm.tokenizer);
+  std::vector<RenderedConversation> want = expected_;
+  want[kRecords + 5] = AsrByHand(5, {});
+  MixOptions m;
+  m.sources = {{dir_->Join("conv"), 5}, {dir_->Join("asr_empty"), 3}};
+  for (const bool packed : {false, true}) {
+    std::unique_ptr<Loader> l;
+    ASSERT_OK(Loader::Open(m, Options(packed), &l));
+    ASSERT_OK(l->Start(0));
+    const EpochPlan& plan = ImplOf(*l).plan();
+    std::map<uint64_t, int> seen;
+    const Batch* b;
+    Status st;
+    while ((st = l->Next(&b)).ok() && b != nullptr) {
+      const size_t L = packed ? static_cast<size_t>(b->seq_len()) : b->max_tokens();
+      for (size_t row = 0; row < b->size(); ++row) {
+        const int32_t* ids = b->tokens() + row * (packed ? L + 1 : L);
+        const uint8_t* mask = b->loss_mask() + row * L;
+        size_t c = 0;
+        while (c < L) {
+          const uint64_t r = packed ? (b->doc_ids()[row * L + c] < 0
+                                           ? ~uint64_t{0}
+                                           : static_cast<uint64_t>(b->doc_ids()[row * L + c]))
+                                    : b->record_ids()[row];
+          if (r == ~uint64_t{0}) break;
+          ASSERT_LT(r, want.size());
+          const size_t n = want[r].ids.size();
+          ASSERT_LE(c + n, L);
+          for (size_t k = 0; k < n; ++k) {
+            ASSERT_EQ(ids[c + k], want[r].ids[k]) << "record " << r << " id " << k;
+            ASSERT_EQ(mask[c + k], k + 1 < n && want[r].loss[k + 1]) << "record " << r;
+          }
+          if (!packed || b->sequences()[row] < plan.fit_rows) ++seen[r];
+          c += n;
+          if (!packed) break;
+        }
+      }
+    }
+    ASSERT_OK(st);
+    EXPECT_EQ(seen[kRecords + 5], 1) << (packed ? "packed" : "padded");
+    for (uint64_t r = 0; r < kRecords + kAsr; ++r)
+      EXPECT_EQ(seen[r], packed && r == kLong ? 0 : 1) << r << (packed ? " packed" : " padded");
+  }
+  // Where an empty answer is not wanted, a filter on the answer's tokens drops it.
+  LoaderOptions o = Options(false);
+  o.filter = "text_tokens > 0";
+  std::unique_ptr<Loader> l;
+  ASSERT_OK(Loader::Open(m, o, &l));
+  ASSERT_OK(l->Start(0));
+  const Batch* b;
+  Status st;
+  uint64_t rows = 0;
+  while ((st = l->Next(&b)).ok() && b != nullptr)
+    for (size_t row = 0; row < b->size(); ++row, ++rows)
+      EXPECT_NE(b->record_ids()[row], kRecords + 5u);
+  ASSERT_OK(st);
+  EXPECT_EQ(rows, kRecords + kAsr - 1u);
+}
+
+// The comparison itself, on hf descriptions as shardify writes them: provenance (given, trained)
+// and an absent add_special_tokens (false) make no difference; the ids' meaning does, by key.
+TEST(TokenizerDifference, ComparesWhatTheIdsMean) {
+  const nlohmann::json a = {{"type", "hf"},
+                            {"given", "./tok.json"},
+                            {"file", "tokenizer.json"},
+                            {"xxh3", "0123456789abcdef"},
+                            {"add_special_tokens", false},
+                            {"normalize", {{"lowercase", false}}},
+                            {"vocab_size", 128256},
+                            {"blank_id", nullptr},
+                            {"end_of_document_id", 128001}};
+  nlohmann::json b = a;
+  b["given"] = "/abs/tok.json";
+  b.erase("add_special_tokens");
+  EXPECT_EQ(TokenizerDifference(a, b), "");
+  EXPECT_EQ(TokenizerDifference(nlohmann::json(), nlohmann::json()), "");
+  EXPECT_NE(TokenizerDifference(a, nlohmann::json()), "");
+  b["add_special_tokens"] = true;
+  EXPECT_EQ(TokenizerDifference(a, b), "add_special_tokens false vs true");
+  b = a;
+  b["xxh3"] = "fedcba9876543210";
+  EXPECT_EQ(TokenizerDifference(a, b), "xxh3 \"0123456789abcdef\" vs \"fedcba9876543210\"");
+  b = a;
+  b["end_of_document_id"] = 128009;
+  EXPECT_EQ(TokenizerDifference(a, b), "end_of_document_id 128001 vs 128009");
+  b = a;
+  b["encoding"] = "cl100k_base";
+  EXPECT_EQ(TokenizerDifference(a, b), "encoding none vs \"cl100k_base\"");
+  nlohmann::json s = {{"type", "sentencepiece"},
+                      {"trained", {{"model_type", "bpe"}, {"pieces", 500}, {"seed", 1}}},
+                      {"xxh3", "0123456789abcdef"}};
+  nlohmann::json t = s;
+  t["trained"]["seed"] = 2;
+  EXPECT_EQ(TokenizerDifference(s, t), "");
+  t["allow_unknown"] = true;
+  EXPECT_EQ(TokenizerDifference(s, t), "allow_unknown false vs true");
+  // A char vocabulary is printed as its XXH3, not whole.
+  const nlohmann::json c = {{"type", "char"}, {"vocab", std::vector<std::string>(100, "x")}};
+  nlohmann::json d = c;
+  d["vocab"].push_back("y");
+  const std::string why = TokenizerDifference(c, d);
+  EXPECT_EQ(why.rfind("vocab xxh3 ", 0), 0u) << why;
+  EXPECT_LT(why.size(), 60u) << why;
 }
 
 }  // namespace

@@ -462,6 +462,17 @@ TEST(ConversationPlan, AsrRecordRendersAsTheTaskConversationSpeltByHand) {
   std::vector<uint64_t> costs;
   ASSERT_OK(AsrTaskIndexTokens(t, spec, index, 0, index.num_records(), &costs));
   EXPECT_EQ(costs, std::vector<uint64_t>(index.num_records(), want.size()));
+  // An empty transcript is an empty answer: the same rendering without the transcript's ids.
+  index.tokens[1] = 0;
+  ASSERT_OK(AsrTaskIndexTokens(t, spec, index, 0, index.num_records(), &costs));
+  ASSERT_EQ(costs.size(), index.num_records());
+  EXPECT_EQ(costs[1], want.size() - transcript.size());
+  ASSERT_OK(AsrTaskTurns(t, samples, {}, &turns));
+  ASSERT_OK(RenderConversation(
+      t, turns, [&](uint64_t n) { return static_cast<uint64_t>(features::EncoderFrames(spec, n)); },
+      &r));
+  EXPECT_EQ(r.ids.size(), costs[1]);
+  EXPECT_EQ(r.loss.back(), 1) << "the assistant's suffix carries loss";
 
   // A template without a task is refused, with the key to add.
   Status st = AsrTaskTurns(without, samples, transcript, &turns);

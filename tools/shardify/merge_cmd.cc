@@ -47,8 +47,10 @@ Status Compatible(const shards::Manifest& a, const shards::Manifest& b, const st
   if (a.fields != b.fields)
     return differ("fields", nlohmann::json(a.fields).dump(), nlohmann::json(b.fields).dump());
   if (*a.features != *b.features) return differ("features", a.features->dump(), b.features->dump());
-  if (*a.tokenizer != *b.tokenizer)
-    return differ("tokenizer", a.tokenizer->dump(), b.tokenizer->dump());
+  // By meaning, as mixtures compare (the path a file was given by is no part of the ids).
+  const std::string why = loader::TokenizerDifference(*a.tokenizer, *b.tokenizer);
+  if (!why.empty())
+    return differ("tokenizer (" + why + ")", a.tokenizer->dump(), b.tokenizer->dump());
   if (a.columns != b.columns) {
     auto list = [](const std::vector<shards::ColumnSpec>& cols) {
       std::string s;
