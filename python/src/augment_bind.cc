@@ -50,7 +50,7 @@ py::array_t<float> ToArray(const float* x, size_t n) {
   return out;
 }
 
-// One stage of the length change: speed or tempo alone.
+// One stage of the length change: speed or tempo alone, on samples in [-1, 1] (full scale 1).
 py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthChange c) {
   auto y = Copy(x, "waveform");
   const float* out = nullptr;
@@ -58,7 +58,8 @@ py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthC
   Status st;
   {
     py::gil_scoped_release release;
-    st = feat::ChangeLength(y.data(), y.size(), sample_rate, c, &ThreadLengthWorkspace(), &out, &n);
+    st = feat::ChangeLength(y.data(), y.size(), sample_rate, 1.0f, c, &ThreadLengthWorkspace(),
+                            &out, &n);
   }
   Check(st);  // raises: needs the GIL
   return out == y.data() ? y : ToArray(out, n);
@@ -158,7 +159,7 @@ py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint6
   auto clean = Copy(x, "waveform");
   const float* changed = nullptr;
   size_t n = 0;
-  Check(feat::ChangeLength(clean.data(), clean.size(), sample_rate,
+  Check(feat::ChangeLength(clean.data(), clean.size(), sample_rate, full_scale,
                            feat::DrawLengthChange(o, seed, epoch, record), &ThreadLengthWorkspace(),
                            &changed, &n));
   auto y = changed == clean.data() ? clean : ToArray(changed, n);

@@ -201,8 +201,9 @@ int RunAugment(int argc, char** argv) {
         // As the loader runs it: the length-changing stage, then the chain in place.
         const float* y = nullptr;
         size_t m = 0;
-        Status s = features::ChangeLength(
-            x.data(), x.size(), a.rate, features::DrawLengthChange(o, 1, p, i), &length_ws, &y, &m);
+        Status s =
+            features::ChangeLength(x.data(), x.size(), a.rate, 1.0f,
+                                   features::DrawLengthChange(o, 1, p, i), &length_ws, &y, &m);
         if (s.ok())
           s = features::AugmentWaveform(o, sources, 1, p, i, const_cast<float*>(y), m, a.rate, 1.0f,
                                         &ws);
