@@ -3,6 +3,7 @@
 #include <SoundTouch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -19,6 +20,11 @@ constexpr int kOverlapMs = 8;
 // SoundTouch processes what it is given at once and holds it: the clip goes in in pieces of this
 // many samples, so that its buffers stay small whatever the clip's length.
 constexpr size_t kChunk = 16384;
+
+// SoundTouch 2.3.2's flush() pushes the clip's tail out with zeros in pieces of this many
+// samples, at most kFlushPieces of them.
+constexpr unsigned kFlushPiece = 128;
+constexpr int kFlushPieces = 200;
 
 // The full scale SoundTouch is fed at. Its full seek ranks splice candidates by
 // (correlation + 0.1) * weight, the correlation growing with the amplitude and 0.1 fixed, so
@@ -37,6 +43,7 @@ struct TempoStretcher::Impl {
   soundtouch::SoundTouch st;
   int sample_rate = 0;
   std::vector<float> scaled;  // one chunk at kReferenceScale, when the input is at another
+  std::array<float, kFlushPiece> zeros{};  // the flush's silence, allocated once
 };
 
 TempoStretcher::TempoStretcher() : impl_(std::make_unique<Impl>()) {
@@ -84,6 +91,7 @@ Status TempoStretcher::Process(const float* in, size_t n, int sample_rate, doubl
     out->resize(at + st.receiveSamples(out->data() + at, static_cast<unsigned>(ready)));
   };
   const float to_reference = kReferenceScale / full_scale;
+  double expected = 0;  // the samples SoundTouch expects out: its samplesExpectedOut
   for (size_t at = 0; at < n; at += kChunk) {
     const size_t k = std::min(kChunk, n - at);
     const float* piece = in + at;
@@ -93,10 +101,20 @@ Status TempoStretcher::Process(const float* in, size_t n, int sample_rate, doubl
       piece = impl_->scaled.data();
     }
     st.putSamples(piece, static_cast<unsigned>(k));
+    expected += static_cast<double>(k) / factor;
     drain();
   }
-  st.flush();
+  // SoundTouch 2.3.2's flush(), step for step, without its new[]/delete[] of the zeros per
+  // call: the samples still expected (its own count, the sum of each piece's n / tempo, rounded
+  // as it rounds), zero pieces until the output holds them, the output cut to them. Its last
+  // step, clearing the input, is the next clip's clear().
+  const long received = static_cast<long>(out->size());
+  const size_t still =
+      static_cast<size_t>(std::max(0L, static_cast<long>(expected + 0.5) - received));
+  for (int i = 0; still > st.numSamples() && i < kFlushPieces; ++i)
+    st.putSamples(impl_->zeros.data(), kFlushPiece);
   drain();
+  out->resize(std::min(out->size(), static_cast<size_t>(received) + still));
   if (to_reference != 1.0f) {
     const float from_reference = full_scale / kReferenceScale;
     for (float& v : *out) v *= from_reference;
