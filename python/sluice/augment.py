@@ -54,7 +54,8 @@ def codec(waveform, sample_rate, name, compression=0.5):
 
 def speed(waveform, sample_rate, factor):
     """Played factor times faster by resampling (soxr, sox's "speed"): tempo and pitch move
-    together; round(n / factor) samples. The loader's speed_prob / speed_factors."""
+    together; round(n / factor) samples. sample_rate above 0 and factor in [0.01, 100] (the
+    loader's speed_factors range), else ValueError. The loader's speed_prob / speed_factors."""
     return _sluice.augment_speed(_x(waveform), int(sample_rate), float(factor))
 
 

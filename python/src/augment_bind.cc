@@ -65,9 +65,26 @@ py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthC
   return out == y.data() ? y : ToArray(out, n);
 }
 
+// The bounds of the loader's speed_factors (the options table): outside them a clip's length
+// runs away (a factor of 1e-6 asks for a million samples per sample in).
+void SpeedFactorRange(double* lo, double* hi) {
+  feat::SpeedOptions o;
+  VisitFields(o, [&](const FieldInfo& f, const auto&) {
+    if (std::string(f.key) == "factors") *lo = f.min, *hi = f.max;
+  });
+}
+
 py::array_t<float> Speed(const Samples& x, int sample_rate, double factor) {
-  if (!(factor > 0))
-    throw py::value_error("speed: factor " + std::to_string(factor) + " is not above 0");
+  if (sample_rate <= 0)
+    throw py::value_error("speed: sample_rate " + std::to_string(sample_rate) +
+                          " Hz: a rate must be above 0 (the waveform's rate in Hz)");
+  double lo = 0, hi = 0;
+  SpeedFactorRange(&lo, &hi);
+  if (!(factor >= lo && factor <= hi))
+    throw py::value_error("speed: factor " + py::str(py::float_(factor)).cast<std::string>() +
+                          " is outside [" + py::str(py::float_(lo)).cast<std::string>() + ", " +
+                          py::str(py::float_(hi)).cast<std::string>() +
+                          "], the loader's speed_factors range (1.1 is 10 % faster)");
   return ChangeLength(x, sample_rate, feat::LengthChange{factor, 1.0});
 }
 
