@@ -19,8 +19,8 @@ size_t ChangedLength(size_t n, int sample_rate, const LengthChange& c) {
   return TempoLength(m, c.tempo);
 }
 
-Status ChangeLength(const float* in, size_t n, int sample_rate, const LengthChange& c,
-                    LengthWorkspace* ws, const float** out, size_t* out_n) {
+Status ChangeLength(const float* in, size_t n, int sample_rate, float full_scale,
+                    const LengthChange& c, LengthWorkspace* ws, const float** out, size_t* out_n) {
   *out = in;
   *out_n = n;
   if (c.speed != 1.0) {
@@ -31,7 +31,7 @@ Status ChangeLength(const float* in, size_t n, int sample_rate, const LengthChan
   }
   if (c.tempo != 1.0) {
     SLUICE_RETURN_IF_ERROR(
-        ws->stretcher.Process(*out, *out_n, sample_rate, c.tempo, &ws->stretched));
+        ws->stretcher.Process(*out, *out_n, sample_rate, c.tempo, full_scale, &ws->stretched));
     *out = ws->stretched.data();
     *out_n = ws->stretched.size();
   }

@@ -43,10 +43,12 @@ struct LengthWorkspace {
   std::vector<float> stretched;  // after tempo
 };
 
-// Applies c to `in` (n samples at sample_rate Hz): *out points to `in` when c changes nothing,
-// else into ws; *out_n is ChangedLength(n, sample_rate, c). Errors of soxr and SoundTouch's
-// argument checks.
-Status ChangeLength(const float* in, size_t n, int sample_rate, const LengthChange& c,
-                    LengthWorkspace* ws, const float** out, size_t* out_n);
+// Applies c to `in` (n samples at sample_rate Hz, a full-scale sample being `full_scale`: 1 or
+// 32768, as in AugmentWaveform): *out points to `in` when c changes nothing, else into ws;
+// *out_n is ChangedLength(n, sample_rate, c). The output is full_scale * g(in / full_scale)
+// (tempo's splice points do not depend on the scale). Errors of soxr and SoundTouch's argument
+// checks.
+Status ChangeLength(const float* in, size_t n, int sample_rate, float full_scale,
+                    const LengthChange& c, LengthWorkspace* ws, const float** out, size_t* out_n);
 
 }  // namespace sluice::features

@@ -3,6 +3,7 @@
 #include <SoundTouch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -20,6 +21,17 @@ constexpr int kOverlapMs = 8;
 // many samples, so that its buffers stay small whatever the clip's length.
 constexpr size_t kChunk = 16384;
 
+// SoundTouch 2.3.2's flush() pushes the clip's tail out with zeros in pieces of this many
+// samples, at most kFlushPieces of them.
+constexpr unsigned kFlushPiece = 128;
+constexpr int kFlushPieces = 200;
+
+// The full scale SoundTouch is fed at. Its full seek ranks splice candidates by
+// (correlation + 0.1) * weight, the correlation growing with the amplitude and 0.1 fixed, so
+// the splice points depend on the input's scale: one reference scale (int16's, the loader's
+// fbank and raw rows, which kept their bytes) makes them depend on the clip alone.
+constexpr float kReferenceScale = 32768.0f;
+
 }  // namespace
 
 size_t TempoLength(size_t n, double factor) {
@@ -30,6 +42,8 @@ size_t TempoLength(size_t n, double factor) {
 struct TempoStretcher::Impl {
   soundtouch::SoundTouch st;
   int sample_rate = 0;
+  std::vector<float> scaled;  // one chunk at kReferenceScale, when the input is at another
+  std::array<float, kFlushPiece> zeros{};  // the flush's silence, allocated once
 };
 
 TempoStretcher::TempoStretcher() : impl_(std::make_unique<Impl>()) {
@@ -44,13 +58,16 @@ TempoStretcher::TempoStretcher() : impl_(std::make_unique<Impl>()) {
 TempoStretcher::~TempoStretcher() = default;
 
 Status TempoStretcher::Process(const float* in, size_t n, int sample_rate, double factor,
-                               std::vector<float>* out) {
+                               float full_scale, std::vector<float>* out) {
   if (sample_rate <= 0)
     return Status::InvalidArgument("tempo: sample rate " + std::to_string(sample_rate) +
                                    " Hz is not a rate");
   if (!(factor >= 0.1 && factor <= 10))
     return Status::InvalidArgument("tempo: factor " + std::to_string(factor) +
                                    " is outside SoundTouch's [0.1, 10]");
+  if (!(full_scale > 0 && std::isfinite(full_scale)))
+    return Status::InvalidArgument("tempo: full scale " + std::to_string(full_scale) +
+                                   " is not above 0 (1 for [-1, 1] samples, 32768 for int16's)");
   const size_t want = TempoLength(n, factor);
   if (factor == 1.0) {
     out->assign(in, in + n);
@@ -73,12 +90,35 @@ Status TempoStretcher::Process(const float* in, size_t n, int sample_rate, doubl
     out->resize(at + ready);
     out->resize(at + st.receiveSamples(out->data() + at, static_cast<unsigned>(ready)));
   };
+  const float to_reference = kReferenceScale / full_scale;
+  double expected = 0;  // the samples SoundTouch expects out: its samplesExpectedOut
   for (size_t at = 0; at < n; at += kChunk) {
-    st.putSamples(in + at, static_cast<unsigned>(std::min(kChunk, n - at)));
+    const size_t k = std::min(kChunk, n - at);
+    const float* piece = in + at;
+    if (to_reference != 1.0f) {
+      impl_->scaled.resize(k);
+      for (size_t i = 0; i < k; ++i) impl_->scaled[i] = piece[i] * to_reference;
+      piece = impl_->scaled.data();
+    }
+    st.putSamples(piece, static_cast<unsigned>(k));
+    expected += static_cast<double>(k) / factor;
     drain();
   }
-  st.flush();
+  // SoundTouch 2.3.2's flush(), step for step, without its new[]/delete[] of the zeros per
+  // call: the samples still expected (its own count, the sum of each piece's n / tempo, rounded
+  // as it rounds), zero pieces until the output holds them, the output cut to them. Its last
+  // step, clearing the input, is the next clip's clear().
+  const long received = static_cast<long>(out->size());
+  const size_t still =
+      static_cast<size_t>(std::max(0L, static_cast<long>(expected + 0.5) - received));
+  for (int i = 0; still > st.numSamples() && i < kFlushPieces; ++i)
+    st.putSamples(impl_->zeros.data(), kFlushPiece);
   drain();
+  out->resize(std::min(out->size(), static_cast<size_t>(received) + still));
+  if (to_reference != 1.0f) {
+    const float from_reference = full_scale / kReferenceScale;
+    for (float& v : *out) v *= from_reference;
+  }
   // Cut or pad to the planned length (SoundTouch 2.3.2 gives it already; a later one may not).
   out->resize(want, 0.0f);
   return Status::OK();

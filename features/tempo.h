@@ -28,13 +28,16 @@ class TempoStretcher {
   TempoStretcher(const TempoStretcher&) = delete;
   TempoStretcher& operator=(const TempoStretcher&) = delete;
 
-  // `in` (n samples at sample_rate Hz) played `factor` times faster into *out, resized to
+  // `in` (n samples at sample_rate Hz, a full-scale sample being `full_scale`: 1 for [-1, 1],
+  // 32768 for int16-scaled floats) played `factor` times faster into *out, resized to
   // TempoLength(n, factor) (capacity kept): SoundTouch's flushed output, cut or padded with
   // zeros at the end to that length. SoundTouch 2.3.2's flush aims at that length and met it in
   // every clip tried, but its API does not promise it, and the plan counts on it. factor 1
-  // copies. InvalidArgument for a rate <= 0 or a factor
-  // outside [0.1, 10] (SoundTouch's range).
-  Status Process(const float* in, size_t n, int sample_rate, double factor,
+  // copies. The output is full_scale * f(in / full_scale): SoundTouch's seek is not
+  // scale-invariant, so the samples go in at int16 scale whatever `full_scale` is (exactly
+  // when full_scale is a power of two, as 1 and 32768 are). InvalidArgument for a rate <= 0,
+  // a factor outside [0.1, 10] (SoundTouch's range) or a full scale that is not above 0.
+  Status Process(const float* in, size_t n, int sample_rate, double factor, float full_scale,
                  std::vector<float>* out);
 
  private:

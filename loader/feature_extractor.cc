@@ -162,21 +162,24 @@ Status FeatureExtractor::Samples(const shards::RecordView& rec, const shards::Re
   features::Pcm16ToFloat(pcm, n, s->samples.data(), scale);
   *out = s->samples.data();
   *out_n = n;
+  // The value of a full-scale sample in *out: the chain's thresholds and tempo's splice search
+  // work at that scale, so the rows of every kind are the same waveform up to it.
+  const float full_scale = scale == 1.0f ? 32768.0f : 1.0f;
   if (length_perturb()) {
     const features::LengthChange c =
         features::DrawLengthChange(options_.waveform_augment, seed, epoch, record_id);
-    SLUICE_RETURN_IF_ERROR(Prefixed(
-        features::ChangeLength(s->samples.data(), n, sample_rate_, c, &s->length, out, out_n),
-        where));
+    SLUICE_RETURN_IF_ERROR(Prefixed(features::ChangeLength(s->samples.data(), n, sample_rate_,
+                                                           full_scale, c, &s->length, out, out_n),
+                                    where));
   }
   if (waveform_augment()) {
     // In place: *out is this thread's scratch (samples or s->length's), never the block.
-    SLUICE_RETURN_IF_ERROR(Prefixed(
-        features::AugmentWaveform(options_.waveform_augment,
-                                  waveform_sources_ ? *waveform_sources_ : kNoClips, seed, epoch,
-                                  record_id, const_cast<float*>(*out), *out_n, sample_rate_,
-                                  scale == 1.0f ? 32768.0f : 1.0f, &s->waveform),
-        where));
+    SLUICE_RETURN_IF_ERROR(
+        Prefixed(features::AugmentWaveform(options_.waveform_augment,
+                                           waveform_sources_ ? *waveform_sources_ : kNoClips, seed,
+                                           epoch, record_id, const_cast<float*>(*out), *out_n,
+                                           sample_rate_, full_scale, &s->waveform),
+                 where));
   }
   return Status::OK();
 }

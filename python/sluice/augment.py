@@ -54,14 +54,16 @@ def codec(waveform, sample_rate, name, compression=0.5):
 
 def speed(waveform, sample_rate, factor):
     """Played factor times faster by resampling (soxr, sox's "speed"): tempo and pitch move
-    together; round(n / factor) samples. The loader's speed_prob / speed_factors."""
+    together; round(n / factor) samples. sample_rate above 0 and factor in [0.01, 100] (the
+    loader's speed_factors range), else ValueError. The loader's speed_prob / speed_factors."""
     return _sluice.augment_speed(_x(waveform), int(sample_rate), float(factor))
 
 
 def tempo(waveform, sample_rate, factor):
     """Played factor times faster at the same pitch (WSOLA, libsoundtouch); exactly
     round(n / factor) samples (SoundTouch's output cut or padded with zeros at the end to it).
-    factor in [0.1, 10]. The loader's tempo_prob / tempo_factors."""
+    factor in [0.1, 10]. waveform in [-1, 1]: the loader's int16-scaled rows (raw, fbank) are
+    this output times 32768, exactly. The loader's tempo_prob / tempo_factors."""
     return _sluice.augment_tempo(_x(waveform), int(sample_rate), float(factor))
 
 

@@ -50,7 +50,7 @@ py::array_t<float> ToArray(const float* x, size_t n) {
   return out;
 }
 
-// One stage of the length change: speed or tempo alone.
+// One stage of the length change: speed or tempo alone, on samples in [-1, 1] (full scale 1).
 py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthChange c) {
   auto y = Copy(x, "waveform");
   const float* out = nullptr;
@@ -58,15 +58,33 @@ py::array_t<float> ChangeLength(const Samples& x, int sample_rate, feat::LengthC
   Status st;
   {
     py::gil_scoped_release release;
-    st = feat::ChangeLength(y.data(), y.size(), sample_rate, c, &ThreadLengthWorkspace(), &out, &n);
+    st = feat::ChangeLength(y.data(), y.size(), sample_rate, 1.0f, c, &ThreadLengthWorkspace(),
+                            &out, &n);
   }
   Check(st);  // raises: needs the GIL
   return out == y.data() ? y : ToArray(out, n);
 }
 
+// The bounds of the loader's speed_factors (the options table): outside them a clip's length
+// runs away (a factor of 1e-6 asks for a million samples per sample in).
+void SpeedFactorRange(double* lo, double* hi) {
+  feat::SpeedOptions o;
+  VisitFields(o, [&](const FieldInfo& f, const auto&) {
+    if (std::string(f.key) == "factors") *lo = f.min, *hi = f.max;
+  });
+}
+
 py::array_t<float> Speed(const Samples& x, int sample_rate, double factor) {
-  if (!(factor > 0))
-    throw py::value_error("speed: factor " + std::to_string(factor) + " is not above 0");
+  if (sample_rate <= 0)
+    throw py::value_error("speed: sample_rate " + std::to_string(sample_rate) +
+                          " Hz: a rate must be above 0 (the waveform's rate in Hz)");
+  double lo = 0, hi = 0;
+  SpeedFactorRange(&lo, &hi);
+  if (!(factor >= lo && factor <= hi))
+    throw py::value_error("speed: factor " + py::str(py::float_(factor)).cast<std::string>() +
+                          " is outside [" + py::str(py::float_(lo)).cast<std::string>() + ", " +
+                          py::str(py::float_(hi)).cast<std::string>() +
+                          "], the loader's speed_factors range (1.1 is 10 % faster)");
   return ChangeLength(x, sample_rate, feat::LengthChange{factor, 1.0});
 }
 
@@ -158,7 +176,7 @@ py::array_t<float> Chain(const Samples& x, int sample_rate, uint64_t seed, uint6
   auto clean = Copy(x, "waveform");
   const float* changed = nullptr;
   size_t n = 0;
-  Check(feat::ChangeLength(clean.data(), clean.size(), sample_rate,
+  Check(feat::ChangeLength(clean.data(), clean.size(), sample_rate, full_scale,
                            feat::DrawLengthChange(o, seed, epoch, record), &ThreadLengthWorkspace(),
                            &changed, &n));
   auto y = changed == clean.data() ? clean : ToArray(changed, n);

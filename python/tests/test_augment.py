@@ -125,3 +125,18 @@ def test_transforms_keep_the_length_and_refuse_nonsense():
         sluice.augment.codec(x, 16000, "aac")
     with pytest.raises(TypeError, match="gain_prb"):
         sluice.augment.chain(x, 16000, seed=1, epoch=0, record=0, gain_prb=0.5)
+
+
+@pytest.mark.parametrize("rate, factor, match", [
+    (0, 1.1, r"sample_rate 0 .*above 0"),
+    (-16000, 1.1, r"sample_rate -16000 .*above 0"),
+    (16000, 1e-6, r"factor 1e-06 .*\[0\.01, 100\.0\]"),
+    (16000, 1000.0, r"factor 1000\.0 .*\[0\.01, 100\.0\]"),
+    (16000, float("nan"), r"factor nan .*\[0\.01, 100\.0\]"),
+])
+def test_speed_refuses_a_rate_or_factor_the_loader_would(rate, factor, match):
+    # The loader's speed_factors range (features/waveform_augment_options.h): a rate of 0 made a
+    # NaN length and a factor of 1e-6 a million samples out per sample in.
+    with pytest.raises(ValueError, match=match):
+        sluice.augment.speed(np.zeros(16, np.float32), rate, factor)
+    assert sluice.augment.speed(np.zeros(16, np.float32), 16000, 0.01).size == 1600

@@ -128,6 +128,33 @@ def test_bench_augment_times_only_the_cases_asked_for_in_cpu_time():
     assert r.returncode != 0 and "aac" in r.stderr and "codec_opus" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("flag, value, mode", [
+    ("--only", "gain", "generated clips"),
+    ("--rate", "8000", "generated clips"),
+    ("--seconds", "1", "generated clips"),
+    ("--clips", "2", "generated clips"),
+    ("--passes", "2", "generated clips"),
+    ("--rir-seconds", "0.1", "generated clips"),
+    ("--noise-data", "x", "--dataset"),
+    ("--rir-data", "x", "--dataset"),
+    ("--threads", "1", "--dataset"),
+    ("--prob", "0.5", "--dataset"),
+    ("--codec-prob", "0.1", "--dataset"),
+    ("--features", "raw", "--dataset"),
+    ("--consume-hours-per-second", "1", "--dataset"),
+])
+def test_bench_augment_refuses_a_flag_of_the_other_mode(dataset, flag, value, mode):
+    # Each mode has its own flags: one given to the other mode would be ignored, so it is
+    # refused (exit 2) naming the flag and the mode it belongs to.
+    with_dataset = mode == "generated clips"
+    args = ["--dataset", dataset] if with_dataset else ["--clips", "1", "--seconds", "0.1",
+                                                         "--passes", "1", "--only", "gain"]
+    r = subprocess.run([tool("sluice-bench"), "augment", *args, flag, value, "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert flag in r.stderr and mode in r.stderr, r.stderr
+
+
 def test_bench_augment_sets_the_codec_probability_apart(dataset):
     # --codec-prob: the codecs at their own probability in the "on" epoch, the rest at --prob
     # (docs/augment.md's "codecs at P = 0.1" row).

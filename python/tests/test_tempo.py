@@ -101,7 +101,9 @@ def test_same_input_same_bytes_whatever_came_before():
 
 def test_loader_rows_are_the_chain_with_tempo(dataset, corpus):
     # Speed and tempo, drawn independently (a record may get both), then gain: the loader's rows
-    # and lengths are chain()'s, so the plan counted the perturbed length exactly.
+    # and lengths are chain()'s, so the plan counted the perturbed length exactly. The raw rows
+    # are int16-scaled and chain() runs on [-1, 1] samples: tempo's splice points do not depend
+    # on the scale, so the two are equal up to it, exactly (32768 is a power of two).
     options = dict(tempo_prob=0.7, tempo_factors=[0.8, 1.25], speed_prob=0.4,
                    speed_factors=[0.9, 1.1], gain_prob=0.5)
     speech = clips_of(os.path.dirname(corpus))
@@ -112,12 +114,39 @@ def test_loader_rows_are_the_chain_with_tempo(dataset, corpus):
         x = np.from_dlpack(batch.features)
         n = np.from_dlpack(batch.lengths)
         for i, (key, record) in enumerate(zip(batch.keys, batch.record_ids)):
-            clean = speech[int(key.removeprefix("clip").removesuffix(".wav"))] * np.float32(32768)
-            want = sluice.augment.chain(clean, RATE, seed=6, epoch=1, record=record,
-                                        full_scale=32768.0, **options)
+            clean = speech[int(key.removeprefix("clip").removesuffix(".wav"))]
+            want = sluice.augment.chain(clean, RATE, seed=6, epoch=1, record=record, **options)
             assert n[i] == want.size, key
-            np.testing.assert_array_equal(x[i, :n[i]].reshape(-1), want, err_msg=key)
+            np.testing.assert_array_equal(x[i, :n[i]].reshape(-1) / np.float32(32768), want,
+                                          err_msg=key)
             rows += 1
             stretched += want.size != clean.size
     assert rows == len(speech)
     assert stretched > rows // 2
+
+
+def test_loader_spectrogram_rows_are_tempo_of_the_unit_scale_clip(dataset, corpus):
+    # The spectrogram kind feeds the chain [-1, 1] samples, as sluice.augment.tempo takes them:
+    # each row is the spectrogram of tempo() of the stored clip, at the drawn factor.
+    factors = [0.8, 1.25]
+    speech = clips_of(os.path.dirname(corpus))
+    loader = sluice.Loader(dataset, seed=4, features="spectrogram", threads=2, tempo_prob=1.0,
+                           tempo_factors=factors)
+    loader.set_epoch(0)
+    rows = 0
+    for batch in loader:
+        x = np.from_dlpack(batch.features)
+        n = np.from_dlpack(batch.lengths)
+        for i, (key, record) in enumerate(zip(batch.keys, batch.record_ids)):
+            clean = speech[int(key.removeprefix("clip").removesuffix(".wav"))]
+            chained = sluice.augment.chain(clean, RATE, seed=4, epoch=0, record=record,
+                                           tempo_prob=1.0, tempo_factors=factors)
+            factor = [f for f in factors if chained.size == int(np.floor(clean.size / f + 0.5))]
+            assert len(factor) == 1, key
+            y = sluice.augment.tempo(clean, RATE, factor[0])
+            np.testing.assert_array_equal(y, chained, err_msg=key)
+            want = sluice.features.spectrogram(y, RATE)
+            assert n[i] == want.shape[0], key
+            np.testing.assert_array_equal(x[i, :n[i]], want, err_msg=key)
+            rows += 1
+    assert rows == len(speech)

@@ -398,7 +398,7 @@ TEST_F(AugmentLoaderTest, TempoReplaysWithExactPlannedLengths) {
           features::DrawLengthChange(o.waveform_augment, o.seed, 2, idx);
       const float* want = nullptr;
       size_t n = 0;
-      ASSERT_OK(features::ChangeLength(x.data(), x.size(), 16000, c, &ws, &want, &n));
+      ASSERT_OK(features::ChangeLength(x.data(), x.size(), 16000, 32768.0f, c, &ws, &want, &n));
       ASSERT_EQ(n, features::ChangedLength(x.size(), 16000, c)) << b->keys()[i];
       ASSERT_EQ(b->lengths()[i], static_cast<int32_t>(n)) << b->keys()[i];
       const float* row = b->features_f32() + i * b->frames();

@@ -107,7 +107,32 @@ int RunAugment(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   int exit_code = 0;
   if (!ParseCommandLine(app, argc, argv, &exit_code)) return exit_code;
-  if (!e.dataset.empty()) {
+  // Each mode reads its own flags: one given to the other mode would be ignored, so it is
+  // refused.
+  const bool epochs = !e.dataset.empty();
+  for (const char* flag :
+       {"--rate", "--seconds", "--clips", "--passes", "--rir-seconds", "--only"}) {
+    if (epochs && app.count(flag) > 0) {
+      std::fprintf(stderr,
+                   "sluice-bench augment: %s is a flag of the generated clips' mode; --dataset "
+                   "runs loader epochs over the dataset's records at its rate and would ignore "
+                   "it (drop %s, or drop --dataset)\n",
+                   flag, flag);
+      return 2;
+    }
+  }
+  for (const char* flag : {"--noise-data", "--rir-data", "--threads", "--prob", "--codec-prob",
+                           "--features", "--consume-hours-per-second"}) {
+    if (!epochs && app.count(flag) > 0) {
+      std::fprintf(stderr,
+                   "sluice-bench augment: %s applies only with --dataset (loader epochs); the "
+                   "generated clips' mode times each transform alone and would ignore it (add "
+                   "--dataset DIR, or drop %s)\n",
+                   flag, flag);
+      return 2;
+    }
+  }
+  if (epochs) {
     e.json = a.json;
     return RunAugmentEpoch(e);
   }
@@ -201,8 +226,9 @@ int RunAugment(int argc, char** argv) {
         // As the loader runs it: the length-changing stage, then the chain in place.
         const float* y = nullptr;
         size_t m = 0;
-        Status s = features::ChangeLength(
-            x.data(), x.size(), a.rate, features::DrawLengthChange(o, 1, p, i), &length_ws, &y, &m);
+        Status s =
+            features::ChangeLength(x.data(), x.size(), a.rate, 1.0f,
+                                   features::DrawLengthChange(o, 1, p, i), &length_ws, &y, &m);
         if (s.ok())
           s = features::AugmentWaveform(o, sources, 1, p, i, const_cast<float*>(y), m, a.rate, 1.0f,
                                         &ws);
