@@ -33,19 +33,6 @@ int SndfileFormat(Codec codec) {
   return 0;
 }
 
-// sf_open_virtual outside sndfile_io's process-wide open lock. That lock only keeps a failed
-// open's reason (libsndfile's one global error) from being another thread's; loader threads open
-// their records' audio under it, and a round trip opens twice (Vorbis' decoder setup alone takes
-// about 0.65 ms), so taking it here would queue every thread's codec step behind every other's
-// opens. A failed open is made again under the lock (`reset` first rewinds what it reads or
-// writes): the stream is in memory, so it fails the same way there and the reason is its own.
-template <class Open, class Reset>
-SNDFILE* OpenUnlocked(Open open, Reset reset, internal::OpenFailure* failure) {
-  if (SNDFILE* sf = open(); sf != nullptr) return sf;
-  reset();
-  return internal::OpenSndfile(std::move(open), failure);
-}
-
 }  // namespace
 
 Status ParseCodec(const std::string& name, Codec* codec) {
@@ -95,22 +82,22 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
                                ": libsndfile cannot write this codec at this rate; hint: "
                                "leave it out of --codecs");
   }
-  // sf_format_check passes Opus at any rate and the open then fails; refused here, since a
-  // failing open outside the open lock (below) would overwrite libsndfile's global error while
-  // another thread may be reading its own.
+  // sf_format_check passes Opus at any rate and the open then fails with libsndfile's bare
+  // "unsupported" reason; refused here with the rates Opus takes.
   if (codec == Codec::kOpus && sample_rate != 8000 && sample_rate != 12000 &&
       sample_rate != 16000 && sample_rate != 24000 && sample_rate != 48000) {
     return Status::Unsupported(what +
                                ": libsndfile's Opus takes 8, 12, 16, 24 or 48 kHz; hint: leave "
                                "opus out of --codecs for this data, or resample it to one of them");
   }
+  // Both opens take sndfile_io's process-wide open lock, as every open of libsndfile in sluice
+  // does: any sf_open* writes libsndfile's one global error, a successful one too (it is reset to
+  // "No Error." as an open starts), so an open outside the lock can wipe out the reason of another
+  // thread's failed open before that thread reads it
+  // (ARoundTripLeavesAnotherThreadsOpenFailureAlone).
   internal::OpenFailure failure;
-  SNDFILE* sf = OpenUnlocked(
+  SNDFILE* sf = internal::OpenSndfile(
       [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },
-      [&] {
-        bytes->clear();
-        writer.pos = 0;
-      },
       &failure);
   if (sf == nullptr) {
     return Status::Unsupported(what + ": cannot start the encoder: " + failure.reason +
@@ -133,12 +120,8 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
 
   internal::MemoryReader reader{bytes->data(), static_cast<sf_count_t>(bytes->size()), 0};
   SF_INFO in_info{};
-  sf = OpenUnlocked(
+  sf = internal::OpenSndfile(
       [&] { return sf_open_virtual(internal::MemoryReaderIo(), SFM_READ, &in_info, &reader); },
-      [&] {
-        reader.pos = 0;
-        in_info = SF_INFO{};
-      },
       &failure);
   if (sf == nullptr) {
     return Status::IOError(what + ": cannot decode what it encoded: " + failure.reason);

@@ -66,7 +66,7 @@ struct OpenFailure {
 // thread's failing open overwrites, so without the lock a reject reason could name another file's
 // problem, and shardify's rejects.jsonl would change with the thread count.
 SNDFILE* OpenSndfileLocked(SNDFILE* (*open)(void*), void* arg, OpenFailure* failure);
-// That lock, for callers that open outside it (codec_degrade.cc) and for tests that hold it.
+// That lock, for tests that hold it.
 std::mutex& OpenLock();
 template <class Open>
 SNDFILE* OpenSndfile(Open&& open, OpenFailure* failure) {
