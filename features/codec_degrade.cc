@@ -52,6 +52,17 @@ SNDFILE* OpenShared(Open open, Reset reset, internal::OpenFailure* failure) {
   return internal::OpenSndfile(std::move(open), failure);
 }
 
+// LAME, libsndfile's MP3 encoder, keeps process-wide tables that every encoder fills again as it
+// starts (in lame_init at the open, and lame_init_params at libsndfile's first write) while every
+// running encoder reads them (lame_encode_buffer_ieee_float): helgrind reports those races as soon
+// as two MP3 encodes overlap. So MP3 encodes run one at a time, open to close, under a lock of
+// their own: the open lock would make loader threads' opens wait for whole encodes. mpg123's
+// decoder showed no race and runs unlocked.
+std::mutex& LameLock() {
+  static std::mutex mu;
+  return mu;
+}
+
 }  // namespace
 
 Status ParseCodec(const std::string& name, Codec* codec) {
@@ -110,6 +121,11 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
                                ": libsndfile's Opus takes 8, 12, 16, 24 or 48 kHz; hint: leave "
                                "opus out of --codecs for this data, or resample it to one of them");
   }
+  // Both opens hold sndfile_io's open lock shared (OpenShared, above): never during another
+  // thread's exclusive open, whose failure reason they would wipe out
+  // (ARoundTripLeavesAnotherThreadsOpenFailureAlone).
+  std::unique_lock<std::mutex> lame;
+  if (codec == Codec::kMp3) lame = std::unique_lock<std::mutex>(LameLock());
   internal::OpenFailure failure;
   SNDFILE* sf = OpenShared(
       [&] { return sf_open_virtual(internal::VectorWriterIo(), SFM_WRITE, &info, &writer); },
@@ -132,6 +148,7 @@ Status CodecRoundTrip(float* x, size_t n, int sample_rate, Codec codec, double c
   const bool written = sf_writef_float(sf, x, frames) == frames;
   const std::string write_error = written ? "" : sf_strerror(sf);
   const int close_error = sf_close(sf);
+  if (lame.owns_lock()) lame.unlock();
   if (!written) return Status::IOError(what + ": encoding failed: " + write_error);
   if (close_error != 0) {
     return Status::IOError(what + ": finishing the stream failed: " + sf_error_number(close_error));

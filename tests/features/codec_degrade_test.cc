@@ -9,8 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <latch>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,8 +133,7 @@ TEST(CodecDegradeTest, ARefusedOpusRateLeavesLibsndfilesGlobalErrorAlone) {
 
 // Loader threads decode shards' audio under libsndfile's process-wide open lock (sndfile_io.h);
 // a round trip opens a decoder of its own (Vorbis' takes about 0.65 ms to set up its codebooks),
-// and holding that lock for it would make every thread of the chain wait on every other's. The
-// round trip opens outside the lock: it finishes while another thread holds it.
+// and holding that lock exclusively would make every thread of the chain wait on every other's.
 // The six round trips, as a task another thread runs.
 std::future<Status> RoundTripsAsync(const std::vector<float>& x) {
   return std::async(std::launch::async, [&x] {
@@ -176,6 +178,87 @@ TEST(CodecDegradeTest, RoundTripsWaitForAnExclusiveOpen) {
   held.unlock();
   EXPECT_FALSE(finished) << "a round trip opened during another thread's exclusive open";
   ASSERT_OK(done.get());
+}
+
+// libsndfile keeps one process-wide error, which every sf_open* writes, a successful one too
+// (it is reset to "No Error." as an open starts); a thread whose open failed reads its reason from
+// it under the open lock (sndfile_io.h). A round trip on another thread must not reset it there:
+// here the lock is held right after a failed open, as OpenSndfileLocked holds it (exclusively),
+// while another thread runs a round trip; the failure's reason must still be there afterwards. (The
+// round trip then waits for the lock: it is given 300 ms to show whether it does.)
+TEST(CodecDegradeTest, ARoundTripLeavesAnotherThreadsOpenFailureAlone) {
+  std::vector<float> x(4000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.3f * static_cast<float>(std::sin(2 * M_PI * 300 * static_cast<double>(i) / 16000));
+  }
+  std::unique_lock<std::shared_mutex> held(internal::OpenLock());
+  SF_INFO info{};
+  ASSERT_EQ(sf_open("/nonexistent/sluice-codec-test.wav", SFM_READ, &info), nullptr);
+  const int code = sf_error(nullptr);
+  const std::string reason = sf_strerror(nullptr);
+  ASSERT_NE(code, 0);
+  auto done = std::async(std::launch::async, [&x] {
+    std::vector<uint8_t> bytes;
+    auto y = x;
+    return CodecRoundTrip(y.data(), y.size(), 16000, Codec::kUlaw, 0.5, &bytes);
+  });
+  done.wait_for(std::chrono::milliseconds(300));
+  const int code_after = sf_error(nullptr);
+  const std::string reason_after = sf_strerror(nullptr);
+  held.unlock();
+  ASSERT_OK(done.get());
+  EXPECT_EQ(code_after, code) << "the open lock's holder now reads '" << reason_after
+                              << "' instead of its own failure '" << reason << "'";
+}
+
+// Loader threads run LAME, libvorbis, libopus, mpg123 and libsndfile's GSM side by side: 4
+// threads, each starting at another codec, 20 rounds of all six at once must decode what one
+// thread alone decodes. The codec libraries are Debian's, built without ThreadSanitizer, so TSan
+// sees no race inside them; `valgrind --tool=helgrind` on this test does (LAME's global tables,
+// which its lock in codec_degrade.cc is for; docs/augment.md).
+TEST(CodecDegradeTest, ConcurrentRoundTripsEqualTheSingleThreadOnes) {
+  constexpr Codec kAll[] = {Codec::kUlaw,   Codec::kAlaw, Codec::kGsm,
+                            Codec::kVorbis, Codec::kOpus, Codec::kMp3};
+  constexpr size_t kCodecCount = std::size(kAll);
+  constexpr int kThreads = 4, kRounds = 20;
+  std::vector<float> x(4000);  // a quarter of a second: seconds under helgrind's slowdown too
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double t = static_cast<double>(i) / 16000;
+    x[i] = static_cast<float>(0.3 * std::sin(2 * M_PI * 300 * t) +
+                              0.1 * std::sin(2 * M_PI * 2100 * t));
+  }
+  std::vector<std::vector<float>> expected(kCodecCount);
+  std::vector<uint8_t> bytes;
+  for (size_t c = 0; c < kCodecCount; ++c) {
+    expected[c] = x;
+    ASSERT_OK(CodecRoundTrip(expected[c].data(), x.size(), 16000, kAll[c], 0.5, &bytes))
+        << CodecName(kAll[c]);
+  }
+  // Per thread: the first failure seen (empty when none), so the assertions stay on this thread.
+  std::vector<std::string> failure(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<uint8_t> scratch;
+      start.arrive_and_wait();
+      for (int round = 0; round < kRounds && failure[t].empty(); ++round) {
+        for (size_t k = 0; k < kCodecCount && failure[t].empty(); ++k) {
+          const size_t c = (k + static_cast<size_t>(t)) % kCodecCount;
+          auto y = x;
+          const Status s = CodecRoundTrip(y.data(), y.size(), 16000, kAll[c], 0.5, &scratch);
+          if (!s.ok()) {
+            failure[t] = s.ToString();
+          } else if (y != expected[c]) {
+            failure[t] = std::string(CodecName(kAll[c])) + " decoded other samples in round " +
+                         std::to_string(round);
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failure[t], "") << "thread " << t;
 }
 
 }  // namespace
