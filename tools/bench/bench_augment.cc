@@ -69,94 +69,55 @@ std::vector<float> RoomResponse(int rate, double seconds) {
   return h;
 }
 
-}  // namespace
-
-int RunAugment(int argc, char** argv) {
-  AugmentArgs a;
-  CLI::App app{"Waveform augmentation cost: ms of one core per hour of audio, per transform.",
-               argv[0]};
-  app.add_option("--rate", a.rate, "sample rate (Hz)")->check(CLI::Range(8000, 48000));
-  app.add_option("--seconds", a.seconds, "length of each generated clip (s)")
-      ->check(CLI::Range(0.1, 600.0));
-  app.add_option("--clips", a.clips, "number of generated clips")->check(CLI::Range(1, 100000));
-  app.add_option("--passes", a.passes, "timed passes; the fastest is reported")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--rir-seconds", a.rir_seconds, "length of the impulse response (s)")
-      ->check(CLI::Range(0.01, 10.0));
-  app.add_option("--only", a.only,
-                 "only the cases whose names start with one of these comma-separated prefixes "
-                 "(codec_ for the six codecs)");
-  app.add_flag("--json", a.json, "print one JSON object");
-  AugmentEpochArgs e;
-  app.add_option("--dataset", e.dataset,
-                 "instead: loader epochs over this audio dataset with the chain off and with "
-                 "every transform on, side by side");
-  app.add_option("--noise-data", e.noise_data, "with --dataset: noise clips (else no noise)");
-  app.add_option("--rir-data", e.rir_data, "with --dataset: impulse responses (else no reverb)");
-  app.add_option("--threads", e.threads, "with --dataset: loader threads (0 = the usable cores)")
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--prob", e.probability, "with --dataset: every transform's probability")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--codec-prob", e.codec_probability,
-                 "with --dataset: the codecs' probability (default: --prob)")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--features", e.features, "with --dataset: fbank, spectrogram or raw");
-  app.add_option("--consume-hours-per-second", e.consume_hours_per_second,
-                 "with --dataset: hours of audio per second the trainer takes (default: "
-                 "docs/gpu.md's small-preset step, 32 x 1600 frames in 24.62 ms)")
-      ->check(CLI::PositiveNumber);
-  int exit_code = 0;
-  if (!ParseCommandLine(app, argc, argv, &exit_code)) return exit_code;
-  // Each mode reads its own flags: one given to the other mode would be ignored, so it is
-  // refused.
-  const bool epochs = !e.dataset.empty();
-  for (const char* flag :
-       {"--rate", "--seconds", "--clips", "--passes", "--rir-seconds", "--only"}) {
-    if (epochs && app.count(flag) > 0) {
+// Each mode reads its own flags: one given to the other mode would be ignored, so it is refused.
+// 0, or the exit code after saying why.
+int RefuseTheOtherModesFlags(const CLI::App& app, bool epochs) {
+  const std::vector<const char*> clip_flags = {"--rate",   "--seconds",     "--clips",
+                                               "--passes", "--rir-seconds", "--only"};
+  const std::vector<const char*> epoch_flags = {"--noise-data",
+                                                "--rir-data",
+                                                "--threads",
+                                                "--prob",
+                                                "--codec-prob",
+                                                "--features",
+                                                "--consume-hours-per-second"};
+  for (const char* flag : epochs ? clip_flags : epoch_flags) {
+    if (app.count(flag) == 0) continue;
+    if (epochs)
       std::fprintf(stderr,
                    "sluice-bench augment: %s is a flag of the generated clips' mode; --dataset "
                    "runs loader epochs over the dataset's records at its rate and would ignore "
                    "it (drop %s, or drop --dataset)\n",
                    flag, flag);
-      return 2;
-    }
-  }
-  for (const char* flag : {"--noise-data", "--rir-data", "--threads", "--prob", "--codec-prob",
-                           "--features", "--consume-hours-per-second"}) {
-    if (!epochs && app.count(flag) > 0) {
+    else
       std::fprintf(stderr,
                    "sluice-bench augment: %s applies only with --dataset (loader epochs); the "
                    "generated clips' mode times each transform alone and would ignore it (add "
                    "--dataset DIR, or drop %s)\n",
                    flag, flag);
-      return 2;
-    }
+    return 2;
   }
-  if (epochs) {
-    e.json = a.json;
-    return RunAugmentEpoch(e);
-  }
+  return 0;
+}
 
-  const size_t n = static_cast<size_t>(a.seconds * a.rate);
-  std::vector<std::vector<float>> clips;
-  for (int i = 0; i < a.clips; ++i) clips.push_back(SpeechLikeClip(i, a.rate, n));
-  features::WaveformSources sources;
-  sources.noise.push_back(SpeechLikeClip(1000, a.rate, static_cast<size_t>(a.rate) * 30));
+// The noise, babble pool and impulse response every case draws from, generated at a.rate.
+Status MakeSources(const AugmentArgs& a, size_t clip_samples, features::WaveformSources* out) {
+  out->noise.push_back(SpeechLikeClip(1000, a.rate, static_cast<size_t>(a.rate) * 30));
   for (int i = 0; i < 8; ++i) {  // a babble pool of other "utterances"
-    sources.babble.push_back(SpeechLikeClip(2000 + i, a.rate, n));
-    sources.babble_ids.push_back(features::kNotATrainingRecord);
+    out->babble.push_back(SpeechLikeClip(2000 + i, a.rate, clip_samples));
+    out->babble_ids.push_back(features::kNotATrainingRecord);
   }
   const std::vector<float> h = RoomResponse(a.rate, a.rir_seconds);
-  sources.rirs.emplace_back();
-  if (Status s = features::PrepareImpulseResponse(h.data(), h.size(), &sources.rirs.back());
-      !s.ok()) {
-    std::fprintf(stderr, "sluice-bench augment: %s\n", s.ToString().c_str());
-    return 1;
-  }
+  out->rirs.emplace_back();
+  return features::PrepareImpulseResponse(h.data(), h.size(), &out->rirs.back());
+}
 
-  // Each case: the chain with one transform at probability 1 (and the whole chain last).
+using Case = std::pair<std::string, features::WaveformAugmentOptions>;
+
+// Each case: the chain with one transform at probability 1 (and the whole chain last).
+std::vector<Case> AugmentCases() {
   using Opt = features::WaveformAugmentOptions;
-  std::vector<std::pair<std::string, Opt>> cases;
+  std::vector<Case> cases;
   auto add = [&](const std::string& name, const std::function<void(Opt*)>& set) {
     Opt o;
     set(&o);
@@ -195,17 +156,14 @@ int RunAugment(int argc, char** argv) {
     o->babble.probability = 1;
     o->clipping.probability = o->band_limit.probability = o->codec.probability = 1;
   });
-  std::string names;
-  std::erase_if(cases, [&](const auto& c) {
-    names += (names.empty() ? "" : ", ") + c.first;
-    return !Wanted(a.only, c.first);
-  });
-  if (cases.empty()) {
-    std::fprintf(stderr, "sluice-bench augment: --only %s matches no case (the cases: %s)\n",
-                 a.only.c_str(), names.c_str());
-    return 2;
-  }
+  return cases;
+}
 
+// Times each case over the clips (the fastest of a.passes) and prints its row; the JSON object
+// when a.json. 0, or 1 naming the case whose transform failed.
+int TimeCases(const AugmentArgs& a, const std::vector<Case>& cases,
+              const std::vector<std::vector<float>>& clips,
+              const features::WaveformSources& sources) {
   const double hours = a.clips * a.seconds / 3600.0;
   features::WaveformWorkspace ws;
   features::LengthWorkspace length_ws;
@@ -251,6 +209,73 @@ int RunAugment(int argc, char** argv) {
   }
   if (a.json) std::printf("%s\n", out.dump().c_str());
   return 0;
+}
+
+}  // namespace
+
+int RunAugment(int argc, char** argv) {
+  AugmentArgs a;
+  CLI::App app{"Waveform augmentation cost: ms of one core per hour of audio, per transform.",
+               argv[0]};
+  app.add_option("--rate", a.rate, "sample rate (Hz)")->check(CLI::Range(8000, 48000));
+  app.add_option("--seconds", a.seconds, "length of each generated clip (s)")
+      ->check(CLI::Range(0.1, 600.0));
+  app.add_option("--clips", a.clips, "number of generated clips")->check(CLI::Range(1, 100000));
+  app.add_option("--passes", a.passes, "timed passes; the fastest is reported")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--rir-seconds", a.rir_seconds, "length of the impulse response (s)")
+      ->check(CLI::Range(0.01, 10.0));
+  app.add_option("--only", a.only,
+                 "only the cases whose names start with one of these comma-separated prefixes "
+                 "(codec_ for the six codecs)");
+  app.add_flag("--json", a.json, "print one JSON object");
+  AugmentEpochArgs e;
+  app.add_option("--dataset", e.dataset,
+                 "instead: loader epochs over this audio dataset with the chain off and with "
+                 "every transform on, side by side");
+  app.add_option("--noise-data", e.noise_data, "with --dataset: noise clips (else no noise)");
+  app.add_option("--rir-data", e.rir_data, "with --dataset: impulse responses (else no reverb)");
+  app.add_option("--threads", e.threads, "with --dataset: loader threads (0 = the usable cores)")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--prob", e.probability, "with --dataset: every transform's probability")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--codec-prob", e.codec_probability,
+                 "with --dataset: the codecs' probability (default: --prob)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--features", e.features, "with --dataset: fbank, spectrogram or raw");
+  app.add_option("--consume-hours-per-second", e.consume_hours_per_second,
+                 "with --dataset: hours of audio per second the trainer takes (default: "
+                 "docs/gpu.md's small-preset step, 32 x 1600 frames in 24.62 ms)")
+      ->check(CLI::PositiveNumber);
+  int exit_code = 0;
+  if (!ParseCommandLine(app, argc, argv, &exit_code)) return exit_code;
+  const bool epochs = !e.dataset.empty();
+  if (const int refused = RefuseTheOtherModesFlags(app, epochs); refused != 0) return refused;
+  if (epochs) {
+    e.json = a.json;
+    return RunAugmentEpoch(e);
+  }
+
+  std::vector<Case> cases = AugmentCases();
+  std::string names;
+  std::erase_if(cases, [&](const Case& c) {
+    names += (names.empty() ? "" : ", ") + c.first;
+    return !Wanted(a.only, c.first);
+  });
+  if (cases.empty()) {
+    std::fprintf(stderr, "sluice-bench augment: --only %s matches no case (the cases: %s)\n",
+                 a.only.c_str(), names.c_str());
+    return 2;
+  }
+  const size_t n = static_cast<size_t>(a.seconds * a.rate);
+  std::vector<std::vector<float>> clips;
+  for (int i = 0; i < a.clips; ++i) clips.push_back(SpeechLikeClip(i, a.rate, n));
+  features::WaveformSources sources;
+  if (Status s = MakeSources(a, n, &sources); !s.ok()) {
+    std::fprintf(stderr, "sluice-bench augment: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return TimeCases(a, cases, clips, sources);
 }
 
 }  // namespace sluice::bench
