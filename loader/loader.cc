@@ -68,6 +68,22 @@ Status PlanWindows(const std::string& dir, const LoaderOptions& options, const F
   return Status::OK();
 }
 
+// Waveform augmentation and its clips apply to audio datasets only; `o` as Open resolved it
+// (speed in the chain's spelling).
+Status CheckAugmentationApplies(const std::string& dir, const LoaderOptions& o,
+                                const FeatureExtractor& fx, const std::string& kind) {
+  const bool augments = features::WaveformAugmentEnabled(o.waveform_augment) ||
+                        !o.noise_data.empty() || !o.rir_data.empty() || !o.babble_data.empty() ||
+                        o.waveform_augment.speed.probability > 0 ||
+                        o.waveform_augment.tempo.probability > 0;
+  if (!augments || fx.audio()) return Status::OK();
+  return Status::InvalidArgument(dir +
+                                 ": waveform_augment (speed_perturb and tempo included), "
+                                 "noise_data, rir_data and babble_data apply to audio datasets; "
+                                 "this is a " +
+                                 kind + " dataset. HINT: leave them out");
+}
+
 }  // namespace
 
 Status Loader::Open(const std::string& dir, const LoaderOptions& options,
@@ -104,17 +120,8 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   const std::string& dir = l->dataset_->dir();
   SLUICE_RETURN_IF_ERROR(
       FeatureExtractor::Create(l->dataset_->manifest(), l->options_, &l->extractor_));
-  if ((features::WaveformAugmentEnabled(options.waveform_augment) || !options.noise_data.empty() ||
-       !options.rir_data.empty() || !options.babble_data.empty() ||
-       l->options_.waveform_augment.speed.probability > 0 ||
-       l->options_.waveform_augment.tempo.probability > 0) &&
-      !l->extractor_->audio())
-    return Status::InvalidArgument(
-        dir +
-        ": waveform_augment (speed_perturb and tempo included), noise_data, "
-        "rir_data and babble_data apply to "
-        "audio datasets; this is a " +
-        l->dataset_->manifest().kind + " dataset. HINT: leave them out");
+  SLUICE_RETURN_IF_ERROR(
+      CheckAugmentationApplies(dir, l->options_, *l->extractor_, l->dataset_->manifest().kind));
   const FeatureExtractor* fx = l->extractor_.get();
   BuildSourceIndex(*l->dataset_, [fx](const shards::RecordEntry& e) { return fx->Length(e); },
                    &l->index_);
@@ -148,20 +155,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
                         return l->dataset_->shard(shard).columns();
                       }},
       &l->index_, &l->filtered_));
-  if (l->extractor_->audio()) {
-    // The chain's clips, once for all threads, after the selection (the babble pool is drawn
-    // among the records the epochs hold); their identities join the resolved options (the
-    // run record), their memory the budget that Start checks.
-    AugmentSources clips;
-    SLUICE_RETURN_IF_ERROR(LoadAugmentSources(
-        l->options_, *l->dataset_, l->dataset_->manifest().sample_rate,
-        [&l](uint64_t r) { return l->index_.in_epochs(r); }, &clips));
-    l->options_.noise_content = clips.noise_content;
-    l->options_.rir_content = clips.rir_content;
-    l->options_.babble_content = clips.babble_content;
-    l->augment_bytes_ = clips.bytes;
-    l->extractor_->set_waveform_sources(std::move(clips.clips));
-  }
+  if (l->extractor_->audio()) SLUICE_RETURN_IF_ERROR(l->LoadAugmentClips());
   // The rows' costs replace the index's token counts, which the packed plan budgets; padded,
   // a conversation's length is its encoder frames (the padded input, bucket_2d's first axis).
   if (l->conversation_) {
@@ -175,18 +169,7 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
     SLUICE_RETURN_IF_ERROR(NewPackedCollator(cc, l->index_, dir, &l->collator_));
   else
     l->collator_ = NewPaddedCollator(cc);
-  l->info_.audio = fx->audio();
-  l->info_.kind = fx->kind();
-  l->info_.dim = fx->audio() ? fx->dim() : 0;
-  l->info_.sample_rate = fx->audio() ? fx->sample_rate() : 0;
-  l->info_.frame_shift_seconds = fx->frame_shift_seconds();
-  l->info_.dtype = options.dtype;
-  if (l->conversation_audio_) {
-    l->info_.audio_turns = true;
-    l->info_.kind = options.kind;
-    l->info_.dim = l->conversation_audio_->dim();
-    l->info_.sample_rate = m.sample_rate;
-  }
+  l->DescribeFeatures();
 
   const int cores = UsableCores();  // the affinity mask and cgroup quota, not the host
   l->threads_ = options.threads > 0 ? options.threads : cores;
@@ -198,6 +181,40 @@ Status LoaderImpl::Open(const MixOptions& mix, const LoaderOptions& options,
   l->scratch_ = std::make_unique<tbb::enumerable_thread_specific<DecodeScratch>>();
   *out = std::move(l);
   return Status::OK();
+}
+
+// The chain's clips, once for all threads, after the selection (the babble pool is drawn among
+// the records the epochs hold); their identities join the resolved options (the run record),
+// their memory the budget that Start checks.
+Status LoaderImpl::LoadAugmentClips() {
+  AugmentSources clips;
+  SLUICE_RETURN_IF_ERROR(LoadAugmentSources(
+      options_, *dataset_, dataset_->manifest().sample_rate,
+      [this](uint64_t r) { return index_.in_epochs(r); }, &clips));
+  options_.noise_content = clips.noise_content;
+  options_.rir_content = clips.rir_content;
+  options_.babble_content = clips.babble_content;
+  augment_bytes_ = clips.bytes;
+  extractor_->set_waveform_sources(std::move(clips.clips));
+  return Status::OK();
+}
+
+// What a batch's arrays hold (Loader::feature_info): the extractor's features, or for a
+// conversation dataset with audio turns those of its turns.
+void LoaderImpl::DescribeFeatures() {
+  const FeatureExtractor& fx = *extractor_;
+  info_.audio = fx.audio();
+  info_.kind = fx.kind();
+  info_.dim = fx.audio() ? fx.dim() : 0;
+  info_.sample_rate = fx.audio() ? fx.sample_rate() : 0;
+  info_.frame_shift_seconds = fx.frame_shift_seconds();
+  info_.dtype = options_.dtype;
+  if (conversation_audio_) {
+    info_.audio_turns = true;
+    info_.kind = options_.kind;
+    info_.dim = conversation_audio_->dim();
+    info_.sample_rate = dataset_->manifest().sample_rate;
+  }
 }
 
 // A conversation dataset's rows are its records' renderings, so the template and the encoder

@@ -80,6 +80,9 @@ class LoaderImpl final : public Loader {
   // spec, and per record the filter's columns (their llm_tokens the rows' costs); other
   // datasets leave *columns empty.
   Status OpenConversations(const std::string& dir, ConversationColumns* columns);
+  // Open's steps after the selection: the augmentation chain's clips; feature_info().
+  Status LoadAugmentClips();
+  void DescribeFeatures();
   IndexColumns index_;
   std::vector<FilterCount> filtered_;  // LoaderOptions::filter's counts by reason (record_filter.h)
   IndexColumns epoch_index_;  // index_ with this epoch's perturbed lengths (speed_perturb)
