@@ -23,6 +23,10 @@ thread_local bool counting = false;
 thread_local uint64_t allocations = 0;
 }  // namespace
 
+// GCC sees free() on what its builtin operator new would return and warns; these replace both
+// ends, so the pair matches.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t n) {
   if (counting) ++allocations;
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -30,6 +34,7 @@ void* operator new(size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace sluice::loader {
 namespace {
