@@ -399,7 +399,9 @@ std::string CoreLoader::digest() const {
   return digest_->hex();
 }
 
-void RegisterLoader(py::module_& m) {
+namespace {
+
+void RegisterBatch(py::module_& m) {
   py::class_<PyBatch>(m, "Batch", R"(One padded mini-batch (loader/batch.h).
 
 features [size, frames, dim] (None for text datasets), lengths [size], tokens [size, max_tokens]
@@ -447,10 +449,36 @@ length of its placeholder span in the row's inputs); None otherwise.)")
                ", index=" + std::to_string(b.index) + ", size=" + std::to_string(b.size) +
                ", frames=" + std::to_string(b.frames) + ")";
       });
+}
 
+py::dict FeatureInfoDict(const loader::FeatureInfo& f) {
+  py::dict d;
+  d["audio"] = f.audio;
+  d["kind"] = loader::FeatureKindName(f.kind);
+  d["dim"] = f.dim;
+  d["sample_rate"] = f.sample_rate;
+  d["frame_shift_seconds"] = f.frame_shift_seconds;
+  d["dtype"] = loader::DTypeName(f.dtype);
+  d["audio_turns"] = f.audio_turns;
+  return d;
+}
+
+py::dict BatchShapeDict(const loader::BatchShape& s) {
+  py::dict d;
+  d["rows"] = s.rows;
+  d["frames"] = s.frames;
+  d["padded_frames"] = s.padded_frames;
+  d["tokens"] = s.tokens;
+  d["audio"] = s.audio;
+  d["audio_frames"] = s.audio_frames;
+  d["padded_audio_frames"] = s.padded_audio_frames;
+  return d;
+}
+
+void RegisterCoreLoader(py::module_& m) {
   py::class_<CoreLoader>(m, "Loader", "The C++ loader; use sluice.Loader.")
-      .def(py::init<const std::vector<std::pair<std::string, double>>&, uint64_t,
-                    const py::dict&, bool, bool>(),
+      .def(py::init<const std::vector<std::pair<std::string, double>>&, uint64_t, const py::dict&,
+                    bool, bool>(),
            py::arg("sources"), py::arg("epoch_records"), py::arg("options"),
            py::arg("digest") = false, py::arg("pin") = false)
       .def(
@@ -477,32 +505,9 @@ length of its placeholder span in the row's inputs); None otherwise.)")
                              "The process that created the loader (the only one it runs in).")
       .def_property_readonly("consumer_batches",
                              [](const CoreLoader& l) { return l.options().consumer_batches; })
-      .def("feature_info",
-           [](const CoreLoader& l) {
-             const loader::FeatureInfo& f = l.feature_info();
-             py::dict d;
-             d["audio"] = f.audio;
-             d["kind"] = loader::FeatureKindName(f.kind);
-             d["dim"] = f.dim;
-             d["sample_rate"] = f.sample_rate;
-             d["frame_shift_seconds"] = f.frame_shift_seconds;
-             d["dtype"] = loader::DTypeName(f.dtype);
-             d["audio_turns"] = f.audio_turns;
-             return d;
-           })
+      .def("feature_info", [](const CoreLoader& l) { return FeatureInfoDict(l.feature_info()); })
       .def("max_batch_shape",
-           [](const CoreLoader& l) {
-             const loader::BatchShape s = l.max_batch_shape();
-             py::dict d;
-             d["rows"] = s.rows;
-             d["frames"] = s.frames;
-             d["padded_frames"] = s.padded_frames;
-             d["tokens"] = s.tokens;
-             d["audio"] = s.audio;
-             d["audio_frames"] = s.audio_frames;
-             d["padded_audio_frames"] = s.padded_audio_frames;
-             return d;
-           })
+           [](const CoreLoader& l) { return BatchShapeDict(l.max_batch_shape()); })
       .def(
           "memory_blocks",
           [](CoreLoader& l) {
@@ -519,6 +524,13 @@ length of its placeholder span in the row's inputs); None otherwise.)")
           "pin_memory: [(address, bytes)] to unregister, then free_dead_block(address)")
       .def("free_dead_block",
            [](CoreLoader& l, uintptr_t p) { l.allocator().FreeDead(reinterpret_cast<void*>(p)); });
+}
+
+}  // namespace
+
+void RegisterLoader(py::module_& m) {
+  RegisterBatch(m);
+  RegisterCoreLoader(m);
 }
 
 }  // namespace sluice::python
