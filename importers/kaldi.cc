@@ -162,6 +162,27 @@ std::string WavEntry(const std::string& value, const ImportOptions& opt, ImportI
   return "";
 }
 
+// A segments line's "REC START END" (`value`) into item's recording, offset and duration, and its
+// recording's wav.scp entry into *wav_value (marked used); or the reason it cannot be.
+std::string SegmentEntry(const std::string& value, const std::string& dir, Table* wav,
+                         ImportItem* item, std::string* wav_value) {
+  const std::vector<std::string> f = Fields(value);
+  double start = 0, end = 0;
+  if (f.size() != 3) return "expected \"UTT REC START END\"";
+  if (!ParseSeconds(f[1], &start) || start < 0 || !ParseSeconds(f[2], &end) ||
+      (end != -1 && end <= start))
+    return "start \"" + f[1] + "\" and end \"" + f[2] +
+           "\" must be seconds with 0 <= start < end (or end -1: to the end of the recording)";
+  Entry* rec = wav->Find(f[0]);
+  if (!rec) return "recording \"" + f[0] + "\" is not in " + dir + "/wav.scp";
+  rec->used = true;
+  *wav_value = rec->value;
+  item->recording = f[0];
+  item->offset_seconds = start;
+  item->duration_seconds = end == -1 ? -1 : end - start;
+  return "";
+}
+
 }  // namespace
 
 void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOptions& opt,
@@ -209,28 +230,10 @@ void KaldiItems(const std::string& dir, const KaldiFiles& files, const ImportOpt
     };
     std::string wav_value;
     if (segments.present()) {
-      const std::vector<std::string> f = Fields(u.value);
-      double start = 0, end = 0;
-      if (f.size() != 3) {
-        fail("expected \"UTT REC START END\"");
+      if (std::string why = SegmentEntry(u.value, dir, &wav, &item, &wav_value); !why.empty()) {
+        fail(why);
         continue;
       }
-      if (!ParseSeconds(f[1], &start) || start < 0 || !ParseSeconds(f[2], &end) ||
-          (end != -1 && end <= start)) {
-        fail("start \"" + f[1] + "\" and end \"" + f[2] +
-             "\" must be seconds with 0 <= start < end (or end -1: to the end of the recording)");
-        continue;
-      }
-      Entry* rec = wav.Find(f[0]);
-      if (!rec) {
-        fail("recording \"" + f[0] + "\" is not in " + dir + "/wav.scp");
-        continue;
-      }
-      rec->used = true;
-      wav_value = rec->value;
-      item.recording = f[0];
-      item.offset_seconds = start;
-      item.duration_seconds = end == -1 ? -1 : end - start;
     } else {
       wav_value = u.value;
       item.recording = utt;
