@@ -302,6 +302,20 @@ TEST_F(ConversationMixTest, TheMixtureFollowsItsWeights) {
   EXPECT_EQ(conv + skipped, 60u);
 }
 
+// Each conversation placed in packed batch `b`, where its doc ids start:
+// fn(row, column, record, repeat), repeat when its row repeats records for whole batches (rows
+// from plan.fit_rows on).
+template <class Fn>
+void ForEachPlaced(const Batch& b, uint64_t fit_rows, Fn&& fn) {
+  const size_t L = static_cast<size_t>(b.seq_len());
+  for (size_t row = 0; row < b.size(); ++row) {
+    const int64_t* doc = b.doc_ids() + row * L;
+    for (size_t c = 0; c < L; ++c)
+      if (doc[c] >= 0 && (c == 0 || doc[c - 1] != doc[c]))
+        fn(row, c, static_cast<uint64_t>(doc[c]), b.sequences()[row] >= fit_rows);
+  }
+}
+
 // Two conversation datasets (no ASR) mix as well: each record of each once.
 TEST_F(ConversationMixTest, TwoConversationDatasetsMix) {
   MixOptions m;
@@ -315,19 +329,14 @@ TEST_F(ConversationMixTest, TwoConversationDatasetsMix) {
   Status st;
   while ((st = l->Next(&b)).ok() && b != nullptr) {
     const size_t L = static_cast<size_t>(b->seq_len());
-    for (size_t row = 0; row < b->size(); ++row) {
-      if (b->sequences()[row] >= plan.fit_rows) continue;
-      const int64_t* doc = b->doc_ids() + row * L;
-      for (size_t c = 0; c < L; ++c)
-        if (doc[c] >= 0 && (c == 0 || doc[c - 1] != doc[c])) {
-          const uint64_t r = static_cast<uint64_t>(doc[c]);
-          ++seen[r];
-          // conv2's records are conv's, written again: the same renderings.
-          const RenderedConversation& want = expected_[r % kRecords];
-          for (size_t k = 0; k < want.ids.size(); ++k)
-            ASSERT_EQ(b->tokens()[row * (L + 1) + c + k], want.ids[k]) << r;
-        }
-    }
+    ForEachPlaced(*b, plan.fit_rows, [&](size_t row, size_t c, uint64_t r, bool repeat) {
+      if (repeat) return;
+      ++seen[r];
+      // conv2's records are conv's, written again: the same renderings.
+      const RenderedConversation& want = expected_[r % kRecords];
+      for (size_t k = 0; k < want.ids.size(); ++k)
+        ASSERT_EQ(b->tokens()[row * (L + 1) + c + k], want.ids[k]) << r;
+    });
   }
   ASSERT_OK(st);
   for (uint64_t r = 0; r < 2 * kRecords; ++r)
@@ -350,18 +359,13 @@ TEST_F(ConversationMixTest, AnAsrSourceMayComeFirst) {
   Status st;
   while ((st = l->Next(&b)).ok() && b != nullptr) {
     const size_t L = static_cast<size_t>(b->seq_len());
-    for (size_t row = 0; row < b->size(); ++row) {
-      const int64_t* doc = b->doc_ids() + row * L;
-      for (size_t c = 0; c < L; ++c)
-        if (doc[c] >= 0 && (c == 0 || doc[c - 1] != doc[c])) {
-          const uint64_t r = static_cast<uint64_t>(doc[c]);
-          // Record r is ASR record r, or conversation r - kAsr.
-          const RenderedConversation& want = expected_[r < kAsr ? kRecords + r : r - kAsr];
-          for (size_t k = 0; k < want.ids.size(); ++k)
-            ASSERT_EQ(b->tokens()[row * (L + 1) + c + k], want.ids[k]) << r;
-          if (b->sequences()[row] < plan.fit_rows) ++seen[r];
-        }
-    }
+    ForEachPlaced(*b, plan.fit_rows, [&](size_t row, size_t c, uint64_t r, bool repeat) {
+      // Record r is ASR record r, or conversation r - kAsr.
+      const RenderedConversation& want = expected_[r < kAsr ? kRecords + r : r - kAsr];
+      for (size_t k = 0; k < want.ids.size(); ++k)
+        ASSERT_EQ(b->tokens()[row * (L + 1) + c + k], want.ids[k]) << r;
+      if (!repeat) ++seen[r];
+    });
   }
   ASSERT_OK(st);
   for (uint64_t r = 0; r < kAsr + kRecords; ++r)
@@ -419,14 +423,9 @@ TEST_F(ConversationMixTest, ElasticResumeOnThreeRanksFinishesTheEpochOnce) {
       const Batch* b;
       Status st;
       for (size_t j = 0; j < take && (st = l->Next(&b)).ok() && b != nullptr; ++j) {
-        const size_t L = static_cast<size_t>(b->seq_len());
-        for (size_t row = 0; row < b->size(); ++row) {
-          if (b->sequences()[row] >= plan.fit_rows) continue;
-          const int64_t* doc = b->doc_ids() + row * L;
-          for (size_t c = 0; c < L; ++c)
-            if (doc[c] >= 0 && (c == 0 || doc[c - 1] != doc[c]))
-              records->push_back(static_cast<uint64_t>(doc[c]));
-        }
+        ForEachPlaced(*b, plan.fit_rows, [&](size_t, size_t, uint64_t r, bool repeat) {
+          if (!repeat) records->push_back(r);
+        });
       }
       ASSERT_OK(st);
     }
